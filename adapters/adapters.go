@@ -1,0 +1,162 @@
+// Package adapters is the engine contract: what taskgate needs from a workflow engine to serve its
+// executions as MCP tasks. It imports no engine SDK; each engine lives in a package of its own
+// (adapters/temporal, adapters/stepfunctions) and proves itself with adapters/enginetest.
+//
+// The contract is stateless by design: a Ref is the engine's own identifier and nothing else, and
+// every call is answered by asking the engine. An adapter may cache what can never change (the
+// outcome of an ended execution) but never what can.
+package adapters
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Target is what one tool starts: a workflow type on a task queue, or a state machine.
+type Target struct {
+	// Name is the Temporal workflow type, or the Step Functions state machine ARN (an alias or
+	// version ARN pins a version).
+	Name string
+	// Queue is the Temporal task queue. Empty for Step Functions.
+	Queue string
+	// Timeout bounds the whole execution where the engine can enforce it (Temporal's workflow
+	// execution timeout). Zero leaves the engine's default.
+	Timeout time.Duration
+}
+
+// StartRequest is one execution to start.
+type StartRequest struct {
+	// Input is the engine input, a JSON value.
+	Input json.RawMessage
+	// Key is an idempotency key. Empty: a fresh execution every time. Set: the same key with the
+	// same input yields the same execution; with other input, an error wrapping ErrKeyConflict.
+	Key string
+	// Caller identifies who started it, when callers are authenticated. Adapters record it where the
+	// engine can later filter on it (a memo or search attribute, a name prefix). Empty when unknown.
+	Caller string
+}
+
+// Ref is the engine's own identifier of one execution.
+type Ref struct {
+	// ID is the workflow id (Temporal) or the execution ARN (Step Functions).
+	ID string
+	// Run is the Temporal run id of the first run; empty for Step Functions.
+	Run string
+}
+
+func (r Ref) String() string {
+	if r.Run == "" {
+		return r.ID
+	}
+	return r.ID + "/" + r.Run
+}
+
+// State is an engine state reduced to what every MCP dialect can express.
+type State int
+
+const (
+	// Submitted: accepted by the engine, not yet picked up by a worker (or not yet visible).
+	Submitted State = iota + 1
+	// Working: running.
+	Working
+	// Succeeded: ended with an output.
+	Succeeded
+	// Failed: ended with an error (failed, timed out).
+	Failed
+	// Cancelled: stopped on request (cancelled, terminated, aborted).
+	Cancelled
+)
+
+var stateNames = map[State]string{
+	Submitted: "submitted", Working: "working",
+	Succeeded: "succeeded", Failed: "failed", Cancelled: "cancelled",
+}
+
+func (s State) String() string {
+	if n, ok := stateNames[s]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+// Terminal reports whether no further change can happen.
+func (s State) Terminal() bool { return s == Succeeded || s == Failed || s == Cancelled }
+
+// Status is one reading of an execution.
+type Status struct {
+	State State
+	// Native is the engine's own state name, e.g. "RUNNING", "TIMED_OUT", "CONTINUED_AS_NEW".
+	Native string
+	// Message is a short human-readable description of the state, when the engine has one.
+	Message string
+	// Started is when the execution started; Updated when its state last changed as far as the
+	// engine tells (the close time once ended, else the start time or latest known event).
+	Started time.Time
+	Updated time.Time
+}
+
+// Outcome is how an ended execution ended.
+type Outcome struct {
+	// State is Succeeded, Failed or Cancelled.
+	State State
+	// Native is the engine's final state name.
+	Native string
+	// Output is the execution's JSON output when it succeeded (JSON null when it had none).
+	Output json.RawMessage
+	// Error is the engine's error name or failure type (e.g. "States.Timeout", "Example.Failure").
+	Error string
+	// Cause is the failure message or cause.
+	Cause string
+}
+
+// TargetInfo is what an engine tells about a target before any execution.
+type TargetInfo struct {
+	// SyncOnly: executions of this target cannot be described later (Step Functions Express):
+	// serve it only through Engine.Run.
+	SyncOnly bool
+	// Warnings are worth printing at startup but do not stop taskgate (e.g. no worker polls the
+	// task queue yet).
+	Warnings []string
+}
+
+// Engine is one configured connection to a workflow engine. All methods are safe for concurrent use.
+type Engine interface {
+	// Check verifies that a target exists and can be served, before any tool is offered.
+	Check(ctx context.Context, t Target) (TargetInfo, error)
+	// Start starts one execution and returns only once Describe on the Ref would resolve.
+	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
+	// Owns reports, without any engine call, whether r could be an execution of t. It is the
+	// check that keeps untrusted references away from executions taskgate was not asked to serve.
+	Owns(t Target, r Ref) bool
+	// Describe reads the current state: one engine round trip (or a shared one).
+	Describe(ctx context.Context, t Target, r Ref) (Status, error)
+	// Outcome reads how an ended execution ended. ErrNotEnded while it runs.
+	Outcome(ctx context.Context, t Target, r Ref) (Outcome, error)
+	// Wait blocks until the execution ends (or ctx ends) and returns its outcome.
+	Wait(ctx context.Context, t Target, r Ref) (Outcome, error)
+	// Run starts an execution and waits for its outcome: the only way to serve SyncOnly targets.
+	Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error)
+	// Cancel asks the engine to stop the execution; reason says who and why. ErrEnded when it had
+	// already ended.
+	Cancel(ctx context.Context, t Target, r Ref, reason string) error
+	// Close releases connections.
+	Close() error
+}
+
+// Errors every adapter wraps (with %w) so that callers can tell cases apart with errors.Is.
+var (
+	// ErrNotFound: no such execution, or past the engine's retention.
+	ErrNotFound = errors.New("execution not found")
+	// ErrKeyConflict: an idempotency key already names an execution with other input.
+	ErrKeyConflict = errors.New("idempotency key already used with other input")
+	// ErrNotEnded: the execution is still running.
+	ErrNotEnded = errors.New("execution has not ended")
+	// ErrEnded: the execution had already ended.
+	ErrEnded = errors.New("execution has already ended")
+	// ErrInvalid: the request breaks an engine limit (input size, name length); nothing was started.
+	ErrInvalid = errors.New("invalid request")
+	// ErrUnavailable: the engine is unreachable or throttling; retry later, nothing changed.
+	ErrUnavailable = errors.New("engine unavailable")
+)

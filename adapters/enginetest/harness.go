@@ -1,0 +1,33 @@
+// Package enginetest is the conformance suite every adapters.Engine passes against a real engine.
+// A provider supplies a Harness (the set-up); the suite owns the behaviour.
+package enginetest
+
+import (
+	"testing"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Harness sets up one real engine for the suite.
+type Harness interface {
+	// Engine is the engine under test.
+	Engine() adapters.Engine
+	// Target returns the target of one conformance workflow, by name:
+	//   "echo":    input {"seconds": n, "text": s}; waits n seconds, succeeds with output {"text": s}.
+	//   "fail":    input {"seconds": n, "reason": s}; waits n seconds, fails with error
+	//              "Example.Failure" and cause s.
+	//   "timeout": input {"seconds": n}; waits n seconds, but the execution itself times out after
+	//              2 seconds, so it ends Failed with native state "TIMED_OUT".
+	//   "unpolled": like "echo", but no worker serves it, so its executions stay Submitted (engines
+	//              without workers skip the test "Submitted").
+	Target(name string) adapters.Target
+	// Missing returns a Ref that Owns accepts for Target("echo") but that names no execution.
+	Missing() adapters.Ref
+	// Foreign returns Refs that Owns must reject for Target("echo"): another target's executions,
+	// another account or namespace, malformed ids.
+	Foreign() []adapters.Ref
+	// ShouldSkip says whether the engine cannot do what a named test checks, and why.
+	ShouldSkip(test string) (bool, string)
+	// Close releases what the harness set up.
+	Close()
+}

@@ -1,0 +1,27 @@
+// Package testenv gives tests the addresses of the real engines they run against. The servers are
+// started by scripts/test (and so by .ci/run); a test never talks to a fake engine.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// TemporalAddress is the host:port of a running Temporal frontend (TEMPORAL_ADDRESS).
+func TemporalAddress(t testing.TB) string { return need(t, "TEMPORAL_ADDRESS", "a Temporal server") }
+
+// SFNEndpoint is the URL of a running Step Functions endpoint (SFN_ENDPOINT).
+func SFNEndpoint(t testing.TB) string { return need(t, "SFN_ENDPOINT", "a Step Functions endpoint") }
+
+func need(t testing.TB, name, what string) string {
+	t.Helper()
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	msg := name + " is not set: this test needs " + what + "; run ./scripts/test, which starts one"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
