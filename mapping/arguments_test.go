@@ -1,0 +1,137 @@
+package mapping
+
+import (
+	"errors"
+	"testing"
+)
+
+const argumentsFile = `
+engines:
+  local: {temporal: {address: "127.0.0.1:7233"}}
+tools:
+  - name: args
+    description: Takes every kind of argument.
+    engine: local
+    workflow: {type: A, taskQueue: q}
+    inputSchema:
+      type: object
+      properties:
+        seconds: {type: number, minimum: 0, maximum: 86400}
+        text: {type: string, minLength: 1, maxLength: 5, pattern: '^\w+$'}
+        mode: {enum: [fast, slow, 3]}
+        kind: {const: x}
+        n: {type: integer, multipleOf: 2, exclusiveMinimum: 0, exclusiveMaximum: 10}
+        tags: {type: array, items: {type: string}, minItems: 1, maxItems: 2, uniqueItems: true}
+        opts:
+          type: object
+          properties:
+            deep: {type: boolean}
+            p: {$ref: '#/$defs/point'}
+          required: [deep]
+          additionalProperties: false
+        pair: {type: array, prefixItems: [{type: string}, {type: number}]}
+        either: {anyOf: [{type: string}, {type: number}]}
+        one: {oneOf: [{type: number}, {type: integer}]}
+        multi: {type: [string, "null"]}
+        other: {not: {type: string}}
+        has: {type: array, contains: {type: integer}, minContains: 2}
+        a: {type: string}
+        b: {type: string}
+        m: {type: object, additionalProperties: {type: integer}, minProperties: 1, maxProperties: 2}
+      required: [text]
+      dependentRequired: {a: [b]}
+      additionalProperties: false
+      $defs:
+        point: {type: object, properties: {x: {type: number}}, required: [x, y]}
+  - name: no_args
+    description: Takes nothing.
+    engine: local
+    workflow: {type: A, taskQueue: q}
+    inputSchema: {type: object, properties: {}, additionalProperties: false}
+`
+
+func TestValidateArguments(t *testing.T) {
+	set, err := Parse("args.yaml", []byte(argumentsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := set.Tool("args")
+	for _, c := range []struct{ args, want, argument string }{
+		{`{"text":"a"}`, "", ""},
+		{`{"text":"a","seconds":5,"mode":3,"tags":["x"],"opts":{"deep":true,"p":{"x":1,"y":2}},"a":"x","b":"y","multi":null}`, "", ""},
+		{``, `argument "text" is required`, "text"},
+		{`null`, `argument "text" is required`, "text"},
+		{`{}`, `argument "text" is required`, "text"},
+		{`[]`, `arguments must be a JSON object, not an array`, ""},
+		{`"text"`, `arguments must be a JSON object, not a string`, ""},
+		{`{`, `arguments are not valid JSON: unexpected end of JSON input`, ""},
+		{`{"seconds":"x","text":"a"}`, `argument "seconds": has type string, want number`, "seconds"},
+		{`{"text":"abcdefg"}`, `argument "text": must be at most 5 characters long`, "text"},
+		{`{"text":""}`, `argument "text": must be at least 1 character long`, "text"},
+		{`{"text":"a b"}`, `argument "text": must match the pattern ^\w+$`, "text"},
+		{`{"text":"a","seconds":-1}`, `argument "seconds": must be at least 0`, "seconds"},
+		{`{"text":"a","seconds":1e9}`, `argument "seconds": must be at most 86400`, "seconds"},
+		{`{"text":"a","mode":"x"}`, `argument "mode": must be one of "fast", "slow", 3`, "mode"},
+		{`{"text":"a","kind":"y"}`, `argument "kind": must be "x"`, "kind"},
+		{`{"text":"a","n":3}`, `argument "n": must be a multiple of 2`, "n"},
+		{`{"text":"a","n":0}`, `argument "n": must be greater than 0`, "n"},
+		{`{"text":"a","n":10}`, `argument "n": must be less than 10`, "n"},
+		{`{"text":"a","n":1.5}`, `argument "n": has type number, want integer`, "n"},
+		{`{"text":"a","tags":[]}`, `argument "tags": must have at least 1 item`, "tags"},
+		{`{"text":"a","tags":["a","b","c"]}`, `argument "tags": must have at most 2 items`, "tags"},
+		{`{"text":"a","tags":["a","a"]}`, `argument "tags": must not repeat items`, "tags"},
+		{`{"text":"a","tags":["a",1]}`, `argument "tags[]": has type integer, want string`, "tags[]"},
+		{`{"text":"a","opts":{}}`, `argument "opts.deep" is required`, "opts.deep"},
+		{`{"text":"a","opts":{"deep":true,"z":1,"y":2}}`, `arguments "opts.y", "opts.z" are not allowed (known: deep, p)`, "opts"},
+		{`{"text":"a","opts":{"deep":true,"p":{"x":"1"}}}`, `argument "opts.p.x": has type string, want number`, "opts.p.x"},
+		{`{"text":"a","opts":{"deep":true,"p":{"x":1}}}`, `argument "opts.p.y" is required`, "opts.p.y"},
+		{`{"text":"a","pair":[1]}`, `argument "pair[0]": has type integer, want string`, "pair[0]"},
+		{`{"text":"a","either":true}`, `argument "either": matches none of the allowed forms`, "either"},
+		{`{"text":"a","one":1}`, `argument "one": matches more than one of the allowed forms, want exactly one`, "one"},
+		{`{"text":"a","multi":1}`, `argument "multi": has type integer, want one of string, null`, "multi"},
+		{`{"text":"a","a":"x"}`, `argument "b" is required when "a" is given`, "b"},
+		{`{"text":"a","zz":1}`, `argument "zz" is not allowed (known: a, b, either, has, kind, m, mode, multi, n, one, opts, other, pair, seconds, tags, text)`, "zz"},
+		{`{"text":"a","m":{}}`, `argument "m": must have at least 1 property`, "m"},
+		{`{"text":"a","m":{"a":1,"b":2,"c":3}}`, `argument "m": must have at most 2 properties`, "m"},
+		{`{"text":"a","m":{"k":"v"}}`, `argument "m.*": has type string, want integer`, "m.*"},
+		{`{"text":"a","other":"x"}`, `argument "other": matches a form that is not allowed`, "other"},
+		{`{"text":"a","has":["x"]}`, `argument "has": has no item of the required form`, "has"},
+		// What jsonschema-go says in no plainer words stays as it says it.
+		{`{"text":"a","has":["x",1]}`, `argument "has": minContains: contains validated 1 items, less than 2`, "has"},
+	} {
+		err := tool.ValidateArguments([]byte(c.args))
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.args, err)
+			}
+			continue
+		}
+		var ae *ArgumentError
+		if !errors.As(err, &ae) {
+			t.Errorf("%s: got %v (%T), want an *ArgumentError", c.args, err, err)
+			continue
+		}
+		if ae.Msg != c.want || ae.Argument != c.argument {
+			t.Errorf("%s:\ngot  %q (argument %q)\nwant %q (argument %q)", c.args, ae.Msg, ae.Argument, c.want, c.argument)
+		}
+	}
+
+	none, _ := set.Tool("no_args")
+	for args, want := range map[string]string{
+		``:         "",
+		`{}`:       "",
+		`{"x": 1}`: `argument "x" is not allowed`,
+	} {
+		err := none.ValidateArguments([]byte(args))
+		if got := errString(err); got != want {
+			t.Errorf("no_args %s: got %q, want %q", args, got, want)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

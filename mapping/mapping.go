@@ -1,0 +1,99 @@
+// Package mapping reads taskgate's mapping files: which MCP tool starts which workflow on which
+// engine, with its schemas, transforms and timings. It imports no engine SDK.
+package mapping
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/itchyny/gojq"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Set is every tool and engine of one or more mapping files, validated.
+type Set struct {
+	// Engines by name.
+	Engines map[string]*Engine
+	// Tools in the order of the files (sorted by path) and of each file.
+	Tools  []*Tool
+	byName map[string]*Tool
+}
+
+// Tool returns the tool of that name.
+func (s *Set) Tool(name string) (*Tool, bool) {
+	t, ok := s.byName[name]
+	return t, ok
+}
+
+// Engine is a named connection to one engine: exactly one of Temporal and StepFunctions is set.
+type Engine struct {
+	Name          string
+	Temporal      *Temporal
+	StepFunctions *StepFunctions
+}
+
+// Temporal is a Temporal frontend.
+type Temporal struct {
+	Address   string // host:port
+	Namespace string // default "default"
+	TLS       *TLS   // nil: plaintext
+	// APIKeyEnv names the environment variable that holds an API key (Temporal Cloud); the key
+	// itself never appears in a mapping file.
+	APIKeyEnv string
+}
+
+// TLS configures a TLS connection; empty fields use the system defaults.
+type TLS struct {
+	CAFile, CertFile, KeyFile, ServerName string
+}
+
+// StepFunctions is an AWS account and region (credentials from the standard AWS chain).
+type StepFunctions struct {
+	Region   string
+	Endpoint string // optional: a Step Functions-compatible endpoint URL
+	RoleARN  string // optional: a role to assume for cross-account pipelines
+}
+
+// Invocation says how a tool call waits for its execution.
+type Invocation string
+
+const (
+	// Async: the call starts the execution and answers with a task at once.
+	Async Invocation = "async"
+	// Sync: the call waits for the result, up to Tool.Timeout.
+	Sync Invocation = "sync"
+)
+
+// Tool is one MCP tool and the workflow it starts.
+type Tool struct {
+	Name, Title, Description string
+	// Engine is the name of the engine block.
+	Engine string
+	// Target is what the tool starts on that engine.
+	Target     adapters.Target
+	Invocation Invocation
+	// Timeout is how long a sync call waits for the result.
+	Timeout time.Duration
+	// PollInterval is the polling interval suggested to clients.
+	PollInterval time.Duration
+	// TTL is how long a task id stays valid after creation (zero: unlimited).
+	TTL time.Duration
+	// InputSchema and OutputSchema are JSON Schemas as JSON (OutputSchema may be nil).
+	InputSchema, OutputSchema json.RawMessage
+	// Input turns the arguments into the engine input; nil passes them through.
+	Input *Transform
+	// Result turns the engine output into the structured result; nil passes it through.
+	Result *Transform
+	// Source is where the tool is defined, "file:line".
+	Source string
+
+	inputSchema *jsonschema.Resolved
+}
+
+// Transform is a compiled jq program with its source text.
+type Transform struct {
+	Source string
+	code   *gojq.Code
+}

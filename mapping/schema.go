@@ -1,0 +1,234 @@
+package mapping
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// keywordKind is what a JSON Schema keyword holds.
+type keywordKind int
+
+const (
+	kwAny          keywordKind = iota
+	kwSchema                   // a schema
+	kwSchemaMap                // names to schemas
+	kwRegexMap                 // regular expressions to schemas
+	kwSchemaList               // a list of schemas
+	kwItems                    // a schema, or (draft-07) a list of schemas
+	kwDependencies             // (draft-07) names to schemas or lists of names
+	kwType                     // a JSON type or a list of them
+	kwString
+	kwRegex // a regular expression
+	kwNumber
+	kwCount // a non-negative integer
+	kwBool
+	kwArray      // a list of any values
+	kwStrings    // a list of strings
+	kwStringsMap // names to lists of strings
+	kwBoolMap    // names to booleans
+)
+
+// keywords are the JSON Schema keywords (draft 2020-12 and draft-07) that jsonschema-go
+// understands. Any other key in a schema is reported: it would be silently ignored.
+var keywords = map[string]keywordKind{
+	"$id": kwString, "$schema": kwString, "$ref": kwString, "$comment": kwString,
+	"$anchor": kwString, "$dynamicAnchor": kwString, "$dynamicRef": kwString,
+	"$defs": kwSchemaMap, "definitions": kwSchemaMap, "$vocabulary": kwBoolMap,
+	"title": kwString, "description": kwString, "default": kwAny, "deprecated": kwBool,
+	"readOnly": kwBool, "writeOnly": kwBool, "examples": kwArray,
+	"type": kwType, "enum": kwArray, "const": kwAny,
+	"multipleOf": kwNumber, "minimum": kwNumber, "maximum": kwNumber,
+	"exclusiveMinimum": kwNumber, "exclusiveMaximum": kwNumber,
+	"minLength": kwCount, "maxLength": kwCount, "pattern": kwRegex, "format": kwString,
+	"prefixItems": kwSchemaList, "items": kwItems, "additionalItems": kwSchema,
+	"minItems": kwCount, "maxItems": kwCount, "uniqueItems": kwBool, "contains": kwSchema,
+	"minContains": kwCount, "maxContains": kwCount, "unevaluatedItems": kwSchema,
+	"minProperties": kwCount, "maxProperties": kwCount, "required": kwStrings,
+	"dependentRequired": kwStringsMap, "properties": kwSchemaMap, "patternProperties": kwRegexMap,
+	"additionalProperties": kwSchema, "propertyNames": kwSchema, "unevaluatedProperties": kwSchema,
+	"dependencies": kwDependencies, "dependentSchemas": kwSchemaMap,
+	"allOf": kwSchemaList, "anyOf": kwSchemaList, "oneOf": kwSchemaList, "not": kwSchema,
+	"if": kwSchema, "then": kwSchema, "else": kwSchema,
+	"contentEncoding": kwString, "contentMediaType": kwString, "contentSchema": kwSchema,
+}
+
+var jsonTypes = []string{"string", "number", "integer", "boolean", "object", "array", "null"}
+
+// schemaVersions are the values of $schema that jsonschema-go validates.
+var schemaVersions = []string{
+	"https://json-schema.org/draft/2020-12/schema",
+	"http://json-schema.org/draft-07/schema#",
+	"https://json-schema.org/draft-07/schema#",
+}
+
+const schemaHint = "see https://json-schema.org/understanding-json-schema"
+
+// schema reads an inputSchema or outputSchema: a JSON Schema of an object, compiled by
+// jsonschema-go. It returns nils when there is a problem (reported).
+func (d *doc) schema(e entry) (json.RawMessage, *jsonschema.Resolved) {
+	if _, ok := e.value.(*ast.MappingNode); !ok {
+		d.errorf(e.value, "write a JSON Schema like {type: object, properties: {...}}", "%s: must be a mapping, not %s", e.path, kind(e.value))
+		return nil, nil
+	}
+	before := len(d.l.errs)
+	root := d.checkSchema(e.value, e.path)
+	i := slices.IndexFunc(root, func(e entry) bool { return e.key == "type" })
+	if i < 0 {
+		d.errorf(e.keyAt, "tool arguments and structured results are JSON objects", "%s: needs type: object", e.path)
+	} else if s, ok := root[i].value.(*ast.StringNode); !ok || s.Value != "object" {
+		d.errorf(root[i].value, "tool arguments and structured results are JSON objects", "%s: must be object", root[i].path)
+	}
+	if i := slices.IndexFunc(root, func(e entry) bool { return e.key == "$schema" }); i >= 0 {
+		if s, ok := root[i].value.(*ast.StringNode); ok && !slices.Contains(schemaVersions, s.Value) {
+			d.errorf(s, "use "+schemaVersions[0]+", or leave $schema out", "%s: taskgate validates draft 2020-12 and draft-07 schemas, not %q", root[i].path, s.Value)
+		}
+	}
+	var buf bytes.Buffer
+	if !d.jsonValue(e.value, e.path, &buf) || len(d.l.errs) > before {
+		return nil, nil
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(buf.Bytes(), &s); err != nil {
+		d.errorf(e.keyAt, schemaHint, "%s: invalid JSON Schema: %v", e.path, err)
+		return nil, nil
+	}
+	rs, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		what := "invalid JSON Schema"
+		if strings.HasPrefix(err.Error(), "validating ") {
+			what = "a default value does not fit its schema"
+		}
+		d.errorf(e.keyAt, schemaHint, "%s: %s: %v", e.path, what, err)
+		return nil, nil
+	}
+	return json.RawMessage(buf.Bytes()), rs
+}
+
+// checkSchema reports unknown keywords and keyword values of the wrong kind, with their
+// positions, and returns the schema's keys (none for a true or false schema).
+func (d *doc) checkSchema(n ast.Node, path string) []entry {
+	n = d.resolve(n)
+	switch n.(type) {
+	case *ast.BoolNode:
+		return nil
+	case *ast.MappingNode:
+	default:
+		d.errorf(n, "a schema is a mapping, or true or false", "%s: must be a JSON Schema, not %s", path, kind(n))
+		return nil
+	}
+	es, _ := d.entries(n, path)
+	for _, e := range es {
+		kw, known := keywords[e.key]
+		if !known {
+			d.errorf(e.keyAt, suggest(e.key, keywordNames(), schemaHint), "%s: unknown JSON Schema keyword %q", path, e.key)
+			continue
+		}
+		d.checkKeyword(kw, e)
+	}
+	return es
+}
+
+func keywordNames() []string {
+	names := make([]string, 0, len(keywords))
+	for k := range keywords {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (d *doc) checkKeyword(kw keywordKind, e entry) {
+	switch kw {
+	case kwSchema:
+		d.checkSchema(e.value, e.path)
+	case kwSchemaMap, kwRegexMap, kwDependencies, kwStringsMap, kwBoolMap:
+		es, _ := d.entries(e.value, e.path)
+		for _, m := range es {
+			switch kw {
+			case kwSchemaMap:
+				d.checkSchema(m.value, m.path)
+			case kwRegexMap:
+				d.checkRegex(m.key, m.keyAt, e.path)
+				d.checkSchema(m.value, m.path)
+			case kwDependencies:
+				if _, list := m.value.(*ast.SequenceNode); list {
+					d.checkList(m, kwString)
+				} else {
+					d.checkSchema(m.value, m.path)
+				}
+			case kwStringsMap:
+				d.checkList(m, kwString)
+			case kwBoolMap:
+				d.checkKeyword(kwBool, m)
+			}
+		}
+	case kwSchemaList:
+		d.checkList(e, kwSchema)
+	case kwItems:
+		if _, list := e.value.(*ast.SequenceNode); list {
+			d.checkList(e, kwSchema)
+		} else {
+			d.checkSchema(e.value, e.path)
+		}
+	case kwType:
+		if _, list := e.value.(*ast.SequenceNode); list {
+			d.checkList(e, kwType)
+			return
+		}
+		if s, ok := d.str(e.value, e.path); ok && !slices.Contains(jsonTypes, s) {
+			d.errorf(e.value, suggest(s, jsonTypes, "one of string, number, integer, boolean, object, array, null"), "%s: %q is not a JSON type", e.path, s)
+		}
+	case kwString:
+		d.str(e.value, e.path)
+	case kwRegex:
+		if s, ok := d.str(e.value, e.path); ok {
+			d.checkRegex(s, e.value, e.path)
+		}
+	case kwNumber:
+		switch e.value.(type) {
+		case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode: // jsonValue rejects the last two
+		default:
+			d.errorf(e.value, "", "%s: must be a number, not %s", e.path, kind(e.value))
+		}
+	case kwCount:
+		v, ok := e.value.(*ast.IntegerNode)
+		if !ok {
+			d.errorf(e.value, "", "%s: must be a non-negative integer, not %s", e.path, kind(e.value))
+		} else if n, signed := v.Value.(int64); signed && n < 0 {
+			d.errorf(e.value, "", "%s: must be a non-negative integer, not %d", e.path, n)
+		}
+	case kwBool:
+		if _, ok := e.value.(*ast.BoolNode); !ok {
+			d.errorf(e.value, "", "%s: must be true or false, not %s", e.path, kind(e.value))
+		}
+	case kwArray:
+		d.checkList(e, kwAny)
+	case kwStrings:
+		d.checkList(e, kwString)
+	}
+}
+
+// checkList checks that e holds a sequence whose items are all of kind item.
+func (d *doc) checkList(e entry, item keywordKind) {
+	seq, ok := e.value.(*ast.SequenceNode)
+	if !ok {
+		d.errorf(e.value, "", "%s: must be a list, not %s", e.path, kind(e.value))
+		return
+	}
+	for i, v := range seq.Values {
+		d.checkKeyword(item, entry{key: e.key, keyAt: e.keyAt, value: d.resolve(v), path: fmt.Sprintf("%s[%d]", e.path, i)})
+	}
+}
+
+func (d *doc) checkRegex(re string, at ast.Node, path string) {
+	if _, err := regexp.Compile(re); err != nil {
+		d.errorf(at, "taskgate uses Go's RE2 syntax: no lookaround or backreferences", "%s: %q is not a regular expression taskgate can run: %v", path, re, err)
+	}
+}

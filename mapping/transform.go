@@ -1,0 +1,120 @@
+package mapping
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/itchyny/gojq"
+)
+
+// transformTimeout bounds one run of a jq program, so that a program that loops cannot hold
+// a tool call forever.
+var transformTimeout = time.Second
+
+const jqHint = "see https://jqlang.org/manual/"
+
+// transform compiles the jq program of an input or result key.
+func (d *doc) transform(e entry) *Transform {
+	src, ok := d.str(e.value, e.path)
+	if !ok {
+		return nil
+	}
+	if strings.TrimSpace(src) == "" {
+		d.errorf(e.value, "write a jq program like {seconds, text}, or remove the key", "%s: is empty", e.path)
+		return nil
+	}
+	q, err := gojq.Parse(src)
+	if err == nil {
+		var code *gojq.Code
+		if code, err = gojq.Compile(q); err == nil {
+			return &Transform{Source: src, code: code}
+		}
+	}
+	d.errorf(e.value, jqHint, "%s: invalid jq program: %v", e.path, err)
+	return nil
+}
+
+// EngineInput turns tool arguments into the engine input: through the Input program, or
+// unchanged. Absent or null arguments are {}.
+func (t *Tool) EngineInput(args json.RawMessage) (json.RawMessage, error) {
+	args = orEmptyObject(args)
+	if t.Input == nil {
+		return args, nil
+	}
+	out, err := t.Input.run(args)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: input transform: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+// StructuredResult turns the engine output into the tool's structured result: through the
+// Result program, or unchanged. An absent output is null.
+func (t *Tool) StructuredResult(output json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(output)) == 0 {
+		output = json.RawMessage("null")
+	}
+	if t.Result == nil {
+		return output, nil
+	}
+	out, err := t.Result.run(output)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: result transform: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+func orEmptyObject(args json.RawMessage) json.RawMessage {
+	if s := bytes.TrimSpace(args); len(s) == 0 || bytes.Equal(s, []byte("null")) {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// run applies the program to one JSON value; it must yield exactly one value.
+func (t *Transform) run(input json.RawMessage) (json.RawMessage, error) {
+	if !json.Valid(input) {
+		return nil, errors.New("the value to transform is not valid JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber() // keeps large integers exact
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), transformTimeout)
+	defer cancel()
+	iter := t.code.RunWithContext(ctx, v)
+	out, ok := iter.Next()
+	if !ok {
+		return nil, errors.New("the jq program yielded no value; it must yield exactly one")
+	}
+	if err, ok := out.(error); ok {
+		return nil, jqRunError(err)
+	}
+	if next, more := iter.Next(); more {
+		if err, ok := next.(error); ok {
+			return nil, jqRunError(err)
+		}
+		return nil, errors.New("the jq program yielded more than one value; it must yield exactly one (collect them with [...])")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, fmt.Errorf("the jq program yielded a value that is not JSON: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func jqRunError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the jq program did not finish within %s", transformTimeout)
+	}
+	return fmt.Errorf("the jq program failed: %w", err)
+}
