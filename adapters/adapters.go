@@ -127,6 +127,9 @@ type Engine interface {
 	Check(ctx context.Context, t Target) (TargetInfo, error)
 	// Start starts one execution and returns only once Describe on the Ref would resolve.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
+	// KeyRef is the Ref that Start gives for an idempotency key, computed without an engine call
+	// (the Run may be empty: the latest run). It lets a client's own key be resolved with no table.
+	KeyRef(t Target, key string) Ref
 	// Owns reports, without any engine call, whether r could be an execution of t. It is the
 	// check that keeps untrusted references away from executions taskgate was not asked to serve.
 	Owns(t Target, r Ref) bool

@@ -1,0 +1,141 @@
+// Package coalesce wraps an adapters.Engine so that polls cost the engine less: concurrent reads of
+// the same execution share one engine call, and the outcome of an ended execution (which can never
+// change) is kept in a bounded cache. Nothing about running executions is kept, so taskgate stays
+// stateless: a replica without the cache answers the same, only with one more engine call.
+package coalesce
+
+import (
+	"container/list"
+	"context"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Engine is the wrapped engine.
+type Engine struct {
+	adapters.Engine
+	flight singleflight.Group
+	ended  *lru
+}
+
+// Wrap shares reads of e and caches up to size ended executions.
+func Wrap(e adapters.Engine, size int) *Engine {
+	return &Engine{Engine: e, ended: newLRU(size)}
+}
+
+type ended struct {
+	status  adapters.Status
+	outcome *adapters.Outcome
+}
+
+func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID + "\x00" + r.Run }
+
+// Describe answers from the cache for ended executions, else shares one engine call among all
+// concurrent callers. The shared call runs detached from any one caller's cancellation, so one
+// impatient client cannot fail the others.
+func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	k := key(t, r)
+	if v, ok := e.ended.get(k); ok && v.status.State.Terminal() {
+		return v.status, nil
+	}
+	ch := e.flight.DoChan("d"+k, func() (any, error) {
+		st, err := e.Engine.Describe(context.WithoutCancel(ctx), t, r)
+		if err == nil && st.State.Terminal() {
+			e.ended.update(k, func(v *ended) { v.status = st })
+		}
+		return st, err
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return adapters.Status{}, res.Err
+		}
+		return res.Val.(adapters.Status), nil
+	case <-ctx.Done():
+		return adapters.Status{}, ctx.Err()
+	}
+}
+
+// Outcome is cached once read; concurrent first reads share one call.
+func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	k := key(t, r)
+	if v, ok := e.ended.get(k); ok && v.outcome != nil {
+		return *v.outcome, nil
+	}
+	ch := e.flight.DoChan("o"+k, func() (any, error) {
+		o, err := e.Engine.Outcome(context.WithoutCancel(ctx), t, r)
+		if err == nil {
+			e.ended.update(k, func(v *ended) { v.outcome = &o })
+		}
+		return o, err
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return adapters.Outcome{}, res.Err
+		}
+		return res.Val.(adapters.Outcome), nil
+	case <-ctx.Done():
+		return adapters.Outcome{}, ctx.Err()
+	}
+}
+
+// lru is a fixed-size least-recently-used map.
+type lru struct {
+	mu    sync.Mutex
+	size  int
+	order *list.List // of *entry, most recent first
+	items map[string]*list.Element
+}
+
+type entry struct {
+	key string
+	val ended
+}
+
+func newLRU(size int) *lru {
+	return &lru{size: size, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *lru) get(k string) (ended, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[k]
+	if !ok {
+		return ended{}, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*entry).val, true
+}
+
+// update changes (or creates) the entry for k.
+func (c *lru) update(k string, change func(*ended)) {
+	if c.size <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		change(&el.Value.(*entry).val)
+		c.order.MoveToFront(el)
+		return
+	}
+	e := &entry{key: k}
+	change(&e.val)
+	c.items[k] = c.order.PushFront(e)
+	if c.order.Len() > c.size {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.items, last.Value.(*entry).key)
+	}
+}
+
+// Len is the number of cached ended executions.
+func (c *Engine) Len() int {
+	c.ended.mu.Lock()
+	defer c.ended.mu.Unlock()
+	return c.ended.order.Len()
+}

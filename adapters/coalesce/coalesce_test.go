@@ -1,0 +1,97 @@
+package coalesce
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// slowEngine answers Describe after a delay with a fixed state and counts calls: a unit-test
+// stand-in for the sharing logic only (the engines' own tests run against real engines).
+type slowEngine struct {
+	adapters.Engine
+	state              adapters.State
+	describes, outcome atomic.Int64
+}
+
+func (s *slowEngine) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
+	s.describes.Add(1)
+	time.Sleep(50 * time.Millisecond)
+	return adapters.Status{State: s.state}, ctx.Err()
+}
+
+func (s *slowEngine) Outcome(context.Context, adapters.Target, adapters.Ref) (adapters.Outcome, error) {
+	s.outcome.Add(1)
+	return adapters.Outcome{State: s.state, Output: []byte(`{"ok":true}`)}, nil
+}
+
+func TestConcurrentDescribesShareOneCall(t *testing.T) {
+	inner := &slowEngine{state: adapters.Working}
+	e := Wrap(inner, 10)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if st, err := e.Describe(context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}); err != nil || st.State != adapters.Working {
+				t.Errorf("Describe = %v, %v", st, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := inner.describes.Load(); n > 2 {
+		t.Fatalf("50 concurrent Describes made %d engine calls, want 1 (2 at most with scheduling)", n)
+	}
+	if e.Len() != 0 {
+		t.Fatalf("a running execution was cached")
+	}
+	e.Describe(context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"})
+	if n := inner.describes.Load(); n < 2 {
+		t.Fatalf("a later Describe of a running execution was answered from a cache")
+	}
+}
+
+func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
+	inner := &slowEngine{state: adapters.Succeeded}
+	e := Wrap(inner, 2)
+	ctx, tg := context.Background(), adapters.Target{Name: "t"}
+	for range 3 {
+		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
+		e.Outcome(ctx, tg, adapters.Ref{ID: "a"})
+	}
+	if d, o := inner.describes.Load(), inner.outcome.Load(); d != 1 || o != 1 {
+		t.Fatalf("engine calls for an ended execution read 3 times: %d describes, %d outcomes; want 1 and 1", d, o)
+	}
+	e.Describe(ctx, tg, adapters.Ref{ID: "b"})
+	e.Describe(ctx, tg, adapters.Ref{ID: "c"})
+	if e.Len() != 2 {
+		t.Fatalf("cache holds %d, want its bound 2", e.Len())
+	}
+	e.Describe(ctx, tg, adapters.Ref{ID: "a"}) // evicted: asks the engine again
+	if d := inner.describes.Load(); d != 4 {
+		t.Fatalf("describes = %d, want 4 (a evicted)", d)
+	}
+}
+
+func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
+	inner := &slowEngine{state: adapters.Working}
+	e := Wrap(inner, 10)
+	impatient, cancel := context.WithCancel(context.Background())
+	cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := e.Describe(context.Background(), adapters.Target{}, adapters.Ref{ID: "x"}); err != nil {
+			t.Errorf("patient caller: %v", err)
+		}
+	}()
+	if _, err := e.Describe(impatient, adapters.Target{}, adapters.Ref{ID: "x"}); err != context.Canceled {
+		t.Errorf("impatient caller: %v, want context.Canceled", err)
+	}
+	wg.Wait()
+}

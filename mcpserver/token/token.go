@@ -1,0 +1,234 @@
+// Package token turns an engine reference into the task id a client sees, and back, with no
+// server-side state.
+//
+// Sealed tokens (the default) are AES-256-GCM ciphertexts of {tool, ref, caller, createdAt, ttl}
+// under a key named by an id written in clear inside the token, so that keys can rotate: the first
+// key seals, every listed key opens. They are opaque, unguessable and tamper-evident. Native tokens
+// are the engine's own id (an execution ARN; "workflowID/runID") for single-user setups.
+package token
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Claims is what a task id stands for.
+type Claims struct {
+	Tool    string
+	Ref     adapters.Ref
+	Caller  string
+	Created time.Time
+	// TTL is how long the id is honoured after Created; zero means unlimited.
+	TTL time.Duration
+	// KeepAlive, when set, is how long the result stays readable after the execution ended.
+	KeepAlive time.Duration
+}
+
+// Expired reports whether the claims are past their ttl at now.
+func (c Claims) Expired(now time.Time) bool {
+	return c.TTL > 0 && now.After(c.Created.Add(c.TTL))
+}
+
+// Errors that Open returns (wrapped); none of them says more than needed to an untrusted caller.
+var (
+	ErrMalformed = errors.New("task id is malformed")
+	ErrForged    = errors.New("task id was not issued by this server")
+	ErrExpired   = errors.New("task has expired")
+)
+
+const prefix = "tg1."
+
+// Key is one named AES-256 key.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,16}$`)
+
+// ParseKeys reads "id:base64key[,id:base64key...]" (standard or URL base64 of 32 bytes). The first
+// key seals new tokens; all of them open tokens.
+func ParseKeys(spec string) ([]Key, error) {
+	var keys []Key
+	seen := map[string]bool{}
+	for i, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		id, enc, ok := strings.Cut(part, ":")
+		if !ok || !keyIDPattern.MatchString(id) {
+			return nil, fmt.Errorf("token key %d: want ID:BASE64 with an ID of 1-16 letters, digits or '-'", i+1)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("token key %d: id %q is listed twice", i+1, id)
+		}
+		secret, err := decodeSecret(enc)
+		if err != nil {
+			return nil, fmt.Errorf("token key %q: %w", id, err)
+		}
+		seen[id] = true
+		keys = append(keys, Key{ID: id, Secret: secret})
+	}
+	return keys, nil
+}
+
+func decodeSecret(enc string) ([]byte, error) {
+	for _, e := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := e.DecodeString(enc); err == nil {
+			if len(b) != 32 {
+				return nil, fmt.Errorf("the key is %d bytes, want 32 (generate one with `taskgate token new-key`)", len(b))
+			}
+			return b, nil
+		}
+	}
+	return nil, errors.New("the key is not base64 (generate one with `taskgate token new-key`)")
+}
+
+// NewKey returns a fresh random key with the given id, formatted for ParseKeys.
+func NewKey(id string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return id + ":" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Codec issues and opens task ids.
+type Codec interface {
+	Issue(c Claims) string
+	// Open reads a task id. Native codecs cannot know the tool, caller, creation time or ttl and
+	// return them zero; the caller resolves the tool from the Ref.
+	Open(id string, now time.Time) (Claims, error)
+}
+
+// Sealed is the default Codec.
+type Sealed struct {
+	sealID string
+	aeads  map[string]cipher.AEAD
+}
+
+// NewSealed builds a sealing codec from at least one key.
+func NewSealed(keys []Key) (*Sealed, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("no token key: set TASKGATE_TOKEN_KEYS or --token-keys (generate one with `taskgate token new-key`)")
+	}
+	s := &Sealed{sealID: keys[0].ID, aeads: map[string]cipher.AEAD{}}
+	for _, k := range keys {
+		block, err := aes.NewCipher(k.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("token key %q: %w", k.ID, err)
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, fmt.Errorf("token key %q: %w", k.ID, err)
+		}
+		s.aeads[k.ID] = aead
+	}
+	return s, nil
+}
+
+type sealedClaims struct {
+	Tool    string `json:"t"`
+	ID      string `json:"i"`
+	Run     string `json:"r,omitempty"`
+	Caller  string `json:"c,omitempty"`
+	Created int64  `json:"a"`           // unix milliseconds
+	TTL     int64  `json:"l,omitempty"` // milliseconds
+	Keep    int64  `json:"k,omitempty"` // milliseconds
+}
+
+// Issue seals c.
+func (s *Sealed) Issue(c Claims) string {
+	plain, err := json.Marshal(sealedClaims{
+		Tool: c.Tool, ID: c.Ref.ID, Run: c.Ref.Run, Caller: c.Caller,
+		Created: c.Created.UnixMilli(), TTL: c.TTL.Milliseconds(), Keep: c.KeepAlive.Milliseconds(),
+	})
+	if err != nil {
+		panic(err) // strings and integers always marshal
+	}
+	aead := s.aeads[s.sealID]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err)
+	}
+	sealed := aead.Seal(nonce, nonce, plain, []byte(prefix+s.sealID))
+	return prefix + s.sealID + "." + base64.RawURLEncoding.EncodeToString(sealed)
+}
+
+// Open checks and reads a sealed id. Expiry is checked too: an expired id is ErrExpired.
+func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok {
+		return Claims{}, ErrMalformed
+	}
+	kid, body, ok := strings.Cut(rest, ".")
+	if !ok {
+		return Claims{}, ErrMalformed
+	}
+	aead, ok := s.aeads[kid]
+	if !ok {
+		return Claims{}, ErrForged
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+		return Claims{}, ErrMalformed
+	}
+	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(prefix+kid))
+	if err != nil {
+		return Claims{}, ErrForged
+	}
+	var sc sealedClaims
+	if err := json.Unmarshal(plain, &sc); err != nil || sc.Tool == "" || sc.ID == "" {
+		return Claims{}, ErrMalformed
+	}
+	c := Claims{
+		Tool: sc.Tool, Ref: adapters.Ref{ID: sc.ID, Run: sc.Run}, Caller: sc.Caller,
+		Created: time.UnixMilli(sc.Created).UTC(), TTL: time.Duration(sc.TTL) * time.Millisecond,
+		KeepAlive: time.Duration(sc.Keep) * time.Millisecond,
+	}
+	if c.Expired(now) {
+		return Claims{}, ErrExpired
+	}
+	return c, nil
+}
+
+// Native hands out the engine's own id: the execution ARN, or "workflowID/runID".
+type Native struct{}
+
+// Issue returns the Ref as text.
+func (Native) Issue(c Claims) string { return c.Ref.String() }
+
+// maxNativeLen bounds what is parsed at all: an ARN is at most 2048 characters, a Temporal workflow
+// id 1000 plus a run id.
+const maxNativeLen = 2100
+
+// Open parses a native id. The Ref is only a candidate until a mapped target Owns it.
+func (Native) Open(id string, _ time.Time) (Claims, error) {
+	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return Claims{}, ErrMalformed
+	}
+	if strings.HasPrefix(id, "arn:") {
+		return Claims{Ref: adapters.Ref{ID: id}}, nil
+	}
+	wf, run, ok := cutLast(id, "/")
+	if !ok || wf == "" || run == "" {
+		return Claims{}, ErrMalformed
+	}
+	return Claims{Ref: adapters.Ref{ID: wf, Run: run}}, nil
+}
+
+func cutLast(s, sep string) (before, after string, ok bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}

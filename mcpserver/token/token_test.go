@@ -1,0 +1,122 @@
+package token
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+func mustSealed(t *testing.T, spec string) *Sealed {
+	t.Helper()
+	keys, err := ParseKeys(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSealed(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSealedRoundTripAndRotation(t *testing.T) {
+	k1, k2 := NewKey("k1"), NewKey("k2")
+	old := mustSealed(t, k1)
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	c := Claims{Tool: "wait_and_echo", Ref: adapters.Ref{ID: "taskgate/WaitAndEcho/abc", Run: "r1"}, Caller: "alice", Created: now, TTL: time.Hour}
+	id := old.Issue(c)
+	if !strings.HasPrefix(id, "tg1.k1.") {
+		t.Fatalf("id %q: want prefix tg1.k1.", id)
+	}
+	if strings.Contains(id, "WaitAndEcho") || strings.Contains(id, "alice") {
+		t.Fatalf("id %q leaks its claims", id)
+	}
+	rotated := mustSealed(t, k2+","+k1) // new key seals, old key still opens
+	got, err := rotated.Open(id, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != c {
+		t.Fatalf("Open = %+v, want %+v", got, c)
+	}
+	if id2 := rotated.Issue(c); !strings.HasPrefix(id2, "tg1.k2.") || id2 == id {
+		t.Fatalf("rotated Issue = %q, want a fresh tg1.k2. id", id2)
+	}
+	if _, err := mustSealed(t, k2).Open(id, now); !errors.Is(err, ErrForged) {
+		t.Fatalf("Open after the key was dropped: err = %v, want ErrForged", err)
+	}
+}
+
+func TestSealedRejects(t *testing.T) {
+	s := mustSealed(t, NewKey("k1"))
+	other := mustSealed(t, NewKey("k1")) // same id, different secret
+	now := time.Now()
+	good := s.Issue(Claims{Tool: "t", Ref: adapters.Ref{ID: "x"}, Created: now, TTL: time.Minute})
+	body, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(good, "tg1.k1."))
+	body[len(body)-1] ^= 0x01
+	flipped := "tg1.k1." + base64.RawURLEncoding.EncodeToString(body)
+	for name, tc := range map[string]struct {
+		id   string
+		at   time.Time
+		want error
+	}{
+		"empty":        {"", now, ErrMalformed},
+		"native arn":   {"arn:aws:states:us-east-1:1:execution:a:b", now, ErrMalformed},
+		"no body":      {"tg1.k1", now, ErrMalformed},
+		"bad base64":   {"tg1.k1.!!!", now, ErrMalformed},
+		"short":        {"tg1.k1.AAAA", now, ErrMalformed},
+		"unknown key":  {strings.Replace(good, "tg1.k1.", "tg1.k9.", 1), now, ErrForged},
+		"tampered":     {flipped, now, ErrForged},
+		"other secret": {other.Issue(Claims{Tool: "t", Ref: adapters.Ref{ID: "x"}, Created: now}), now, ErrForged},
+		"expired":      {good, now.Add(2 * time.Minute), ErrExpired},
+	} {
+		if _, err := s.Open(tc.id, tc.at); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, tc.want)
+		}
+	}
+}
+
+func TestUnlimitedTTLNeverExpires(t *testing.T) {
+	s := mustSealed(t, NewKey("k1"))
+	id := s.Issue(Claims{Tool: "t", Ref: adapters.Ref{ID: "x"}, Created: time.Unix(0, 0)})
+	if _, err := s.Open(id, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseKeysErrors(t *testing.T) {
+	for spec, want := range map[string]string{
+		"":                   "token key 1: want ID:BASE64 with an ID of 1-16 letters, digits or '-'",
+		"k1":                 "token key 1: want ID:BASE64 with an ID of 1-16 letters, digits or '-'",
+		"k1:AAAA":            `token key "k1": the key is 3 bytes, want 32 (generate one with ` + "`taskgate token new-key`)",
+		"k1:%%%":             `token key "k1": the key is not base64 (generate one with ` + "`taskgate token new-key`)",
+		NewKey("a") + ",a:x": `token key 2: id "a" is listed twice`,
+	} {
+		_, err := ParseKeys(spec)
+		if err == nil || err.Error() != want {
+			t.Errorf("ParseKeys(%q) = %v, want %q", spec, err, want)
+		}
+	}
+}
+
+func TestNative(t *testing.T) {
+	n := Native{}
+	for _, ref := range []adapters.Ref{
+		{ID: "arn:aws:states:us-east-1:123456789012:execution:sm:abc"},
+		{ID: "taskgate/WaitAndEcho/6a3e", Run: "0b9d"},
+	} {
+		got, err := n.Open(n.Issue(Claims{Ref: ref}), time.Now())
+		if err != nil || got.Ref != ref {
+			t.Errorf("round trip of %v = %v, %v", ref, got.Ref, err)
+		}
+	}
+	for _, bad := range []string{"", "no-slash", "/run", "wf/", "a\x00/b", strings.Repeat("a", 3000) + "/r"} {
+		if _, err := n.Open(bad, time.Now()); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Open(%q): err = %v, want ErrMalformed", bad, err)
+		}
+	}
+}
