@@ -1,0 +1,40 @@
+// Package stepfunctions serves AWS Step Functions executions as taskgate tasks.
+//
+// A target's Name is a state machine ARN, optionally qualified by a version number or an alias:
+// arn:aws:states:REGION:ACCOUNT:stateMachine:NAME[:VERSION-OR-ALIAS]. A Ref's ID is the execution
+// ARN, arn:aws:states:REGION:ACCOUNT:execution:NAME:EXECUTION: executions started through a version
+// or alias belong to the state machine itself, so their ARNs carry no qualifier. One Engine serves
+// one region; RoleARN reaches state machines in another account.
+//
+// # Idempotency
+//
+// Without a key every execution gets a UUID name. With a key its name is "k-" and the first 40 hex
+// digits of the key's SHA-256, and Step Functions itself keeps names unique per state machine for
+// 90 days after an execution ends: a repeated Start with the same input returns the same
+// execution, with other input an error wrapping adapters.ErrKeyConflict. Keys are scoped to the
+// state machine, not to a version or alias. StartRequest.Caller is not recorded: Step Functions
+// executions carry no tags or memo.
+//
+// # Statuses
+//
+// RUNNING and PENDING_REDRIVE are Working, SUCCEEDED is Succeeded, FAILED and TIMED_OUT are Failed,
+// ABORTED is Cancelled. A redriven execution keeps its ARN, and DescribeExecution reports the
+// status of its latest run: a redriven execution that failed before may be Working or Succeeded
+// again. Status.Message then says how often and when it was redriven (RedriveCount, RedriveDate),
+// and Status.Updated is the latest of start, redrive and stop. An execution stopped by Cancel
+// carries the error "taskgate.Cancelled" and the caller's reason as cause.
+//
+// # Express state machines
+//
+// Express executions cannot be described after they start, so Check reports them SyncOnly and only
+// Run serves them, through StartSyncExecution (without idempotency keys, which Express does not
+// honour). The test endpoint (moto) implements neither Express state machines nor
+// StartSyncExecution, so that path is written to the AWS documentation and untested here.
+//
+// # Throttling
+//
+// Every API call is retried by the SDK up to 8 attempts, with its throttle-aware exponential
+// backoff capped at 2 s. A call still throttled, or an endpoint that cannot be reached or answers
+// with a server error, gives an error wrapping adapters.ErrUnavailable; Wait keeps polling through
+// such errors until its context ends.
+package stepfunctions

@@ -1,0 +1,198 @@
+package stepfunctions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Retries of one API call. Throttling retries start at 1 s (the SDK's throttle-aware backoff) and
+// other transient failures at 50 ms, doubling with full jitter up to maxBackoff: a call that stays
+// throttled gives up after about 6.5 s (13 s at most) and the caller sees ErrUnavailable.
+const (
+	maxAttempts = 8
+	maxBackoff  = 2 * time.Second
+)
+
+// Config says how to reach Step Functions. Credentials always come from the standard AWS chain
+// (environment, shared files, SSO, container or instance roles).
+type Config struct {
+	// Region is the AWS region of the state machines. Empty: from the standard chain (AWS_REGION,
+	// the shared config file).
+	Region string
+	// Endpoint replaces the Step Functions endpoint URL (a VPC endpoint, LocalStack, moto). Empty:
+	// AWS's own endpoint for the region.
+	Endpoint string
+	// RoleARN, when set, is assumed through STS for every call: for state machines that live in
+	// another account.
+	RoleARN string
+	// HTTPClient replaces the SDK's HTTP client for Step Functions and STS calls, TLS settings
+	// included: AWS_CA_BUNDLE applies only to the SDK's own client. Empty: the SDK's default.
+	HTTPClient aws.HTTPClient
+}
+
+// Engine serves Step Functions executions. It keeps nothing about executions; it remembers only
+// each state machine's type, which AWS never changes.
+type Engine struct {
+	client   *sfn.Client
+	region   string
+	endpoint string
+	types    sync.Map // unqualified state machine ARN -> types.StateMachineType
+}
+
+var _ adapters.Engine = (*Engine)(nil)
+
+// New configures a Step Functions client. It makes no API call.
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = maxAttempts
+				o.MaxBackoff = maxBackoff
+			})
+		}),
+	}
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the AWS configuration (environment, shared config and credentials files): %w", err)
+	}
+	// Set after loading: the loader refuses a custom client when AWS_CA_BUNDLE is set, since it can
+	// only add the bundle to the SDK's own client.
+	if cfg.HTTPClient != nil {
+		awsCfg.HTTPClient = cfg.HTTPClient
+	}
+	if awsCfg.Region == "" {
+		return nil, errors.New("no AWS region for Step Functions: set the region in the configuration or AWS_REGION")
+	}
+	if cfg.RoleARN != "" {
+		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg),
+			cfg.RoleARN, func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = "taskgate" }))
+	}
+	client := sfn.NewFromConfig(awsCfg, func(o *sfn.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	})
+	return &Engine{client: client, region: awsCfg.Region, endpoint: cfg.Endpoint}, nil
+}
+
+// Client is the Step Functions client the engine uses, for what the Engine interface does not
+// cover (creating state machines, reading histories).
+func (e *Engine) Client() *sfn.Client { return e.client }
+
+// Close releases nothing: the SDK client holds no resources that need closing.
+func (e *Engine) Close() error { return nil }
+
+// Check verifies that the state machine (and the version or alias the ARN names) exists. Express
+// state machines are SyncOnly: their executions cannot be described later.
+func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+	m, err := e.machine(t)
+	if err != nil {
+		return adapters.TargetInfo{}, err
+	}
+	// DescribeStateMachine accepts version ARNs but not alias ARNs.
+	describe := t.Name
+	if m.alias() {
+		if _, err := e.client.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{
+			StateMachineAliasArn: aws.String(t.Name),
+		}); err != nil {
+			return adapters.TargetInfo{}, e.targetError(t.Name, err)
+		}
+		describe = m.unqualified()
+	}
+	d, err := e.client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(describe)})
+	if err != nil {
+		return adapters.TargetInfo{}, e.targetError(t.Name, err)
+	}
+	if d.Status == types.StateMachineStatusDeleting {
+		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", t.Name)
+	}
+	e.types.Store(m.unqualified(), d.Type)
+	return adapters.TargetInfo{SyncOnly: d.Type == types.StateMachineTypeExpress}, nil
+}
+
+// machine parses the target's ARN and checks that the engine's region can reach it.
+func (e *Engine) machine(t adapters.Target) (machineARN, error) {
+	m, err := parseMachineARN(t.Name)
+	if err != nil {
+		return machineARN{}, err
+	}
+	if m.region != e.region {
+		return machineARN{}, fmt.Errorf("state machine %s is in region %s, but this Step Functions engine uses region %s: "+
+			"configure an engine for %s", t.Name, m.region, e.region, m.region)
+	}
+	return m, nil
+}
+
+// machineType is the type of the target's state machine, asked once per state machine.
+func (e *Engine) machineType(ctx context.Context, m machineARN) (types.StateMachineType, error) {
+	arn := m.unqualified()
+	if v, ok := e.types.Load(arn); ok {
+		return v.(types.StateMachineType), nil
+	}
+	d, err := e.client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)})
+	if err != nil {
+		return "", e.targetError(arn, err)
+	}
+	e.types.Store(arn, d.Type)
+	return d.Type, nil
+}
+
+func (e *Engine) targetError(arn string, err error) error {
+	var missing *types.StateMachineDoesNotExist
+	var noAlias *types.ResourceNotFound
+	var invalid *types.InvalidArn
+	if errors.As(err, &missing) || errors.As(err, &noAlias) || errors.As(err, &invalid) {
+		endpoint := e.endpoint
+		if endpoint == "" {
+			endpoint = "AWS's own"
+		}
+		return fmt.Errorf("state machine %s not found: check the ARN, and that the region (%s), the account "+
+			"of the credentials (or of the assumed role) and the endpoint (%s) are those it was created in: %w",
+			arn, e.region, endpoint, err)
+	}
+	return apiError("reading state machine "+arn, err)
+}
+
+// apiError wraps an error of one API call. Throttling, transport failures and server errors (all
+// after the SDK's retries) wrap adapters.ErrUnavailable; a cancelled or expired context stays
+// recognisable with errors.Is.
+func apiError(what string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: %s: %w; retry later", adapters.ErrUnavailable, what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func unavailable(err error) bool {
+	if retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err).Bool() {
+		return true
+	}
+	var send *smithyhttp.RequestSendError
+	var quota ratelimit.QuotaExceededError
+	var limit *types.ExecutionLimitExceeded
+	var resp *awshttp.ResponseError
+	return errors.As(err, &send) || errors.As(err, &quota) || errors.As(err, &limit) ||
+		(errors.As(err, &resp) && resp.HTTPStatusCode() >= 500)
+}

@@ -1,0 +1,326 @@
+package stepfunctions_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
+	"github.com/taskgate/taskgate/internal/testenv"
+)
+
+// echoInputOfSize is an input of exactly n bytes for the echo state machine, its text made of the
+// two-byte character "é" (and one "a" when needed), so that bytes and characters differ.
+func echoInputOfSize(t *testing.T, n int) json.RawMessage {
+	t.Helper()
+	const head, tail = `{"seconds":0,"text":"`, `"}`
+	room := n - len(head) - len(tail)
+	text := strings.Repeat("é", room/2) + strings.Repeat("a", room%2)
+	in := json.RawMessage(head + text + tail)
+	if len(in) != n || !json.Valid(in) {
+		t.Fatalf("built an input of %d bytes, want %d", len(in), n)
+	}
+	return in
+}
+
+func TestInputLimit(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{}
+	e := newEngine(t, c)
+	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+
+	over := echoInputOfSize(t, 262145)
+	const want = "invalid request: the execution input is 262145 bytes, over the Step Functions limit of 262144 " +
+		"bytes (256 KiB) of UTF-8: pass large data by reference (for example an S3 URI) instead"
+	before := c.total()
+	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+		t.Errorf("Start with %d bytes of input: error %v\nwant %s", len(over), err, want)
+	}
+	if _, _, err := e.Run(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+		t.Errorf("Run with %d bytes of input: error %v\nwant %s", len(over), err, want)
+	}
+	if n := c.total(); n != before {
+		t.Errorf("an input over the limit made %d API calls, want none", n-before)
+	}
+
+	const notJSON = "invalid request: the execution input is not valid JSON"
+	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}); err == nil || err.Error() != notJSON {
+		t.Errorf("Start with broken JSON: error %v, want %s", err, notJSON)
+	}
+
+	// At the limit Step Functions accepts the input. (Moto then fails the execution with
+	// States.DataLimitExceeded, counting its state data JSON-escaped, so only the start is checked.)
+	at := echoInputOfSize(t, 262144)
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: at})
+	if err != nil || !e.Owns(echo, r) {
+		t.Fatalf("Start with exactly 262144 bytes of input: %v, %v", r, err)
+	}
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	ctx := testContext(t)
+	e := newEngine(t, nil)
+	machine := createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
+	echo := adapters.Target{Name: machine}
+	key := "order-" + uuid.NewString()
+
+	first, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"one"}`), Key: key})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	sum := sha256.Sum256([]byte(key))
+	if want := executionARN(machine, "k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
+		t.Errorf("Start with a key: Ref %s, want %s", first.ID, want)
+	}
+	if ref := e.KeyRef(echo, key); ref != first {
+		t.Errorf("KeyRef = %v, want the Ref Start gave, %v", ref, first)
+	}
+	awaitOutcome(t, e, echo, first)
+
+	// The same value written differently is the same input.
+	again, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{ "text": "one", "seconds": 0.0 }`), Key: key})
+	if err != nil || again != first {
+		t.Errorf("Start with the same key and the same input reformatted: Ref %v, error %v; want %v", again, err, first)
+	}
+
+	_, err = e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"two"}`), Key: key})
+	const want = "idempotency key already used with other input: the key was used before with other arguments; " +
+		"send the same arguments to get that call's task, or use a new key"
+	if !errors.Is(err, adapters.ErrKeyConflict) || err.Error() != want {
+		t.Errorf("Start with the same key and other input: error %v\nwant %s", err, want)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{}
+	e := newEngine(t, c)
+	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60,"text":"never"}`)})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+
+	reason := "cancelled by alice@example.com: the order was withdrawn"
+	before := c.total()
+	if err := e.Cancel(ctx, echo, r, reason); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	if c.count("DescribeExecution") != 1+1 || c.count("StopExecution") != 1 || c.total()-before != 2 {
+		t.Errorf("Cancel of a running execution made calls %v, want one DescribeExecution and one StopExecution", c.n)
+	}
+	st, err := e.Describe(ctx, echo, r)
+	if err != nil || st.State != adapters.Cancelled || st.Native != "ABORTED" {
+		t.Errorf("Describe after Cancel: %+v, %v; want cancelled, ABORTED", st, err)
+	}
+	o, err := e.Outcome(ctx, echo, r)
+	want := adapters.Outcome{State: adapters.Cancelled, Native: "ABORTED", Error: "taskgate.Cancelled", Cause: reason}
+	if err != nil || fmt.Sprint(o) != fmt.Sprint(want) {
+		t.Errorf("Outcome after Cancel: %+v, %v; want %+v", o, err, want)
+	}
+
+	err = e.Cancel(ctx, echo, r, "again")
+	if wantErr := "execution has already ended: execution " + r.ID + " ended ABORTED"; !errors.Is(err, adapters.ErrEnded) || err.Error() != wantErr {
+		t.Errorf("second Cancel: error %v\nwant %s", err, wantErr)
+	}
+}
+
+func TestDescribeIsOneCall(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{}
+	e := newEngine(t, c)
+	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	before := c.total()
+	if _, err := e.Describe(ctx, echo, r); err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if n := c.total() - before; n != 1 {
+		t.Errorf("Describe made %d API calls, want 1", n)
+	}
+
+	missing := adapters.Ref{ID: executionARN(echo.Name, "nope-"+randomHex(4))}
+	_, err = e.Describe(ctx, echo, missing)
+	if want := "execution not found: Step Functions has no execution " + missing.ID +
+		" (executions are kept 90 days after they end)"; !errors.Is(err, adapters.ErrNotFound) || err.Error() != want {
+		t.Errorf("Describe of a missing execution: error %v\nwant %s", err, want)
+	}
+
+	before = c.total()
+	foreign := adapters.Ref{ID: strings.Replace(r.ID, ":123456789012:", ":210987654321:", 1)}
+	_, err = e.Describe(ctx, echo, foreign)
+	if want := "execution not found: " + foreign.ID + " is not an execution of state machine " + echo.Name; !errors.Is(err, adapters.ErrNotFound) || err.Error() != want {
+		t.Errorf("Describe of another account's execution: error %v\nwant %s", err, want)
+	}
+	if n := c.total() - before; n != 0 {
+		t.Errorf("Describe of a foreign Ref made %d API calls, want none", n)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{}
+	e := newEngine(t, c)
+	endpoint := testenv.SFNEndpoint(t)
+	defs := sfnexamples.Definitions()
+	created, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+		Name:       aws.String("taskgate-check-" + randomHex(4)),
+		Definition: aws.String(defs[sfnexamples.WaitAndEcho]),
+		RoleArn:    aws.String(testRole),
+		Publish:    true,
+	})
+	if err != nil {
+		t.Fatalf("CreateStateMachine: %v", err)
+	}
+	machine, version := aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
+	alias, err := e.Client().CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{
+		Name:                 aws.String("PROD"),
+		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: aws.String(version), Weight: 100}},
+	})
+	if err != nil {
+		t.Fatalf("CreateStateMachineAlias: %v", err)
+	}
+
+	for _, arn := range []string{machine, version, aws.ToString(alias.StateMachineAliasArn)} {
+		info, err := e.Check(ctx, adapters.Target{Name: arn})
+		if err != nil || info.SyncOnly || len(info.Warnings) != 0 {
+			t.Errorf("Check(%s) = %+v, %v; want a Standard state machine and no error", arn, info, err)
+		}
+	}
+
+	notFound := func(arn string) string {
+		return "state machine " + arn + " not found: check the ARN, and that the region (us-east-1), the account of " +
+			"the credentials (or of the assumed role) and the endpoint (" + endpoint + ") are those it was created in: "
+	}
+	missingMachine := strings.Replace(machine, "taskgate-check-", "taskgate-missing-", 1)
+	for _, tc := range []struct{ arn, want string }{
+		{missingMachine, notFound(missingMachine)},
+		{version + "9", notFound(version + "9")},
+		{machine + ":STAGING", notFound(machine + ":STAGING")},
+	} {
+		_, err := e.Check(ctx, adapters.Target{Name: tc.arn})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Check(%s): error %v\nwant it to start with %s", tc.arn, err, tc.want)
+		}
+	}
+
+	before := c.total()
+	for _, tc := range []struct{ arn, want string }{
+		{
+			strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1),
+			"state machine " + strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1) + " is in region eu-west-1, " +
+				"but this Step Functions engine uses region us-east-1: configure an engine for eu-west-1",
+		},
+		{
+			"arn:aws:states:us-east-1:123456789012:activity:orders",
+			`"arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
+				"arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME, optionally followed by :VERSION or :ALIAS",
+		},
+	} {
+		if _, err := e.Check(ctx, adapters.Target{Name: tc.arn}); err == nil || err.Error() != tc.want {
+			t.Errorf("Check(%s): error %v\nwant %s", tc.arn, err, tc.want)
+		}
+	}
+	if n := c.total() - before; n != 0 {
+		t.Errorf("Check of a target in another region or with a malformed ARN made %d API calls, want none", n)
+	}
+}
+
+func TestThrottling(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	e := newEngine(t, nil)
+	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+
+	t.Run("ThrottledThenServed", func(t *testing.T) {
+		t.Parallel()
+		c := &calls{throttleOp: "DescribeExecution", throttle: 5}
+		if _, err := newEngine(t, c).Describe(ctx, echo, r); err != nil {
+			t.Errorf("Describe throttled 5 times: %v", err)
+		}
+		if n := c.count("DescribeExecution"); n != 6 {
+			t.Errorf("Describe throttled 5 times made %d attempts, want 6", n)
+		}
+	})
+	t.Run("AlwaysThrottled", func(t *testing.T) {
+		t.Parallel()
+		c := &calls{throttleOp: "DescribeExecution", throttle: -1}
+		_, err := newEngine(t, c).Describe(ctx, echo, r)
+		prefix := "engine unavailable: reading execution " + r.ID + ": operation error SFN: DescribeExecution, " +
+			"exceeded maximum number of attempts, 8, "
+		if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) ||
+			!strings.HasSuffix(err.Error(), "ThrottlingException: Rate exceeded; retry later") {
+			t.Errorf("Describe always throttled: error %v\nwant ErrUnavailable, starting with %s", err, prefix)
+		}
+		if n := c.count("DescribeExecution"); n != 8 {
+			t.Errorf("Describe always throttled made %d attempts, want 8", n)
+		}
+	})
+}
+
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	e, err := stepfunctions.New(ctx, stepfunctions.Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	echo := adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:orders"}
+	r := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	_, err = e.Describe(ctx, echo, r)
+	prefix := "engine unavailable: reading execution " + r.ID + ": operation error SFN: DescribeExecution, " +
+		"exceeded maximum number of attempts, 8, https response error StatusCode: 0"
+	if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), "; retry later") {
+		t.Errorf("Describe at an unreachable endpoint: error %v\nwant ErrUnavailable, starting with %s", err, prefix)
+	}
+}
+
+// TestAssumeRole reaches a state machine in another account through Config.RoleARN. The endpoint
+// serves STS too; its AssumeRole hands out credentials that act in the role's account.
+func TestAssumeRole(t *testing.T) {
+	endpoint := testenv.SFNEndpoint(t)
+	t.Setenv("AWS_ENDPOINT_URL_STS", endpoint)
+	ctx := testContext(t)
+	const account = "111122223333"
+	e, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: endpoint, RoleARN: "arn:aws:iam::" + account + ":role/taskgate"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	out, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+		Name:       aws.String("taskgate-cross-account-" + randomHex(4)),
+		Definition: aws.String(sfnexamples.Definitions()[sfnexamples.WaitAndEcho]),
+		RoleArn:    aws.String("arn:aws:iam::" + account + ":role/taskgate-test"),
+	})
+	if err != nil {
+		t.Fatalf("CreateStateMachine as the assumed role: %v", err)
+	}
+	echo := adapters.Target{Name: aws.ToString(out.StateMachineArn)}
+	if !strings.Contains(echo.Name, ":"+account+":") {
+		t.Fatalf("state machine %s was not created in account %s", echo.Name, account)
+	}
+	if _, err := e.Check(ctx, echo); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	r, o, err := e.Run(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
+	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r) {
+		t.Errorf("Run in account %s: %v, %+v, %v; want succeeded with {\"text\":\"across\"}", account, r, o, err)
+	}
+}

@@ -1,0 +1,356 @@
+package stepfunctions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+const (
+	// stopError is the error StopExecution records, so that the engine's own tools show who
+	// stopped an execution; the cause says why.
+	stopError = "taskgate.Cancelled"
+	// maxInput is the Step Functions limit on execution input, in bytes of UTF-8.
+	maxInput = 256 * 1024
+	// maxStopCause is the longest cause StopExecution accepts. AWS counts characters; counting
+	// bytes here stays within it.
+	maxStopCause = 32768
+
+	// visibleWithin bounds how long Start waits for a new execution to become readable:
+	// DescribeExecution is eventually consistent.
+	visibleWithin = 5 * time.Second
+	// Wait polls DescribeExecution from firstPoll, growing by half each time up to maxPoll.
+	firstPoll = 200 * time.Millisecond
+	maxPoll   = 2 * time.Second
+)
+
+// Owns reports whether r is a Standard execution of t's state machine: same partition, region,
+// account and state machine name, and a valid execution name. It makes no API call.
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
+	m, err := parseMachineARN(t.Name)
+	return err == nil && r.Run == "" && m.owns(r.ID)
+}
+
+// Start starts one execution of a Standard state machine. Without a key the execution name is a
+// fresh UUID; with one it is derived from the key, so Step Functions itself refuses a second
+// execution under the same key.
+func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	m, input, err := e.prepare(t, req)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	typ, err := e.machineType(ctx, m)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	if typ == types.StateMachineTypeExpress {
+		return adapters.Ref{}, fmt.Errorf("state machine %s is an Express state machine, whose executions cannot be "+
+			"described later: serve it through Run (a synchronous tool)", t.Name)
+	}
+	return e.start(ctx, t, m, input, req.Key)
+}
+
+func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input, key string) (adapters.Ref, error) {
+	name := uuid.NewString()
+	if key != "" {
+		name = keyName(key)
+	}
+	out, err := e.client.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(t.Name),
+		Name:            aws.String(name),
+		Input:           aws.String(input),
+	})
+	var exists *types.ExecutionAlreadyExists
+	switch {
+	case key != "" && errors.As(err, &exists):
+		return e.existing(ctx, m.execution(name), input)
+	case err != nil:
+		return adapters.Ref{}, startError(t.Name, err)
+	}
+	arn := aws.ToString(out.ExecutionArn)
+	if _, err := e.visible(ctx, arn); err != nil {
+		return adapters.Ref{}, err
+	}
+	return adapters.Ref{ID: arn}, nil
+}
+
+// prepare checks a request against Step Functions' limits before any API call.
+func (e *Engine) prepare(t adapters.Target, req adapters.StartRequest) (machineARN, string, error) {
+	m, err := e.machine(t)
+	if err != nil {
+		return machineARN{}, "", err
+	}
+	if len(req.Input) > maxInput {
+		return machineARN{}, "", fmt.Errorf("%w: the execution input is %d bytes, over the Step Functions limit of "+
+			"%d bytes (256 KiB) of UTF-8: pass large data by reference (for example an S3 URI) instead",
+			adapters.ErrInvalid, len(req.Input), maxInput)
+	}
+	if len(req.Input) == 0 {
+		return m, "{}", nil
+	}
+	if !json.Valid(req.Input) {
+		return machineARN{}, "", fmt.Errorf("%w: the execution input is not valid JSON", adapters.ErrInvalid)
+	}
+	return m, string(req.Input), nil
+}
+
+func startError(machine string, err error) error {
+	var badInput *types.InvalidExecutionInput
+	var badName *types.InvalidName
+	var missing *types.StateMachineDoesNotExist
+	var deleting *types.StateMachineDeleting
+	switch {
+	case errors.As(err, &badInput), errors.As(err, &badName):
+		return fmt.Errorf("%w: Step Functions refused the execution: %w", adapters.ErrInvalid, err)
+	case errors.As(err, &missing), errors.As(err, &deleting):
+		return fmt.Errorf("starting an execution of %s: the state machine is gone or being deleted; "+
+			"check the mapping and run taskgate validate: %w", machine, err)
+	}
+	return apiError("starting an execution of "+machine, err)
+}
+
+// existing answers a Start whose key-derived name is taken: the same execution if it was started
+// with the same input, whether it still runs or not.
+func (e *Engine) existing(ctx context.Context, arn, input string) (adapters.Ref, error) {
+	d, err := e.visible(ctx, arn)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	if !sameJSON(aws.ToString(d.Input), input) {
+		return adapters.Ref{}, fmt.Errorf("%w: the key was used before with other arguments; send the same "+
+			"arguments to get that call's task, or use a new key", adapters.ErrKeyConflict)
+	}
+	return adapters.Ref{ID: arn}, nil
+}
+
+// sameJSON compares two JSON texts as values: Step Functions may hand back the input reformatted.
+func sameJSON(a, b string) bool {
+	var va, vb any
+	return json.Unmarshal([]byte(a), &va) == nil && json.Unmarshal([]byte(b), &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// visible describes an execution that was just started, retrying while DescribeExecution (which
+// is eventually consistent) does not find it yet, so that no caller is handed a Ref that Describe
+// would call missing.
+func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutionOutput, error) {
+	deadline := time.Now().Add(visibleWithin)
+	delay := 50 * time.Millisecond
+	for {
+		d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		var missing *types.ExecutionDoesNotExist
+		switch {
+		case err == nil:
+			return d, nil
+		case !errors.As(err, &missing):
+			return nil, apiError("reading execution "+arn+" after starting it", err)
+		case time.Now().Add(delay).After(deadline):
+			return nil, fmt.Errorf("%w: execution %s was started, but Step Functions still does not show it after %v; "+
+				"it may appear later", adapters.ErrUnavailable, arn, visibleWithin)
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return nil, fmt.Errorf("waiting for execution %s to become visible: %w", arn, err)
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+// Describe reads the execution's status with one DescribeExecution.
+func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	d, err := e.describe(ctx, t, r)
+	if err != nil {
+		return adapters.Status{}, err
+	}
+	return statusOf(d), nil
+}
+
+func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref) (*sfn.DescribeExecutionOutput, error) {
+	if !e.Owns(t, r) {
+		return nil, fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
+	}
+	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)})
+	var missing *types.ExecutionDoesNotExist
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)",
+			adapters.ErrNotFound, r.ID)
+	}
+	if err != nil {
+		return nil, apiError("reading execution "+r.ID, err)
+	}
+	return d, nil
+}
+
+// Outcome reads how the execution ended.
+func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	d, err := e.describe(ctx, t, r)
+	if err != nil {
+		return adapters.Outcome{}, err
+	}
+	o, ended := outcomeOf(d)
+	if !ended {
+		return adapters.Outcome{}, fmt.Errorf("%w: execution %s is %s", adapters.ErrNotEnded, r.ID, d.Status)
+	}
+	return e.withStopDetails(ctx, r.ID, o), nil
+}
+
+// withStopDetails fills in the error and cause of an aborted execution from its last history event
+// when DescribeExecution leaves them out (as some Step Functions implementations do). Failing to
+// read the history leaves them empty rather than failing the outcome: it needs another IAM
+// permission (states:GetExecutionHistory) that a deployment may not grant.
+func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Outcome) adapters.Outcome {
+	if o.State != adapters.Cancelled || o.Error != "" || o.Cause != "" {
+		return o
+	}
+	h, err := e.client.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
+		ExecutionArn: aws.String(arn),
+		ReverseOrder: true,
+		MaxResults:   1,
+	})
+	if err != nil {
+		return o
+	}
+	var last int64
+	for _, ev := range h.Events {
+		if ev.Type == types.HistoryEventTypeExecutionAborted && ev.ExecutionAbortedEventDetails != nil && ev.Id > last {
+			last = ev.Id
+			o.Error = aws.ToString(ev.ExecutionAbortedEventDetails.Error)
+			o.Cause = aws.ToString(ev.ExecutionAbortedEventDetails.Cause)
+		}
+	}
+	return o
+}
+
+// Wait polls DescribeExecution until the execution ends. Transient failures (ErrUnavailable) do not
+// end the wait; ctx does.
+func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	delay := firstPoll
+	for {
+		d, err := e.describe(ctx, t, r)
+		switch {
+		case err == nil:
+			if o, ended := outcomeOf(d); ended {
+				return e.withStopDetails(ctx, r.ID, o), nil
+			}
+		case !errors.Is(err, adapters.ErrUnavailable) || ctx.Err() != nil:
+			return adapters.Outcome{}, err
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return adapters.Outcome{}, fmt.Errorf("waiting for execution %s: %w", r.ID, err)
+		}
+		delay = min(delay*3/2, maxPoll)
+	}
+}
+
+// Run starts an execution and waits for its outcome. Express state machines run through
+// StartSyncExecution, which answers when the execution ends.
+func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+	m, input, err := e.prepare(t, req)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, err
+	}
+	typ, err := e.machineType(ctx, m)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, err
+	}
+	if typ == types.StateMachineTypeExpress {
+		if req.Key != "" {
+			return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is an Express state machine, and Step Functions "+
+				"does not deduplicate Express executions: call it without an idempotency key", adapters.ErrInvalid, t.Name)
+		}
+		return e.runSync(ctx, t, input)
+	}
+	r, err := e.start(ctx, t, m, input, req.Key)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, err
+	}
+	o, err := e.Wait(ctx, t, r)
+	return r, o, err
+}
+
+func (e *Engine) runSync(ctx context.Context, t adapters.Target, input string) (adapters.Ref, adapters.Outcome, error) {
+	out, err := e.client.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{
+		StateMachineArn: aws.String(t.Name),
+		Input:           aws.String(input),
+	}, e.syncEndpoint)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, startError(t.Name, err)
+	}
+	return adapters.Ref{ID: aws.ToString(out.ExecutionArn)}, syncOutcomeOf(out), nil
+}
+
+// syncEndpoint keeps a configured endpoint as it is: the SDK sends StartSyncExecution to
+// "sync-" + host, which exists on AWS's own endpoints but not on a VPC endpoint or an emulator.
+func (e *Engine) syncEndpoint(o *sfn.Options) {
+	if e.endpoint == "" {
+		return
+	}
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgateNoHostPrefix",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
+				middleware.InitializeOutput, middleware.Metadata, error,
+			) {
+				return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
+			}), middleware.Before)
+	})
+}
+
+// Cancel stops a running execution with error "taskgate.Cancelled" and the reason as cause.
+// StopExecution succeeds on an execution that has already ended and leaves it as it was, so the
+// execution is read first to answer ErrEnded. An execution that ends between the two calls keeps
+// its own ending and Cancel returns nil.
+func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+	d, err := e.describe(ctx, t, r)
+	if err != nil {
+		return err
+	}
+	if stateOf(d.Status).Terminal() {
+		return fmt.Errorf("%w: execution %s ended %s", adapters.ErrEnded, r.ID, d.Status)
+	}
+	_, err = e.client.StopExecution(ctx, &sfn.StopExecutionInput{
+		ExecutionArn: aws.String(r.ID),
+		Error:        aws.String(stopError),
+		Cause:        aws.String(truncate(reason, maxStopCause)),
+	})
+	var missing *types.ExecutionDoesNotExist
+	if errors.As(err, &missing) {
+		return fmt.Errorf("%w: Step Functions has no execution %s", adapters.ErrNotFound, r.ID)
+	}
+	if err != nil {
+		return apiError("stopping execution "+r.ID, err)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

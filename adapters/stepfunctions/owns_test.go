@@ -1,0 +1,70 @@
+package stepfunctions_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+)
+
+func TestOwns(t *testing.T) {
+	// Owns makes no API call: the engine points at a closed port.
+	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	const (
+		machine = "arn:aws:states:us-east-1:123456789012:stateMachine:orders"
+		exec    = "arn:aws:states:us-east-1:123456789012:execution:orders:"
+	)
+	targets := []string{machine, machine + ":PROD", machine + ":7"}
+	tests := []struct {
+		name string
+		ref  adapters.Ref
+		want bool
+	}{
+		{"uuid name", adapters.Ref{ID: exec + "0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, true},
+		{"key name", adapters.Ref{ID: exec + "k-0123456789abcdef0123456789abcdef01234567"}, true},
+		{"80 characters", adapters.Ref{ID: exec + strings.Repeat("é", 80)}, true},
+		{"other state machine", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:execution:orders2:x"}, false},
+		{"name prefix", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:execution:order:x"}, false},
+		{"other account", adapters.Ref{ID: "arn:aws:states:us-east-1:210987654321:execution:orders:x"}, false},
+		{"other region", adapters.Ref{ID: "arn:aws:states:eu-west-1:123456789012:execution:orders:x"}, false},
+		{"other partition", adapters.Ref{ID: "arn:aws-cn:states:us-east-1:123456789012:execution:orders:x"}, false},
+		{"other service", adapters.Ref{ID: "arn:aws:lambda:us-east-1:123456789012:execution:orders:x"}, false},
+		{"express", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:express:orders:x:y"}, false},
+		{"map run", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:mapRun:orders/m:x"}, false},
+		{"state machine", adapters.Ref{ID: machine}, false},
+		{"alias", adapters.Ref{ID: machine + ":PROD"}, false},
+		{"no name", adapters.Ref{ID: strings.TrimSuffix(exec, ":")}, false},
+		{"empty name", adapters.Ref{ID: exec}, false},
+		{"extra part", adapters.Ref{ID: exec + "x:y"}, false},
+		{"81 characters", adapters.Ref{ID: exec + strings.Repeat("a", 81)}, false},
+		{"space", adapters.Ref{ID: exec + "a b"}, false},
+		{"slash", adapters.Ref{ID: exec + "a/b"}, false},
+		{"control character", adapters.Ref{ID: exec + "a\x07b"}, false},
+		{"C1 control character", adapters.Ref{ID: exec + "a\u0085b"}, false},
+		{"invalid UTF-8", adapters.Ref{ID: exec + "a\xffb"}, false},
+		{"run set", adapters.Ref{ID: exec + "x", Run: "x"}, false},
+		{"case differs", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:Execution:orders:x"}, false},
+		{"empty", adapters.Ref{}, false},
+		{"garbage", adapters.Ref{ID: "orders"}, false},
+	}
+	for _, target := range targets {
+		for _, tc := range tests {
+			if got := e.Owns(adapters.Target{Name: target}, tc.ref); got != tc.want {
+				t.Errorf("%s: Owns(%s, %q) = %v, want %v", tc.name, target, tc.ref, got, tc.want)
+			}
+		}
+	}
+
+	for _, target := range []string{
+		"", "orders", "arn:aws:states:us-east-1:123456789012:activity:orders",
+		"arn:aws:states:us-east-1:1234:stateMachine:orders", machine + ":a/b",
+	} {
+		if e.Owns(adapters.Target{Name: target}, adapters.Ref{ID: exec + "x"}) {
+			t.Errorf("Owns(%q, ...) = true for a target that is no state machine ARN", target)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package stepfunctions
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// timeoutError is the error a timed-out execution reports when the engine gives none.
+const timeoutError = "States.Timeout"
+
+// maxMessageCause bounds how much of a failure cause a status message repeats.
+const maxMessageCause = 200
+
+func stateOf(s types.ExecutionStatus) adapters.State {
+	switch s {
+	case types.ExecutionStatusSucceeded:
+		return adapters.Succeeded
+	case types.ExecutionStatusFailed, types.ExecutionStatusTimedOut:
+		return adapters.Failed
+	case types.ExecutionStatusAborted:
+		return adapters.Cancelled
+	default:
+		// RUNNING, PENDING_REDRIVE, and any status AWS adds later: not ended as far as we know.
+		return adapters.Working
+	}
+}
+
+// statusOf maps one DescribeExecution answer. A redriven execution keeps its ARN and reports the
+// status of its latest run, so the message says how often and when it was redriven.
+func statusOf(d *sfn.DescribeExecutionOutput) adapters.Status {
+	st := adapters.Status{
+		State:   stateOf(d.Status),
+		Native:  string(d.Status),
+		Started: aws.ToTime(d.StartDate),
+	}
+	st.Updated = st.Started
+	for _, t := range []*time.Time{d.RedriveDate, d.StopDate} {
+		if t != nil && t.After(st.Updated) {
+			st.Updated = *t
+		}
+	}
+	var msg []string
+	if d.Status == types.ExecutionStatusPendingRedrive {
+		msg = append(msg, "redrive requested, not yet running")
+	}
+	if n := aws.ToInt32(d.RedriveCount); n > 0 {
+		msg = append(msg, fmt.Sprintf("redriven %d %s, last at %s", n, plural(n, "time", "times"),
+			aws.ToTime(d.RedriveDate).UTC().Format(time.RFC3339)))
+	}
+	if st.State == adapters.Failed || st.State == adapters.Cancelled {
+		if e := failure(aws.ToString(d.Error), aws.ToString(d.Cause)); e != "" {
+			msg = append(msg, e)
+		}
+	}
+	st.Message = strings.Join(msg, "; ")
+	return st
+}
+
+// outcomeOf maps one DescribeExecution answer to an outcome; ended is false while it runs.
+func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) {
+	o = adapters.Outcome{State: stateOf(d.Status), Native: string(d.Status)}
+	switch d.Status {
+	case types.ExecutionStatusSucceeded:
+		o.Output = jsonOrNull(d.Output)
+	case types.ExecutionStatusFailed, types.ExecutionStatusTimedOut, types.ExecutionStatusAborted:
+		o.Error, o.Cause = aws.ToString(d.Error), aws.ToString(d.Cause)
+		if d.Status == types.ExecutionStatusTimedOut && o.Error == "" {
+			o.Error = timeoutError
+		}
+	default:
+		return adapters.Outcome{}, false
+	}
+	return o, true
+}
+
+// syncOutcomeOf maps a StartSyncExecution answer (Express state machines).
+func syncOutcomeOf(d *sfn.StartSyncExecutionOutput) adapters.Outcome {
+	if d.Status == types.SyncExecutionStatusSucceeded {
+		return adapters.Outcome{State: adapters.Succeeded, Native: string(d.Status), Output: jsonOrNull(d.Output)}
+	}
+	o := adapters.Outcome{State: adapters.Failed, Native: string(d.Status), Error: aws.ToString(d.Error), Cause: aws.ToString(d.Cause)}
+	if d.Status == types.SyncExecutionStatusTimedOut && o.Error == "" {
+		o.Error = timeoutError
+	}
+	return o
+}
+
+func jsonOrNull(s *string) json.RawMessage {
+	if s == nil || *s == "" {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(*s)
+}
+
+func failure(name, cause string) string {
+	if r := []rune(cause); len(r) > maxMessageCause {
+		cause = string(r[:maxMessageCause]) + "…"
+	}
+	switch {
+	case name != "" && cause != "":
+		return name + ": " + cause
+	case name != "":
+		return name
+	default:
+		return cause
+	}
+}
+
+func plural(n int32, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
