@@ -2,11 +2,7 @@
 // A provider supplies a Harness (the set-up); the suite owns the behaviour.
 package enginetest
 
-import (
-	"testing"
-
-	"github.com/taskgate/taskgate/adapters"
-)
+import "github.com/taskgate/taskgate/adapters"
 
 // Harness sets up one real engine for the suite.
 type Harness interface {
@@ -20,6 +16,7 @@ type Harness interface {
 	//              2 seconds, so it ends Failed with native state "TIMED_OUT".
 	//   "unpolled": like "echo", but no worker serves it, so its executions stay Submitted (engines
 	//              without workers skip the test "Submitted").
+	// "echo" and "fail" must have different Names: the suite checks that Owns keeps them apart.
 	Target(name string) adapters.Target
 	// Missing returns a Ref that Owns accepts for Target("echo") but that names no execution.
 	Missing() adapters.Ref

@@ -1,0 +1,584 @@
+package enginetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// RunConformanceTests runs the suite against the engine that newHarness sets up.
+//
+// Every subtest calls t.Parallel and then newHarness with its own *testing.T, so newHarness runs
+// concurrently and once per subtest: a harness that is costly to build (a client, a worker) should
+// share that set-up across calls and release it in the parent test's t.Cleanup, and make Close
+// release only what one call made. Subtests whose name ShouldSkip reports are skipped with its
+// reason.
+func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"StartDescribeWait", testStartDescribeWait},
+		{"OutcomeBeforeEnd", testOutcomeBeforeEnd},
+		{"Fail", testFail},
+		{"Timeout", testTimeout},
+		{"CancelRunning", testCancelRunning},
+		{"CancelEnded", testCancelEnded},
+		{"KeySameInput", testKeySameInput},
+		{"KeyOtherInput", testKeyOtherInput},
+		{"NoKeyDistinct", testNoKeyDistinct},
+		{"Missing", testMissing},
+		{"Owns", testOwns},
+		{"Run", testRun},
+		{"WaitHonoursContext", testWaitHonoursContext},
+		{"Submitted", testSubmitted},
+		{"ReadAfterCreate", testReadAfterCreate},
+		{"ConcurrentStarts", testConcurrentStarts},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			t.Cleanup(h.Close)
+			if skip, why := h.ShouldSkip(tc.name); skip {
+				t.Skip(why)
+			}
+			tc.fn(t, h)
+		})
+	}
+}
+
+// subtestTimeout bounds each subtest, so that an engine that never answers fails instead of hanging.
+const subtestTimeout = 2 * time.Minute
+
+// settle bounds how long an execution may take to reach a state it was asked for (cancelled).
+const settle = 20 * time.Second
+
+func testStartDescribeWait(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	text := unique(t)
+	// Long enough that a loaded engine (an emulator on two busy cores takes over 2 s for a start
+	// and its read-after-create) cannot finish it before the Describe below.
+	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 5, text)})
+
+	st, err := e.Describe(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Describe right after Start: %v", err)
+	}
+	if st.State != adapters.Submitted && st.State != adapters.Working {
+		t.Errorf("Describe right after Start: state %v (native %q), want submitted or working", st.State, st.Native)
+	}
+	if st.Started.IsZero() {
+		t.Errorf("Describe right after Start: Started is zero")
+	}
+
+	out, err := e.Wait(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	checkSucceeded(t, "Wait", out, text)
+
+	st, err = e.Describe(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Describe after Wait: %v", err)
+	}
+	if st.State != adapters.Succeeded {
+		t.Errorf("Describe after Wait: state %v, want succeeded", st.State)
+	}
+	if st.Native == "" {
+		t.Errorf("Describe after Wait: empty Native")
+	}
+	if st.Started.IsZero() || st.Updated.IsZero() {
+		t.Errorf("Describe after Wait: Started %v, Updated %v: want both set", st.Started, st.Updated)
+	}
+	if st.Updated.Before(st.Started) {
+		t.Errorf("Describe after Wait: Updated %v is before Started %v", st.Updated, st.Started)
+	}
+	if out.Native != st.Native {
+		t.Errorf("Outcome Native %q, Describe Native %q: want the same", out.Native, st.Native)
+	}
+
+	again, err := e.Outcome(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Outcome after Wait: %v", err)
+	}
+	checkSucceeded(t, "Outcome after Wait", again, text)
+}
+
+func testOutcomeBeforeEnd(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	echo := h.Target("echo")
+	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 2, unique(t))})
+	cancelAtCleanup(t, h, echo, r)
+
+	_, err := h.Engine().Outcome(ctx, echo, r)
+	if !errors.Is(err, adapters.ErrNotEnded) {
+		t.Errorf("Outcome of a running execution: error %v, want ErrNotEnded", err)
+	}
+}
+
+func testFail(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, fail := h.Engine(), h.Target("fail")
+	reason := "conformance failure " + unique(t)
+	in := mustJSON(t, map[string]any{"seconds": 1, "reason": reason})
+	r := start(ctx, t, h, fail, adapters.StartRequest{Input: in})
+
+	out, err := e.Wait(ctx, fail, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	want := adapters.Outcome{State: adapters.Failed, Native: out.Native, Error: "Example.Failure", Cause: reason}
+	if out.Native == "" || !reflect.DeepEqual(withoutOutput(out), want) {
+		t.Errorf("Wait: outcome %+v, want failed with a native state, error %q, cause %q", out, want.Error, want.Cause)
+	}
+
+	st, err := e.Describe(ctx, fail, r)
+	if err != nil {
+		t.Fatalf("Describe after Wait: %v", err)
+	}
+	if st.State != adapters.Failed || st.Native != out.Native {
+		t.Errorf("Describe after Wait: state %v native %q, want failed %q", st.State, st.Native, out.Native)
+	}
+	again, err := e.Outcome(ctx, fail, r)
+	if err != nil {
+		t.Fatalf("Outcome after Wait: %v", err)
+	}
+	if !reflect.DeepEqual(withoutOutput(again), want) {
+		t.Errorf("Outcome after Wait: %+v, want %+v", again, want)
+	}
+}
+
+func testTimeout(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, timeout := h.Engine(), h.Target("timeout")
+	r := start(ctx, t, h, timeout, adapters.StartRequest{Input: mustJSON(t, map[string]any{"seconds": 30})})
+
+	out, err := e.Wait(ctx, timeout, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if out.State != adapters.Failed || out.Native != "TIMED_OUT" {
+		t.Errorf("Wait: outcome %+v, want state failed, native TIMED_OUT", out)
+	}
+	if out.Error == "" {
+		t.Errorf("Wait: a timed-out outcome has an empty Error")
+	}
+	st, err := e.Describe(ctx, timeout, r)
+	if err != nil {
+		t.Fatalf("Describe after Wait: %v", err)
+	}
+	if st.State != adapters.Failed || st.Native != "TIMED_OUT" {
+		t.Errorf("Describe after Wait: state %v native %q, want failed TIMED_OUT", st.State, st.Native)
+	}
+}
+
+func testCancelRunning(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
+	reason := "conformance cancel " + unique(t)
+
+	if err := e.Cancel(ctx, echo, r, reason); err != nil {
+		t.Fatalf("Cancel of a running execution: %v", err)
+	}
+	st := awaitTerminal(ctx, t, e, echo, r)
+	if st.State != adapters.Cancelled || st.Native == "" {
+		t.Fatalf("Describe after Cancel: state %v native %q, want cancelled", st.State, st.Native)
+	}
+	out, err := e.Outcome(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Outcome after Cancel: %v", err)
+	}
+	if out.State != adapters.Cancelled || out.Native != st.Native || out.Cause != reason {
+		t.Errorf("Outcome after Cancel: %+v, want state cancelled, native %q, cause %q", out, st.Native, reason)
+	}
+	if err := e.Cancel(ctx, echo, r, reason); !errors.Is(err, adapters.ErrEnded) {
+		t.Errorf("second Cancel: error %v, want ErrEnded", err)
+	}
+}
+
+func testCancelEnded(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	text := unique(t)
+	r, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, text)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkSucceeded(t, "Run", out, text)
+
+	if err := e.Cancel(ctx, echo, r, "too late"); !errors.Is(err, adapters.ErrEnded) {
+		t.Errorf("Cancel of an ended execution: error %v, want ErrEnded", err)
+	}
+	st, err := e.Describe(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Describe after a late Cancel: %v", err)
+	}
+	if st.State != adapters.Succeeded {
+		t.Errorf("Describe after a late Cancel: state %v, want succeeded", st.State)
+	}
+}
+
+func testKeySameInput(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	text := unique(t)
+	req := adapters.StartRequest{Input: echoInput(t, 1, text), Key: "key-" + unique(t)}
+
+	first := start(ctx, t, h, echo, req)
+	second := start(ctx, t, h, echo, req)
+	if second != first {
+		t.Fatalf("same key and input while running: Ref %v, want the first one %v", second, first)
+	}
+	out, err := e.Wait(ctx, echo, first)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	checkSucceeded(t, "Wait", out, text)
+
+	third := start(ctx, t, h, echo, req)
+	if third != first {
+		t.Fatalf("same key and input after the end: Ref %v, want the first one %v", third, first)
+	}
+	st, err := e.Describe(ctx, echo, third)
+	if err != nil {
+		t.Fatalf("Describe after the repeated Start: %v", err)
+	}
+	if st.State != adapters.Succeeded {
+		t.Errorf("Describe after the repeated Start: state %v, want succeeded (no new execution)", st.State)
+	}
+}
+
+func testKeyOtherInput(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	key := "key-" + unique(t)
+	first := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, "one"), Key: key})
+
+	other := adapters.StartRequest{Input: echoInput(t, 0, "two"), Key: key}
+	if r, err := e.Start(ctx, echo, other); !errors.Is(err, adapters.ErrKeyConflict) {
+		t.Errorf("same key, other input: Ref %v, error %v, want ErrKeyConflict", r, err)
+	}
+	if _, err := e.Wait(ctx, echo, first); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if r, err := e.Start(ctx, echo, other); !errors.Is(err, adapters.ErrKeyConflict) {
+		t.Errorf("same key, other input, after the end: Ref %v, error %v, want ErrKeyConflict", r, err)
+	}
+}
+
+func testNoKeyDistinct(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	echo := h.Target("echo")
+	req := adapters.StartRequest{Input: echoInput(t, 0, unique(t))}
+	first := start(ctx, t, h, echo, req)
+	second := start(ctx, t, h, echo, req)
+	if first == second {
+		t.Errorf("two Starts without a key returned the same Ref %v", first)
+	}
+}
+
+func testMissing(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	r := h.Missing()
+	if !e.Owns(echo, r) {
+		t.Fatalf("Owns(echo, Missing()) = false: the harness must return a Ref of the echo target")
+	}
+	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Describe: error %v, want ErrNotFound", err)
+	}
+	if _, err := e.Outcome(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Outcome: error %v, want ErrNotFound", err)
+	}
+	if err := e.Cancel(ctx, echo, r, "missing"); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Cancel: error %v, want ErrNotFound", err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, settle)
+	defer cancel()
+	if _, err := e.Wait(waitCtx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Wait: error %v, want ErrNotFound", err)
+	}
+}
+
+func testOwns(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo, fail := h.Engine(), h.Target("echo"), h.Target("fail")
+	if echo.Name == fail.Name {
+		t.Fatalf("the harness gives echo and fail the same Name %q: they must be distinct targets", echo.Name)
+	}
+	key := "key-" + unique(t)
+	echoRefs := []adapters.Ref{
+		start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, "owned")}),
+		start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, "owned"), Key: key}),
+	}
+	failIn := mustJSON(t, map[string]any{"seconds": 0, "reason": "owned"})
+	failRefs := []adapters.Ref{
+		start(ctx, t, h, fail, adapters.StartRequest{Input: failIn}),
+		start(ctx, t, h, fail, adapters.StartRequest{Input: failIn, Key: key}),
+	}
+	for _, r := range echoRefs {
+		if !e.Owns(echo, r) {
+			t.Errorf("Owns(echo, %v) = false for a Ref that Start returned for echo", r)
+		}
+		if e.Owns(fail, r) {
+			t.Errorf("Owns(fail, %v) = true for a Ref of echo", r)
+		}
+	}
+	for _, r := range failRefs {
+		if !e.Owns(fail, r) {
+			t.Errorf("Owns(fail, %v) = false for a Ref that Start returned for fail", r)
+		}
+		if e.Owns(echo, r) {
+			t.Errorf("Owns(echo, %v) = true for a Ref of fail", r)
+		}
+	}
+	if !e.Owns(echo, h.Missing()) {
+		t.Errorf("Owns(echo, Missing()) = false")
+	}
+	if e.Owns(echo, adapters.Ref{}) {
+		t.Errorf("Owns(echo, Ref{}) = true")
+	}
+	foreign := h.Foreign()
+	if len(foreign) == 0 {
+		t.Errorf("the harness returns no Foreign refs")
+	}
+	for _, r := range foreign {
+		if e.Owns(echo, r) {
+			t.Errorf("Owns(echo, %#v) = true for a Foreign ref", r)
+		}
+	}
+}
+
+func testRun(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	text := unique(t)
+	r, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, text)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkSucceeded(t, "Run", out, text)
+	if !e.Owns(echo, r) {
+		t.Errorf("Owns(echo, %v) = false for the Ref that Run returned", r)
+	}
+	st, err := e.Describe(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Describe after Run: %v", err)
+	}
+	if st.State != adapters.Succeeded {
+		t.Errorf("Describe after Run: state %v, want succeeded", st.State)
+	}
+}
+
+func testWaitHonoursContext(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
+	cancelAtCleanup(t, h, echo, r)
+
+	// The execution runs for a minute: returning well before that proves Wait watched ctx.
+	const promptly = 15 * time.Second
+
+	cancelCtx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	begin := time.Now()
+	_, err := e.Wait(cancelCtx, echo, r)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait with a cancelled context: error %v, want context.Canceled", err)
+	}
+	if d := time.Since(begin); d > promptly {
+		t.Errorf("Wait with a cancelled context returned after %v", d)
+	}
+
+	deadlineCtx, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel2()
+	begin = time.Now()
+	_, err = e.Wait(deadlineCtx, echo, r)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait past its deadline: error %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(begin); d > promptly {
+		t.Errorf("Wait past its deadline returned after %v", d)
+	}
+}
+
+func testSubmitted(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, unpolled := h.Engine(), h.Target("unpolled")
+	r := start(ctx, t, h, unpolled, adapters.StartRequest{Input: echoInput(t, 0, unique(t))})
+	cancelAtCleanup(t, h, unpolled, r)
+
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		st, err := e.Describe(ctx, unpolled, r)
+		if err != nil {
+			t.Fatalf("Describe: %v", err)
+		}
+		if st.State != adapters.Submitted || st.Native == "" {
+			t.Errorf("Describe #%d of an execution no worker serves: state %v native %q, want submitted", i+1, st.State, st.Native)
+		}
+	}
+	if _, err := e.Outcome(ctx, unpolled, r); !errors.Is(err, adapters.ErrNotEnded) {
+		t.Errorf("Outcome of a submitted execution: error %v, want ErrNotEnded", err)
+	}
+}
+
+func testReadAfterCreate(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	for range 5 {
+		r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t))})
+		st, err := e.Describe(ctx, echo, r)
+		if err != nil {
+			t.Fatalf("Describe right after Start of %v: %v", r, err)
+		}
+		if st.State == adapters.Failed || st.State == adapters.Cancelled {
+			t.Errorf("Describe right after Start of %v: state %v", r, st.State)
+		}
+	}
+}
+
+func testConcurrentStarts(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	const n = 20
+	refs := make([]adapters.Ref, n)
+	errs := make([]error, n)
+	texts := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		texts[i] = unique(t)
+		in := echoInput(t, 0, texts[i])
+		wg.Go(func() { refs[i], errs[i] = e.Start(ctx, echo, adapters.StartRequest{Input: in}) })
+	}
+	wg.Wait()
+	seen := map[adapters.Ref]int{}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Start #%d: %v", i, err)
+		}
+		if j, dup := seen[refs[i]]; dup {
+			t.Errorf("concurrent Starts #%d and #%d returned the same Ref %v", j, i, refs[i])
+		}
+		seen[refs[i]] = i
+		if !e.Owns(echo, refs[i]) {
+			t.Errorf("Owns(echo, %v) = false for a Ref Start returned", refs[i])
+		}
+	}
+	outs := make([]adapters.Outcome, n)
+	for i := range n {
+		wg.Go(func() { outs[i], errs[i] = e.Wait(ctx, echo, refs[i]) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("Wait #%d: %v", i, errs[i])
+			continue
+		}
+		checkSucceeded(t, "Wait", outs[i], texts[i])
+	}
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), subtestTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// start starts one execution and fails the test if it cannot, or if Owns rejects the Ref.
+func start(ctx context.Context, t *testing.T, h Harness, tg adapters.Target, req adapters.StartRequest) adapters.Ref {
+	t.Helper()
+	r, err := h.Engine().Start(ctx, tg, req)
+	if err != nil {
+		t.Fatalf("Start %s: %v", tg.Name, err)
+	}
+	if !h.Engine().Owns(tg, r) {
+		t.Fatalf("Owns(%s, %v) = false for the Ref Start returned", tg.Name, r)
+	}
+	return r
+}
+
+// cancelAtCleanup stops an execution the test leaves running, so that it does not outlive the test.
+func cancelAtCleanup(t *testing.T, h Harness, tg adapters.Target, r adapters.Ref) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = h.Engine().Cancel(ctx, tg, r, "conformance test cleanup")
+	})
+}
+
+// awaitTerminal polls Describe until the execution ends, or fails the test after settle.
+func awaitTerminal(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref) adapters.Status {
+	t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatalf("Describe %v: %v", r, err)
+		}
+		if st.State.Terminal() {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v still %v (native %q) after %v", r, st.State, st.Native, settle)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func checkSucceeded(t *testing.T, what string, out adapters.Outcome, text string) {
+	t.Helper()
+	if out.State != adapters.Succeeded || out.Native == "" || out.Error != "" || out.Cause != "" {
+		t.Errorf("%s: outcome %+v, want succeeded with a native state and no error", what, out)
+	}
+	var got any
+	if err := json.Unmarshal(out.Output, &got); err != nil {
+		t.Errorf("%s: output %q is not JSON: %v", what, out.Output, err)
+		return
+	}
+	if want := map[string]any{"text": text}; !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: output %s, want {\"text\":%q}", what, out.Output, text)
+	}
+}
+
+// withoutOutput drops Output, which a failed execution may or may not carry.
+func withoutOutput(o adapters.Outcome) adapters.Outcome {
+	o.Output = nil
+	return o
+}
+
+func echoInput(t *testing.T, seconds float64, text string) json.RawMessage {
+	t.Helper()
+	return mustJSON(t, map[string]any{"seconds": seconds, "text": text})
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// unique returns a string no other test run uses, readable in the engine's own tools.
+func unique(t *testing.T) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return strings.ReplaceAll(t.Name(), "/", ".") + "-" + hex.EncodeToString(b[:])
+}

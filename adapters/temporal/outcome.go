@@ -1,0 +1,246 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Outcome reads how the execution ended, from the close event of the last run of its chain.
+func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	what := "read the outcome of " + r.String()
+	c, err := e.chain(ctx, what, r)
+	if err != nil {
+		return adapters.Outcome{}, err
+	}
+	info := c.latest.GetWorkflowExecutionInfo()
+	runID := info.GetExecution().GetRunId()
+	out := adapters.Outcome{Native: native(info.GetStatus())}
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+		return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w (%s); wait for it or poll its status", what, adapters.ErrNotEnded, out.Native)
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		ev, err := e.closeEvent(ctx, what, r.ID, runID, false)
+		if err != nil {
+			return adapters.Outcome{}, err
+		}
+		out.State = adapters.Succeeded
+		if out.Output, err = e.jsonResult(ev.GetWorkflowExecutionCompletedEventAttributes().GetResult()); err != nil {
+			return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w", what, err)
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		ev, err := e.closeEvent(ctx, what, r.ID, runID, false)
+		if err != nil {
+			return adapters.Outcome{}, err
+		}
+		out.State = adapters.Failed
+		out.Error, out.Cause = failureOf(ev.GetWorkflowExecutionFailedEventAttributes().GetFailure())
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		out.State, out.Error, out.Cause = adapters.Failed, "TimedOut", timeoutCause(c.latest)
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		out.State = adapters.Cancelled
+		if out.Cause, err = e.cancelReason(ctx, what, r.ID, runID); err != nil {
+			return adapters.Outcome{}, err
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		ev, err := e.closeEvent(ctx, what, r.ID, runID, false)
+		if err != nil {
+			return adapters.Outcome{}, err
+		}
+		out.State, out.Cause = adapters.Cancelled, ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
+	default:
+		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, info.GetStatus())
+	}
+	return out, nil
+}
+
+// Wait long-polls the close event of the chain's current run, follows continue-as-new, and then
+// reads the outcome.
+func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	what := "wait for " + r.String()
+	c, err := e.chain(ctx, what, r)
+	if err != nil {
+		return adapters.Outcome{}, err
+	}
+	if closed(c.status()) {
+		return e.Outcome(ctx, t, r)
+	}
+	runID := c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	for {
+		ev, err := e.closeEvent(ctx, what, r.ID, runID, true)
+		if err != nil {
+			return adapters.Outcome{}, err
+		}
+		next := ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+		if next == "" {
+			return e.Outcome(ctx, t, r)
+		}
+		runID = next
+	}
+}
+
+func closed(s enumspb.WorkflowExecutionStatus) bool {
+	return s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && s != enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
+}
+
+// Cancel requests cancellation of the chain's current run, with reason as the request's reason.
+// The workflow decides how to stop; Describe reads Cancelled once it has.
+func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+	what := "cancel " + r.String()
+	// The server accepts a cancel request for a closed workflow as a no-op, so look first.
+	c, err := e.chain(ctx, what, r)
+	if err != nil {
+		return err
+	}
+	if closed(c.status()) {
+		return fmt.Errorf("temporal: %s: %w (%s)", what, adapters.ErrEnded, native(c.status()))
+	}
+	_, err = e.svc.RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
+		Namespace:           e.namespace,
+		WorkflowExecution:   &commonpb.WorkflowExecution{WorkflowId: r.ID},
+		Identity:            identity,
+		RequestId:           uuid.NewString(),
+		FirstExecutionRunId: r.Run,
+		Reason:              reason,
+	})
+	if err != nil {
+		return e.fail(ctx, what, err)
+	}
+	return nil
+}
+
+// closeEvent reads the close event of one run; with wait, it long-polls until the run closes.
+func (e *Engine) closeEvent(ctx context.Context, what, id, runID string, wait bool) (*historypb.HistoryEvent, error) {
+	req := &workflowservice.GetWorkflowExecutionHistoryRequest{
+		Namespace:              e.namespace,
+		Execution:              &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
+		WaitNewEvent:           wait,
+		HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+		SkipArchival:           true,
+	}
+	callCtx := ctx
+	if wait {
+		// The caller's deadline is kept from the server: a server ending the poll at that deadline
+		// answers with a cancellation that can arrive before ctx itself reports it.
+		pollCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
+		callCtx = pollCtx
+	}
+	for {
+		resp, err := e.svc.GetWorkflowExecutionHistory(callCtx, req)
+		if err != nil {
+			return nil, e.fail(ctx, what, err)
+		}
+		if events := resp.GetHistory().GetEvents(); len(events) > 0 {
+			return events[len(events)-1], nil
+		}
+		// A long poll that timed out on the server returns no events and a token to poll on with.
+		if len(resp.GetNextPageToken()) == 0 {
+			return nil, fmt.Errorf("temporal: %s: run %s has no close event", what, runID)
+		}
+		req.NextPageToken = resp.GetNextPageToken()
+	}
+}
+
+// cancelReason finds the reason of the cancel request that ended a run, reading its history
+// backwards from the close event. Empty when the workflow cancelled without a request.
+func (e *Engine) cancelReason(ctx context.Context, what, id, runID string) (string, error) {
+	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
+		Namespace:       e.namespace,
+		Execution:       &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
+		MaximumPageSize: 32,
+	}
+	for {
+		resp, err := e.svc.GetWorkflowExecutionHistoryReverse(ctx, req)
+		if err != nil {
+			return "", e.fail(ctx, what, err)
+		}
+		for _, ev := range resp.GetHistory().GetEvents() {
+			if attrs := ev.GetWorkflowExecutionCancelRequestedEventAttributes(); attrs != nil {
+				return attrs.GetCause(), nil
+			}
+		}
+		if len(resp.GetNextPageToken()) == 0 {
+			return "", nil
+		}
+		req.NextPageToken = resp.GetNextPageToken()
+	}
+}
+
+// jsonResult turns a workflow result into JSON: JSON payloads as they are, anything else through
+// the data converter.
+func (e *Engine) jsonResult(p *commonpb.Payloads) (json.RawMessage, error) {
+	if len(p.GetPayloads()) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	payload := p.GetPayloads()[0]
+	switch string(payload.GetMetadata()[converter.MetadataEncoding]) {
+	case converter.MetadataEncodingJSON:
+		if !json.Valid(payload.GetData()) {
+			return nil, errors.New("the workflow result is not valid JSON")
+		}
+		return payload.GetData(), nil
+	case converter.MetadataEncodingNil:
+		return json.RawMessage("null"), nil
+	}
+	var v any
+	if err := e.dc.FromPayload(payload, &v); err != nil {
+		return nil, fmt.Errorf("the workflow result cannot be read as JSON: %w", err)
+	}
+	return json.Marshal(v)
+}
+
+// failureOf names a workflow failure: the application error type (or the failure's kind when it is
+// not an application error) and its message. Activity, child workflow and Nexus failures are
+// wrappers: what failed is their cause.
+func failureOf(f *failurepb.Failure) (name, message string) {
+	for f != nil {
+		switch info := f.GetFailureInfo().(type) {
+		case *failurepb.Failure_ApplicationFailureInfo:
+			if name = info.ApplicationFailureInfo.GetType(); name == "" {
+				name = "ApplicationFailure"
+			}
+			return name, f.GetMessage()
+		case *failurepb.Failure_ActivityFailureInfo, *failurepb.Failure_ChildWorkflowExecutionFailureInfo,
+			*failurepb.Failure_NexusOperationExecutionFailureInfo:
+			if f.GetCause() == nil {
+				return "Failure", f.GetMessage()
+			}
+			f = f.GetCause()
+		case *failurepb.Failure_TimeoutFailureInfo:
+			return "TimeoutFailure", f.GetMessage()
+		case *failurepb.Failure_CanceledFailureInfo:
+			return "CanceledFailure", f.GetMessage()
+		case *failurepb.Failure_TerminatedFailureInfo:
+			return "TerminatedFailure", f.GetMessage()
+		case *failurepb.Failure_ServerFailureInfo:
+			return "ServerFailure", f.GetMessage()
+		default:
+			return "Failure", f.GetMessage()
+		}
+	}
+	return "Failure", ""
+}
+
+func timeoutCause(d *workflowservice.DescribeWorkflowExecutionResponse) string {
+	cfg := d.GetExecutionConfig()
+	if t := cfg.GetWorkflowExecutionTimeout(); t != nil && t.AsDuration() > 0 {
+		return fmt.Sprintf("the workflow did not finish within its execution timeout of %s", t.AsDuration())
+	}
+	if t := cfg.GetWorkflowRunTimeout(); t != nil && t.AsDuration() > 0 {
+		return fmt.Sprintf("the workflow run did not finish within its run timeout of %s", t.AsDuration())
+	}
+	return "the workflow timed out"
+}

@@ -1,0 +1,180 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// maxChain bounds how many continue-as-new links chain follows one by one (only needed when the
+// workflow id was reused after the chain ended, so that the latest run belongs to another chain).
+const maxChain = 1000
+
+// chain is the execution a Ref names: its first run and the run its continue-as-new chain has
+// reached (the same run when it never continued as new).
+type chain struct {
+	first, latest *workflowservice.DescribeWorkflowExecutionResponse
+}
+
+func (c chain) status() enumspb.WorkflowExecutionStatus {
+	return c.latest.GetWorkflowExecutionInfo().GetStatus()
+}
+
+func (c chain) continued() bool {
+	return c.first.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+}
+
+// Describe reads the execution's state: one DescribeWorkflowExecution, two when it continued as
+// new (the first run, then the latest one).
+func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	c, err := e.chain(ctx, "describe "+r.String(), r)
+	if err != nil {
+		return adapters.Status{}, err
+	}
+	info, latest := c.first.GetWorkflowExecutionInfo(), c.latest.GetWorkflowExecutionInfo()
+	st := adapters.Status{Native: native(c.status()), Started: asTime(info.GetStartTime()), Updated: asTime(latest.GetStartTime())}
+	if closed := latest.GetCloseTime(); closed != nil {
+		st.Updated = closed.AsTime()
+	}
+	switch c.status() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		st.State = adapters.Working
+		if !c.continued() && submitted(c.latest) {
+			st.State = adapters.Submitted
+			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", latest.GetTaskQueue())
+		}
+		if c.latest.GetWorkflowExtendedInfo().GetCancelRequested() {
+			st.Message = "cancellation requested"
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+		st.State, st.Message = adapters.Working, "paused"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		st.State = adapters.Succeeded
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		st.State = adapters.Failed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		st.State = adapters.Cancelled
+	default:
+		return adapters.Status{}, fmt.Errorf("temporal: describe %v: unknown workflow status %s", r, c.status())
+	}
+	return st, nil
+}
+
+// submitted reports whether no worker has picked up the run's first workflow task yet. Until then
+// the history holds the start event and the first workflow task's scheduled event, and nothing
+// else unless a signal or cancel request came in first; a worker starting the task adds a third
+// event (or makes the pending task STARTED), completing it adds an auto-reset point, and a failed
+// or timed-out attempt shows as attempt 2 and more.
+func submitted(d *workflowservice.DescribeWorkflowExecutionResponse) bool {
+	info, task := d.GetWorkflowExecutionInfo(), d.GetPendingWorkflowTask()
+	scheduled := task.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && task.GetAttempt() <= 1
+	if info.GetHistoryLength() <= 2 {
+		return task == nil || scheduled
+	}
+	return scheduled && len(info.GetAutoResetPoints().GetPoints()) == 0
+}
+
+// native is the status's enum name without its prefix: "RUNNING", "CONTINUED_AS_NEW" (String()
+// gives "Running").
+func native(s enumspb.WorkflowExecutionStatus) string {
+	return strings.TrimPrefix(enumspb.WorkflowExecutionStatus_name[int32(s)], "WORKFLOW_EXECUTION_STATUS_")
+}
+
+func asTime(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+// chain describes the run r names and, when it continued as new, the latest run of its chain.
+// An empty r.Run names the latest chain of the workflow id.
+func (e *Engine) chain(ctx context.Context, what string, r adapters.Ref) (chain, error) {
+	first, err := e.describe(ctx, what, r.ID, r.Run)
+	if err != nil {
+		return chain{}, err
+	}
+	c := chain{first: first, latest: first}
+	if !c.continued() {
+		return c, nil
+	}
+	// Usually the workflow id's latest run is the end of this chain: one call.
+	latest, err := e.describe(ctx, what, r.ID, "")
+	if err != nil {
+		return chain{}, err
+	}
+	if latest.GetWorkflowExecutionInfo().GetFirstRunId() == first.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
+		c.latest = latest
+		return c, nil
+	}
+	for range maxChain {
+		next, err := e.nextRun(ctx, what, r.ID, c.latest)
+		if err != nil {
+			return chain{}, err
+		}
+		if c.latest, err = e.describe(ctx, what, r.ID, next); err != nil {
+			return chain{}, err
+		}
+		if c.status() != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			return c, nil
+		}
+	}
+	return chain{}, fmt.Errorf("temporal: %s: the continue-as-new chain is longer than %d runs", what, maxChain)
+}
+
+// nextRun reads the run id a continued-as-new run continued into.
+func (e *Engine) nextRun(ctx context.Context, what, id string, d *workflowservice.DescribeWorkflowExecutionResponse) (string, error) {
+	ev, err := e.closeEvent(ctx, what, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), false)
+	if err != nil {
+		return "", err
+	}
+	next := ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+	if next == "" {
+		return "", fmt.Errorf("temporal: %s: run %s continued as new, but its close event names no new run", what, d.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+	}
+	return next, nil
+}
+
+func (e *Engine) describe(ctx context.Context, what, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	resp, err := e.svc.DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: e.namespace,
+		Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
+	})
+	if err != nil {
+		return nil, e.fail(ctx, what, err)
+	}
+	return resp, nil
+}
+
+// fail turns an SDK or service error into one that wraps the adapters error callers test for.
+func (e *Engine) fail(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("temporal: %s: %w", what, ctx.Err())
+	}
+	var nsMissing *serviceerror.NamespaceNotFound
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nsMissing):
+		return fmt.Errorf("temporal: %s: namespace %q does not exist on %s: create it (temporal operator namespace create) or fix the namespace setting: %w", what, e.namespace, e.address, err)
+	case errors.As(err, &notFound):
+		return fmt.Errorf("temporal: %s: %w in namespace %q: %w", what, adapters.ErrNotFound, e.namespace, err)
+	}
+	switch serviceerror.ToStatus(err).Code() {
+	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted:
+		return fmt.Errorf("temporal: %s: %w at %s, retry later: %w", what, adapters.ErrUnavailable, e.address, err)
+	case codes.InvalidArgument:
+		return fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err)
+	}
+	return fmt.Errorf("temporal: %s: %w", what, err)
+}

@@ -1,0 +1,321 @@
+// Package temporal serves Temporal workflows as taskgate executions: an adapters.Engine on
+// go.temporal.io/sdk.
+//
+// A Ref is the workflow id and the run id of the chain's first run; every call asks the Temporal
+// frontend. Workflow ids are "taskgate/<workflow type>/<uuid>" for a fresh start and
+// "taskgate/<workflow type>/k-<32 hex>" (from the SHA-256 of the idempotency key) for a keyed one,
+// which lets Owns tell a target's executions from any other without a call. The SHA-256 of the
+// input and the caller are kept in the workflow's memo, so that a repeated key can be checked
+// against them.
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/google/uuid"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Memo keys that Start records on every workflow it starts.
+const (
+	// MemoInputSHA256 is the hex SHA-256 of the compacted JSON input.
+	MemoInputSHA256 = "taskgate.input_sha256"
+	// MemoCaller is StartRequest.Caller, when not empty.
+	MemoCaller = "taskgate.caller"
+)
+
+const (
+	idPrefix    = "taskgate/"
+	keyIDPrefix = "k-"
+	identity    = "taskgate"
+)
+
+// Config is how to reach one Temporal namespace.
+type Config struct {
+	// Address is the frontend's host:port, e.g. "127.0.0.1:7233".
+	Address string
+	// Namespace defaults to "default".
+	Namespace string
+	// TLS, when set, is used for the connection (Temporal Cloud, mTLS). Nil: plaintext.
+	TLS *tls.Config
+	// APIKey, when set, is sent with every call (Temporal Cloud API keys).
+	APIKey string
+}
+
+// Engine is a connection to one Temporal namespace. It is safe for concurrent use.
+type Engine struct {
+	client    client.Client
+	svc       workflowservice.WorkflowServiceClient
+	namespace string
+	address   string
+	dc        converter.DataConverter
+}
+
+var _ adapters.Engine = (*Engine)(nil)
+
+// New dials the frontend at cfg.Address and checks that it answers.
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Address == "" {
+		return nil, errors.New("temporal: no address: set the Temporal frontend's host:port")
+	}
+	ns := cfg.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	opts := client.Options{
+		HostPort:          cfg.Address,
+		Namespace:         ns,
+		ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS},
+		Logger:            log.NewStructuredLogger(slog.Default()),
+	}
+	if cfg.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("temporal: connecting to %s: %w", cfg.Address, ctx.Err())
+		}
+		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", cfg.Address, err)
+	}
+	return &Engine{
+		client:    c,
+		svc:       c.WorkflowService(),
+		namespace: ns,
+		address:   cfg.Address,
+		dc:        converter.GetDefaultDataConverter(),
+	}, nil
+}
+
+// Client is the underlying SDK client, for callers that also run workers on the same connection.
+func (e *Engine) Client() client.Client { return e.client }
+
+// Close closes the connection.
+func (e *Engine) Close() error {
+	e.client.Close()
+	return nil
+}
+
+// Check verifies that the namespace exists and that t names a workflow type and a task queue. No
+// worker polling the task queue is a warning, not an error: workers may start after taskgate.
+func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+	if err := checkTarget(t); err != nil {
+		return adapters.TargetInfo{}, err
+	}
+	if _, err := e.svc.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: e.namespace}); err != nil {
+		return adapters.TargetInfo{}, e.fail(ctx, "checking namespace "+e.namespace, err)
+	}
+	resp, err := e.svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     e.namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: t.Queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
+	})
+	if err != nil {
+		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+t.Queue, err)
+	}
+	var info adapters.TargetInfo
+	if len(resp.GetPollers()) == 0 {
+		info.Warnings = append(info.Warnings, fmt.Sprintf(
+			"no worker polls task queue %q in namespace %q: executions of %s stay submitted until a worker that registers it polls that queue",
+			t.Queue, e.namespace, t.Name))
+	}
+	return info, nil
+}
+
+func checkTarget(t adapters.Target) error {
+	if t.Name == "" {
+		return fmt.Errorf("temporal: %w: the target has no workflow type: set its name", adapters.ErrInvalid)
+	}
+	if t.Queue == "" {
+		return fmt.Errorf("temporal: %w: target %s has no task queue: set the queue its workers poll", adapters.ErrInvalid, t.Name)
+	}
+	return nil
+}
+
+// Start starts one workflow execution. With a Key, the workflow id comes from the key, and a
+// second Start with the same key returns the first execution (running or ended) if the input and
+// caller match, else an error wrapping adapters.ErrKeyConflict.
+func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	if err := checkTarget(t); err != nil {
+		return adapters.Ref{}, err
+	}
+	input, sum, err := canonicalInput(req.Input)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	payloads, err := e.dc.ToPayloads(input)
+	if err != nil {
+		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the input: %w", t.Name, err)
+	}
+	memo, err := e.memo(sum, req.Caller)
+	if err != nil {
+		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the memo: %w", t.Name, err)
+	}
+	sreq := &workflowservice.StartWorkflowExecutionRequest{
+		Namespace:    e.namespace,
+		WorkflowId:   idPrefix + t.Name + "/" + uuid.NewString(),
+		WorkflowType: &commonpb.WorkflowType{Name: t.Name},
+		TaskQueue:    &taskqueuepb.TaskQueue{Name: t.Queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		Input:        payloads,
+		Identity:     identity,
+		RequestId:    uuid.NewString(),
+		Memo:         &commonpb.Memo{Fields: memo},
+	}
+	if t.Timeout > 0 {
+		sreq.WorkflowExecutionTimeout = durationpb.New(t.Timeout)
+	}
+	if req.Key != "" {
+		sreq.WorkflowId = keyWorkflowID(t, req.Key)
+		// A running execution with this id is returned as is; an ended one is reported as already
+		// started: either way no second execution starts, and existing() checks the input.
+		sreq.WorkflowIdConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+		sreq.WorkflowIdReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
+	resp, err := e.svc.StartWorkflowExecution(ctx, sreq)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case err == nil && resp.GetStarted():
+		return adapters.Ref{ID: sreq.WorkflowId, Run: resp.GetRunId()}, nil
+	case err == nil && req.Key != "":
+		return e.existing(ctx, t, req, sreq.WorkflowId, resp.GetRunId(), sum)
+	case errors.As(err, &started) && req.Key != "":
+		return e.existing(ctx, t, req, sreq.WorkflowId, started.RunId, sum)
+	case err == nil:
+		return adapters.Ref{}, fmt.Errorf("temporal: start %s: the server did not start workflow %s and gave no reason", t.Name, sreq.WorkflowId)
+	default:
+		return adapters.Ref{}, e.fail(ctx, "start "+t.Name, err)
+	}
+}
+
+// existing checks that the execution an idempotency key already names was started with the same
+// input by the same caller, and returns its Ref. runID is any run of its chain.
+func (e *Engine) existing(ctx context.Context, t adapters.Target, req adapters.StartRequest, id, runID, sum string) (adapters.Ref, error) {
+	what := "start " + t.Name
+	d, err := e.describe(ctx, what, id, runID)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	first := d.GetWorkflowExecutionInfo().GetFirstRunId()
+	if first == "" {
+		first = runID
+	}
+	// The memo is read from the first run: the one Start wrote it on.
+	if first != runID {
+		if d, err = e.describe(ctx, what, id, first); err != nil {
+			return adapters.Ref{}, err
+		}
+	}
+	// The caller is checked first, so that no caller learns of another's workflow.
+	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
+	if e.memoString(fields[MemoCaller]) != req.Caller {
+		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: another caller used this key; use a new key", what, adapters.ErrKeyConflict)
+	}
+	if e.memoString(fields[MemoInputSHA256]) != sum {
+		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: workflow %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, id)
+	}
+	return adapters.Ref{ID: id, Run: first}, nil
+}
+
+// canonicalInput validates and compacts the input (empty means JSON null) and returns it with its
+// hex SHA-256.
+func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
+	if len(in) == 0 {
+		in = json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, in); err != nil {
+		return nil, "", fmt.Errorf("temporal: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return b.Bytes(), hex.EncodeToString(sum[:]), nil
+}
+
+func keyWorkflowID(t adapters.Target, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return idPrefix + t.Name + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
+}
+
+func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
+	fields := map[string]*commonpb.Payload{}
+	values := map[string]string{MemoInputSHA256: sum}
+	if caller != "" {
+		values[MemoCaller] = caller
+	}
+	for k, v := range values {
+		p, err := e.dc.ToPayload(v)
+		if err != nil {
+			return nil, err
+		}
+		fields[k] = p
+	}
+	return fields, nil
+}
+
+// memoString decodes a string memo field; missing or undecodable reads as empty.
+func (e *Engine) memoString(p *commonpb.Payload) string {
+	var s string
+	if p == nil || e.dc.FromPayload(p, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// Owns reports whether r is shaped like an execution Start returns for t: a workflow id of t's
+// workflow type with a UUID or key suffix, and a UUID run id.
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
+	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/")
+	if !ok || t.Name == "" || !isUUID(r.Run) {
+		return false
+	}
+	if h, ok := strings.CutPrefix(rest, keyIDPrefix); ok {
+		return isLowerHex(h, 32)
+	}
+	return isUUID(rest)
+}
+
+// isUUID accepts only the canonical lowercase form, the one Temporal and uuid.NewString produce.
+func isUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
+}
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Run starts an execution and waits for its outcome.
+func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+	r, err := e.Start(ctx, t, req)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, err
+	}
+	out, err := e.Wait(ctx, t, r)
+	return r, out, err
+}

@@ -1,0 +1,498 @@
+package temporal_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
+	"github.com/taskgate/taskgate/adapters/temporal"
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/testenv"
+)
+
+// env is one engine and one in-process worker serving the examples on a task queue of its own.
+type env struct {
+	engine   *temporal.Engine
+	queue    string
+	unpolled string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	addr := testenv.TemporalAddress(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	e, err := temporal.New(ctx, temporal.Config{Address: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	queue := "taskgate-test-" + uuid.NewString()
+	w := worker.New(e.Client(), queue, worker.Options{})
+	temporalexamples.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatalf("starting the worker: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	return &env{engine: e, queue: queue, unpolled: "taskgate-unpolled-" + uuid.NewString()}
+}
+
+func (v *env) target(name string) adapters.Target {
+	return adapters.Target{Name: name, Queue: v.queue}
+}
+
+type harness struct {
+	t *testing.T
+	*env
+}
+
+func (h *harness) Engine() adapters.Engine { return h.engine }
+
+func (h *harness) Target(name string) adapters.Target {
+	switch name {
+	case "echo":
+		return h.target(temporalexamples.WaitAndEchoName)
+	case "fail":
+		return h.target(temporalexamples.WaitAndFailName)
+	case "timeout":
+		tg := h.target(temporalexamples.WaitAndEchoName)
+		tg.Timeout = 2 * time.Second
+		return tg
+	case "unpolled":
+		// The timeout only keeps executions nobody will ever serve from piling up in the server.
+		return adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: h.unpolled, Timeout: time.Minute}
+	}
+	h.t.Fatalf("the harness has no target %q", name)
+	return adapters.Target{}
+}
+
+func (h *harness) Missing() adapters.Ref {
+	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: uuid.NewString()}
+}
+
+func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
+
+func foreignRefs() []adapters.Ref {
+	id, run := uuid.NewString(), uuid.NewString()
+	return []adapters.Ref{
+		{ID: "taskgate/WaitAndFail/" + id, Run: run},
+		{ID: "taskgate/WaitAndEchoAgain/" + id, Run: run},
+		{ID: "taskgate/WaitAndEcho/" + id + "/x", Run: run},
+		{ID: "other/WaitAndEcho/" + id, Run: run},
+		{ID: "WaitAndEcho/" + id, Run: run},
+		{ID: "taskgate/WaitAndEcho/" + id},
+		{ID: "taskgate/WaitAndEcho/" + id, Run: "not-a-uuid"},
+		{ID: "taskgate/WaitAndEcho/" + id, Run: strings.ToUpper(run)},
+		{ID: "taskgate/WaitAndEcho/" + strings.ToUpper(id), Run: run},
+		{ID: "taskgate/WaitAndEcho/not-a-uuid", Run: run},
+		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("a", 31), Run: run},
+		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("A", 32), Run: run},
+		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("g", 32), Run: run},
+		{ID: "taskgate/WaitAndEcho/", Run: run},
+		{ID: run, Run: run},
+	}
+}
+
+func (h *harness) ShouldSkip(string) (bool, string) { return false, "" }
+
+func (h *harness) Close() {}
+
+func TestConformance(t *testing.T) {
+	v := newEnv(t)
+	enginetest.RunConformanceTests(t, func(t *testing.T) enginetest.Harness { return &harness{t: t, env: v} })
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func start(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, in any, key string) adapters.Ref {
+	t.Helper()
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: b, Key: key})
+	if err != nil {
+		t.Fatalf("Start %s: %v", tg.Name, err)
+	}
+	return r
+}
+
+// describeRun reads one run as the server reports it, bypassing the adapter.
+func describeRun(ctx context.Context, t *testing.T, e *temporal.Engine, r adapters.Ref) *workflowservice.DescribeWorkflowExecutionResponse {
+	t.Helper()
+	d, err := e.Client().DescribeWorkflow(ctx, r.ID, r.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.RawResponse
+}
+
+func TestContinueAsNewFollowsTheChain(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(temporalexamples.ContinueAsNewEchoName)
+	r := start(ctx, t, e, tg, map[string]any{"seconds": 1, "text": "chained"}, "")
+
+	out, err := e.Wait(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	want := adapters.Outcome{State: adapters.Succeeded, Native: "COMPLETED", Output: json.RawMessage(`{"text":"chained"}`)}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("Wait: %+v, want %+v", out, want)
+	}
+	first := describeRun(ctx, t, e, r)
+	if got := first.GetWorkflowExecutionInfo().GetStatus(); got != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+		t.Fatalf("the first run is %v: the workflow did not continue as new", got)
+	}
+	st, err := e.Describe(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if st.State != adapters.Succeeded || st.Native != "COMPLETED" {
+		t.Errorf("Describe: state %v native %q, want succeeded COMPLETED", st.State, st.Native)
+	}
+	if !st.Started.Equal(first.GetWorkflowExecutionInfo().GetStartTime().AsTime()) {
+		t.Errorf("Describe: Started %v, want the first run's start %v", st.Started, first.GetWorkflowExecutionInfo().GetStartTime().AsTime())
+	}
+	again, err := e.Outcome(ctx, tg, r)
+	if err != nil || !reflect.DeepEqual(again, want) {
+		t.Errorf("Outcome: %+v, %v; want %+v", again, err, want)
+	}
+	if err := e.Cancel(ctx, tg, r, "late"); !errors.Is(err, adapters.ErrEnded) {
+		t.Errorf("Cancel of the ended chain: %v, want ErrEnded", err)
+	}
+}
+
+func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(temporalexamples.ContinueAsNewEchoName)
+	r := start(ctx, t, e, tg, map[string]any{"seconds": 2, "text": "cancel me"}, "")
+
+	// Wait until the chain is in its second run, then cancel through the first run's Ref.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if describeRun(ctx, t, e, r).GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the workflow did not continue as new in time")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st, err := e.Describe(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if st.State != adapters.Working || st.Native != "RUNNING" {
+		t.Fatalf("Describe of the continued chain: state %v native %q, want working RUNNING", st.State, st.Native)
+	}
+	if err := e.Cancel(ctx, tg, r, "stop the second run"); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	out, err := e.Wait(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	want := adapters.Outcome{State: adapters.Cancelled, Native: "CANCELED", Cause: "stop the second run"}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("Wait: %+v, want %+v", out, want)
+	}
+}
+
+// awaitWorking polls Describe until a worker has picked the execution up: Submitted may come
+// before Working, and nothing else may.
+func awaitWorking(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatalf("Describe: %v", err)
+		}
+		switch {
+		case st.State == adapters.Working && st.Native == "RUNNING":
+			return
+		case st.State != adapters.Submitted:
+			t.Fatalf("Describe before Working: state %v native %q", st.State, st.Native)
+		case time.Now().After(deadline):
+			t.Fatalf("still submitted after 10s, though a worker polls %s", tg.Queue)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestTerminatedReadsCancelled(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(temporalexamples.WaitAndEchoName)
+	r := start(ctx, t, e, tg, map[string]any{"seconds": 60, "text": "x"}, "")
+	awaitWorking(ctx, t, e, tg, r)
+
+	if err := e.Client().TerminateWorkflow(ctx, r.ID, r.Run, "operator stopped it"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Describe(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if st.State != adapters.Cancelled || st.Native != "TERMINATED" {
+		t.Errorf("Describe: state %v native %q, want cancelled TERMINATED", st.State, st.Native)
+	}
+	out, err := e.Outcome(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Outcome: %v", err)
+	}
+	want := adapters.Outcome{State: adapters.Cancelled, Native: "TERMINATED", Cause: "operator stopped it"}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("Outcome: %+v, want %+v", out, want)
+	}
+}
+
+func TestSubmittedSurvivesACancelRequest(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e := v.engine
+	tg := adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: v.unpolled, Timeout: time.Minute}
+	r := start(ctx, t, e, tg, map[string]any{"seconds": 0, "text": "x"}, "")
+
+	st, err := e.Describe(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	want := adapters.Status{State: adapters.Submitted, Native: "RUNNING", Message: fmt.Sprintf("waiting for a worker on task queue %q", v.unpolled), Started: st.Started, Updated: st.Started}
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("Describe: %+v, want %+v", st, want)
+	}
+	if err := e.Cancel(ctx, tg, r, "never mind"); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	st, err = e.Describe(ctx, tg, r)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	want.Message = "cancellation requested"
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("Describe after a cancel request: %+v, want %+v", st, want)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+
+	t.Run("polled", func(t *testing.T) {
+		// The server learns of the worker's pollers when their first poll arrives.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			info, err := v.engine.Check(ctx, v.target(temporalexamples.WaitAndEchoName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Warnings) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Check of a polled queue still warns: %q", info.Warnings)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	t.Run("unpolled", func(t *testing.T) {
+		info, err := v.engine.Check(ctx, adapters.Target{Name: "WaitAndEcho", Queue: v.unpolled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{fmt.Sprintf(`no worker polls task queue %q in namespace "default": executions of WaitAndEcho stay submitted until a worker that registers it polls that queue`, v.unpolled)}
+		if !reflect.DeepEqual(info.Warnings, want) {
+			t.Errorf("Check warnings: %q, want %q", info.Warnings, want)
+		}
+	})
+	t.Run("missing namespace", func(t *testing.T) {
+		addr := testenv.TemporalAddress(t)
+		e, err := temporal.New(ctx, temporal.Config{Address: addr, Namespace: "no-such-namespace"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		_, err = e.Check(ctx, v.target("WaitAndEcho"))
+		want := fmt.Sprintf(`temporal: checking namespace no-such-namespace: namespace "no-such-namespace" does not exist on %s: create it (temporal operator namespace create) or fix the namespace setting: `, addr)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Check in a missing namespace: error %v, want it to start with %q", err, want)
+		}
+	})
+	t.Run("no queue", func(t *testing.T) {
+		_, err := v.engine.Check(ctx, adapters.Target{Name: "WaitAndEcho"})
+		const want = "temporal: invalid request: target WaitAndEcho has no task queue: set the queue its workers poll"
+		if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Check without a queue: error %v, want %q", err, want)
+		}
+	})
+}
+
+func TestNewUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err := temporal.New(ctx, temporal.Config{Address: "127.0.0.1:1"})
+	const want = "temporal: cannot reach the Temporal frontend at 127.0.0.1:1: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "; check the address, TLS and API key, and that the server is running") {
+		t.Errorf("New with nothing listening: error %v, want %q...", err, want)
+	}
+}
+
+func TestOwns(t *testing.T) {
+	t.Parallel()
+	var e *temporal.Engine // Owns makes no call
+	echo := adapters.Target{Name: "WaitAndEcho", Queue: "q"}
+	id, run := uuid.NewString(), uuid.NewString()
+	key := "k-0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		name string
+		t    adapters.Target
+		r    adapters.Ref
+		want bool
+	}{
+		{"fresh", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id, Run: run}, true},
+		{"keyed", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + key, Run: run}, true},
+		{"type with a slash", adapters.Target{Name: "a/b"}, adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, true},
+		{"other type's ref under a prefix type", adapters.Target{Name: "a"}, adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, false},
+		{"empty target name", adapters.Target{}, adapters.Ref{ID: "taskgate//" + id, Run: run}, false},
+		{"zero ref", echo, adapters.Ref{}, false},
+	}
+	for i, r := range foreignRefs() {
+		tests = append(tests, struct {
+			name string
+			t    adapters.Target
+			r    adapters.Ref
+			want bool
+		}{fmt.Sprintf("foreign %d", i), echo, r, false})
+	}
+	for _, tc := range tests {
+		if got := e.Owns(tc.t, tc.r); got != tc.want {
+			t.Errorf("%s: Owns(%q, %v) = %v, want %v", tc.name, tc.t.Name, tc.r, got, tc.want)
+		}
+	}
+}
+
+func TestStartRecordsInputAndCaller(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(temporalexamples.WaitAndEchoName)
+	in := json.RawMessage(`{ "seconds": 0, "text": "memo" }`)
+	key := "memo-" + uuid.NewString()
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: in, Key: key, Caller: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo := map[string]string{}
+	for k, p := range describeRun(ctx, t, e, r).GetWorkflowExecutionInfo().GetMemo().GetFields() {
+		var s string
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &s); err != nil {
+			t.Fatal(err)
+		}
+		memo[k] = s
+	}
+	// sha256 of the compacted input {"seconds":0,"text":"memo"}
+	want := map[string]string{
+		temporal.MemoInputSHA256: "593a292bc95719c524b32cc2a3ee614c9ccd5a84becf447bbafc460c2412eb36",
+		temporal.MemoCaller:      "alice",
+	}
+	if !reflect.DeepEqual(memo, want) {
+		t.Errorf("memo %v, want %v", memo, want)
+	}
+	if !strings.HasPrefix(r.ID, "taskgate/WaitAndEcho/k-") {
+		t.Errorf("keyed workflow id %q", r.ID)
+	}
+
+	// Whitespace does not change the input; another caller does not get alice's execution.
+	same, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"memo"}`), Key: key, Caller: "alice"})
+	if err != nil || same != r {
+		t.Errorf("same key, same input, compacted: %v, %v; want %v", same, err, r)
+	}
+	_, err = e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"bob's"}`), Key: key, Caller: "bob"})
+	const wantBob = "temporal: start WaitAndEcho: idempotency key already used with other input: another caller used this key; use a new key"
+	if err == nil || err.Error() != wantBob || !errors.Is(err, adapters.ErrKeyConflict) {
+		t.Errorf("same key, other caller: %v, want %q", err, wantBob)
+	}
+	_, err = e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"other"}`), Key: key, Caller: "alice"})
+	wantOther := "temporal: start WaitAndEcho: idempotency key already used with other input: workflow " + r.ID + " was started under this key with other arguments; repeat those arguments, or use a new key"
+	if err == nil || err.Error() != wantOther {
+		t.Errorf("same key, other input: %v, want %q", err, wantOther)
+	}
+}
+
+func TestStartRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	_, err := v.engine.Start(ctx, v.target("WaitAndEcho"), adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)})
+	const want = "temporal: invalid request: the input is not valid JSON: unexpected end of JSON input"
+	if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
+		t.Errorf("Start with broken JSON: %v, want %q", err, want)
+	}
+}
+
+func TestSummarizeDataset(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(temporalexamples.SummarizeDatasetName)
+
+	t.Run("summary", func(t *testing.T) {
+		in := json.RawMessage(`{"name":"latency","values":[12,7,3,9,14,3],"stepSeconds":0.2}`)
+		_, out, err := e.Run(ctx, tg, adapters.StartRequest{Input: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.State != adapters.Succeeded {
+			t.Fatalf("outcome %+v, want succeeded", out)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out.Output, &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{
+			"name": "latency", "count": 6.0, "min": 3.0, "max": 14.0, "mean": 8.0, "median": 8.0,
+			"summary": "## latency\n\n| count | min | max | mean | median |\n|------:|----:|----:|-----:|-------:|\n| 6 | 3 | 14 | 8 | 8 |\n",
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("output %s, want %v", out.Output, want)
+		}
+	})
+	t.Run("no values", func(t *testing.T) {
+		_, out, err := e.Run(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"name":"empty","values":[]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "Dataset.Invalid",
+			Cause: `dataset "empty" has no values: pass at least one number in values`}
+		if !reflect.DeepEqual(out, want) {
+			t.Errorf("outcome %+v, want %+v", out, want)
+		}
+	})
+}
