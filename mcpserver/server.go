@@ -1,0 +1,151 @@
+// Package mcpserver is taskgate's MCP surface: tools/list and tools/call for the mapped tools, and
+// the task methods of each dialect in PROTOCOL.md, served on the official go-sdk. It keeps no task
+// state: a task id is a token around the engine's own reference, and every read asks the engine.
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/coalesce"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+// Version is reported as serverInfo.version.
+const Version = "0.1.0"
+
+// Config is what a Server serves.
+type Config struct {
+	Mapping *mapping.Set
+	// Engines by engine block name; every tool's engine must be present.
+	Engines map[string]adapters.Engine
+	// Tokens issues and opens task ids (token.Sealed, or token.Native).
+	Tokens token.Codec
+	Logger *slog.Logger
+	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
+	// task not yet visible (eventually consistent engines). Default 10s.
+	NotFoundGrace time.Duration
+	// EndedCacheSize bounds the cache of ended executions' outcomes per engine. Default 4096.
+	EndedCacheSize int
+	// NoTaskClients says how clients with no task support get async tools. Default NoTaskHandles.
+	NoTaskClients NoTaskMode
+}
+
+// Server is one taskgate MCP server. Any number of them may serve the same mapping and engines.
+type Server struct {
+	mcp     *mcp.Server
+	set     *mapping.Set
+	engines map[string]adapters.Engine
+	tokens  token.Codec
+	log     *slog.Logger
+	grace   time.Duration
+	noTask  NoTaskMode
+	now     func() time.Time
+}
+
+// New builds a server. It makes no engine call; see CheckTargets.
+func New(cfg Config) (*Server, error) {
+	if cfg.Mapping == nil || cfg.Tokens == nil {
+		return nil, fmt.Errorf("mcpserver: a mapping and a token codec are required")
+	}
+	s := &Server{
+		set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger,
+		grace: cfg.NotFoundGrace, now: time.Now, engines: map[string]adapters.Engine{},
+		noTask: cfg.NoTaskClients,
+	}
+	if s.noTask == "" {
+		s.noTask = NoTaskHandles
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.grace == 0 {
+		s.grace = 10 * time.Second
+	}
+	size := cfg.EndedCacheSize
+	if size == 0 {
+		size = 4096
+	}
+	for _, t := range cfg.Mapping.Tools {
+		e, ok := cfg.Engines[t.Engine]
+		if !ok {
+			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
+		}
+		if _, done := s.engines[t.Engine]; !done {
+			s.engines[t.Engine] = coalesce.Wrap(e, size)
+		}
+	}
+
+	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
+	opts.Capabilities.AddExtension(extensionTasks, nil)
+	opts.Capabilities.Experimental = map[string]any{experimentalSEP1391: map[string]any{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "taskgate", Version: Version}, opts)
+	for _, t := range cfg.Mapping.Tools {
+		if isHandleTool(t.Name) {
+			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)
+		}
+		s.mcp.AddTool(mcpTool(t), s.callSync)
+	}
+	if s.noTask == NoTaskHandles {
+		s.addHandleTools()
+	}
+	if err := s.addTaskMethods(); err != nil {
+		return nil, err
+	}
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	return s, nil
+}
+
+// CheckTargets asks each engine whether every tool's target exists and can be served as mapped,
+// and returns the warnings worth printing.
+func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
+	var warnings []string
+	for _, t := range s.set.Tools {
+		info, err := s.engines[t.Engine].Check(ctx, t.Target)
+		if err != nil {
+			return warnings, fmt.Errorf("tool %q (%s): %w", t.Name, t.Source, err)
+		}
+		if info.SyncOnly && t.Invocation == mapping.Async {
+			return warnings, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back an async tool: set `invocation: sync`", t.Name, t.Source, t.Target.Name)
+		}
+		for _, w := range info.Warnings {
+			warnings = append(warnings, fmt.Sprintf("tool %q: %s", t.Name, w))
+		}
+	}
+	return warnings, nil
+}
+
+// MCP is the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
+func (s *Server) HTTPHandler() http.Handler {
+	return httpRewrite(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log}))
+}
+
+// ServeStdio serves one client on standard input and output until it disconnects or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.Serve(ctx, &mcp.StdioTransport{})
+}
+
+// Serve serves one client on a connection-oriented transport (stdio, in-memory) until it
+// disconnects or ctx ends.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, stdioTransport{Transport: t, s: s})
+}
+
+func mcpTool(t *mapping.Tool) *mcp.Tool {
+	tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	if t.OutputSchema != nil {
+		tool.OutputSchema = t.OutputSchema
+	}
+	return tool
+}

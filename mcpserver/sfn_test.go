@@ -1,0 +1,281 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
+	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/internal/testenv"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+// awsCalls counts the Step Functions API calls that reach the endpoint, by action.
+type awsCalls struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (a *awsCalls) Do(r *http.Request) (*http.Response, error) {
+	action := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AWSStepFunctions.")
+	a.mu.Lock()
+	a.counts[action]++
+	a.mu.Unlock()
+	return http.DefaultClient.Do(r)
+}
+
+func (a *awsCalls) count(action string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if action == "" {
+		n := 0
+		for _, c := range a.counts {
+			n += c
+		}
+		return n
+	}
+	return a.counts[action]
+}
+
+type sfnEnv struct {
+	set    *mapping.Set
+	engine *stepfunctions.Engine
+	calls  *awsCalls
+	tokens token.Codec
+}
+
+// server starts one taskgate over the env's engine; several of them are replicas.
+func (e *sfnEnv) server(t *testing.T) *rpctest.Client {
+	t.Helper()
+	srv, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(hs.Close)
+	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+}
+
+func newSFNEnv(t *testing.T) *sfnEnv {
+	t.Helper()
+	endpoint := testenv.SFNEndpoint(t)
+	t.Setenv("SFN_ENDPOINT", endpoint)
+	calls := &awsCalls{counts: map[string]int{}}
+	eng, err := stepfunctions.New(context.Background(), stepfunctions.Config{Region: "us-east-1", Endpoint: endpoint, HTTPClient: calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sfnexamples.Ensure(context.Background(), eng.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+		t.Fatal(err)
+	}
+	set, err := mapping.Load("../examples/stepfunctions/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := token.ParseKeys(token.NewKey("s1"))
+	tokens, _ := token.NewSealed(keys)
+	return &sfnEnv{set: set, engine: eng, calls: calls, tokens: tokens}
+}
+
+func (e *sfnEnv) describe(t *testing.T, id string) *sfn.DescribeExecutionOutput {
+	t.Helper()
+	c, err := e.tokens.Open(id, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.engine.Client().DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.Ref.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestStepFunctionsThroughMCP(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t)
+
+	t.Run("success", func(t *testing.T) {
+		id := call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 1, "text": "from a state machine"})["taskId"].(string)
+		if got := c.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
+			t.Fatalf("tasks/get right after the call = %v", got)
+		}
+		done := waitFor(t, c, id, "completed")
+		if jsonOf(done["result"].(map[string]any)["structuredContent"]) != `{"text":"from a state machine"}` {
+			t.Fatalf("task = %v", done)
+		}
+	})
+	t.Run("business failure", func(t *testing.T) {
+		id := call(t, c, "sfn_wait_and_fail", map[string]any{"seconds": 0, "reason": "card declined"})["taskId"].(string)
+		res := waitFor(t, c, id, "completed")["result"].(map[string]any)
+		if res["isError"] != true || firstText(t, res) != "The workflow ended FAILED with error Example.Failure: card declined" {
+			t.Fatalf("result = %v", res)
+		}
+	})
+	t.Run("timed out", func(t *testing.T) {
+		id := call(t, c, "sfn_wait_past_timeout", map[string]any{"seconds": 30})["taskId"].(string)
+		res := waitFor(t, c, id, "completed")["result"].(map[string]any)
+		if res["isError"] != true || !strings.HasPrefix(firstText(t, res), "The workflow ended TIMED_OUT") {
+			t.Fatalf("result = %v", res)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		id := call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 60, "text": "x"})["taskId"].(string)
+		c.Decode(t, "tasks/cancel", map[string]any{"taskId": id})
+		waitFor(t, c, id, "cancelled")
+		d := e.describe(t, id)
+		// Some endpoints keep the stop's cause only in the history: read it as the adapter does.
+		o, err := e.engine.Outcome(context.Background(), adapters.Target{Name: aws.ToString(d.StateMachineArn)}, adapters.Ref{ID: aws.ToString(d.ExecutionArn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "ABORTED" || o.Error != "taskgate.Cancelled" || !strings.HasPrefix(o.Cause, "cancelled through taskgate by an MCP client") {
+			t.Fatalf("execution %s: %s, error %q, cause %q", aws.ToString(d.ExecutionArn), d.Status, o.Error, o.Cause)
+		}
+	})
+	t.Run("restart mid-execution", func(t *testing.T) {
+		first := e.server(t)
+		id := call(t, first, "sfn_wait_and_echo", map[string]any{"seconds": 2, "text": "after restart"})["taskId"].(string)
+		restarted := e.server(t) // a new process with the same keys: nothing carried over
+		done := waitFor(t, restarted, id, "completed")
+		if jsonOf(done["result"].(map[string]any)["structuredContent"]) != `{"text":"after restart"}` {
+			t.Fatalf("task = %v", done)
+		}
+	})
+	t.Run("idempotent start", func(t *testing.T) {
+		sep := rpctest.Modern(c.T)
+		sep.Experimental = []string{"sep1391"}
+		key := "order-" + uuid.NewString()
+		args := map[string]any{"orderId": key, "items": []any{map[string]any{"sku": "A-1", "qty": 2}}}
+		op := func(args map[string]any) (string, *rpctest.Error) {
+			res, err := sep.Call(t, "tools/call", map[string]any{"name": "process_order", "arguments": args, "operation": map[string]any{"token": key}})
+			if err != nil {
+				return "", err
+			}
+			var r struct{ Operation struct{ Token string } }
+			mustUnmarshal(t, res, &r)
+			return r.Operation.Token, nil
+		}
+		first, err := op(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := op(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.describe(t, first).ExecutionArn == nil || aws.ToString(e.describe(t, first).ExecutionArn) != aws.ToString(e.describe(t, second).ExecutionArn) {
+			t.Fatalf("the same key and input started two executions")
+		}
+		args["orderId"] = "another"
+		if _, err := op(args); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "idempotency key already used with other input") {
+			t.Fatalf("same key, other input: %v", err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			st := sep.Decode(t, "tools/async/status", map[string]any{"token": key})
+			if st["status"] == "completed" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("status by client token = %v", st)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	})
+}
+
+func TestForgedExecutionARNsReachNoEngine(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t)
+	id := call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 0, "text": "x"})["taskId"].(string)
+	claims, err := e.tokens.Open(id, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := e.tokens.(*token.Sealed)
+	forge := func(arn string) string {
+		f := claims
+		f.Ref = adapters.Ref{ID: arn}
+		return sealed.Issue(f)
+	}
+	name := claims.Ref.ID[strings.LastIndex(claims.Ref.ID, ":")+1:]
+	forged := map[string]string{
+		"another state machine": "arn:aws:states:us-east-1:123456789012:execution:some-other-pipeline:" + name,
+		"another account":       "arn:aws:states:us-east-1:999999999999:execution:taskgate-sfn-wait-and-echo:" + name,
+		"another region":        "arn:aws:states:eu-west-1:123456789012:execution:taskgate-sfn-wait-and-echo:" + name,
+		"not an execution":      "arn:aws:states:us-east-1:123456789012:stateMachine:taskgate-sfn-wait-and-echo",
+	}
+	before := e.calls.count("")
+	for what, arn := range forged {
+		for _, method := range []string{"tasks/get", "tasks/cancel"} {
+			_, err := c.Call(t, method, map[string]any{"taskId": forge(arn)})
+			wantError(t, method+" with "+what, err, -32602, "Failed to retrieve task: Task not found")
+		}
+	}
+	// The same with native ids, which a client can write by hand.
+	native, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: token.Native{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(native.HTTPHandler())
+	defer hs.Close()
+	nc := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	for what, arn := range forged {
+		_, err := nc.Call(t, "tasks/get", map[string]any{"taskId": arn})
+		wantError(t, "native "+what, err, -32602, "Failed to retrieve task: Task not found")
+	}
+	if n := e.calls.count("") - before; n != 0 {
+		t.Fatalf("forged ids caused %d AWS calls, want 0: %v", n, e.calls.counts)
+	}
+}
+
+func TestConcurrentPollersShareDescribeCalls(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t)
+	id := call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 30, "text": "x"})["taskId"].(string)
+	before := e.calls.count("DescribeExecution")
+	var wg sync.WaitGroup
+	var working atomic.Int64
+	start := make(chan struct{})
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if got := c.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] == "working" {
+				working.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	n := e.calls.count("DescribeExecution") - before
+	t.Logf("50 concurrent tasks/get made %d DescribeExecution calls", n)
+	if working.Load() != 50 || n > 5 {
+		t.Fatalf("%d of 50 pollers read working with %d DescribeExecution calls; want 50 and at most 5", working.Load(), n)
+	}
+
+	// Once ended, the outcome is immutable: more polls cost no further calls.
+	c.Decode(t, "tasks/cancel", map[string]any{"taskId": id})
+	waitFor(t, c, id, "cancelled")
+	before = e.calls.count("")
+	for range 20 {
+		c.Decode(t, "tasks/get", map[string]any{"taskId": id})
+	}
+	if n := e.calls.count("") - before; n != 0 {
+		t.Fatalf("20 polls of an ended task made %d AWS calls, want 0", n)
+	}
+}
