@@ -88,13 +88,14 @@ const (
 	msgTaskExpired  = "Failed to retrieve task: Task has expired"
 )
 
-// errEngine turns an engine failure into -32603, saying that nothing changed.
+// errEngine turns an engine failure into -32603. An unreachable or throttling engine is marked
+// retryable: nothing changed, and the same call may succeed in a moment.
 func errEngine(what string, err error) error {
-	msg := fmt.Sprintf("%s: the engine did not answer (%v); the task is unchanged, retry in a moment", what, err)
 	if !errors.Is(err, adapters.ErrUnavailable) {
-		msg = fmt.Sprintf("%s: %v", what, err)
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", what, err)}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: json.RawMessage(`{"retryable":true}`),
+		Message: fmt.Sprintf("%s: the engine did not answer (%v); the task is unchanged, retry in a moment", what, err)}
 }
 
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
