@@ -254,4 +254,3 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 	_, rerr := sep.Call(t, "tools/async/result", map[string]any{"token": tok})
 	wantError(t, "result past keepAlive", rerr, -32602, "Failed to retrieve operation: Operation has expired")
 }
-
