@@ -1,0 +1,567 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+const callUsage = `usage: taskgate call TOOL [--args JSON] (--url URL | --config PATH)
+
+Calls one tool as a task and shows its progress until it ends, then prints its result (text, and
+structured content as indented JSON) on standard output. --url calls an MCP endpoint (Streamable
+HTTP); --config serves a mapping file or folder in this process to try it. Ctrl-C cancels the task.
+Exit status: 0 success, 1 tool error or failed/cancelled task, 2 usage error, 130 interrupted.
+
+Flags:
+`
+
+const (
+	exitInterrupted = 130 // 128 + SIGINT, what shells report for Ctrl-C
+	protocolVersion = "2026-07-28"
+	// startGrace is how long an interrupted tools/call may still take to answer: an async tool
+	// answers at once, and its task can then be cancelled instead of running on unseen.
+	startGrace = 3 * time.Second
+	// retryFor bounds how long polling goes on through unanswered requests (-32603, network).
+	retryFor = time.Minute
+)
+
+// runCall is `taskgate call`.
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, callUsage); fs.PrintDefaults() }
+	argsJSON := fs.String("args", "{}", "the tool's arguments, one JSON object")
+	url := fs.String("url", "", "MCP endpoint to call, e.g. http://127.0.0.1:8080/mcp")
+	var configs listFlag
+	fs.Var(&configs, "config", "mapping file or folder to serve in this process (repeatable)")
+	positional, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(positional) != 1 {
+		fmt.Fprintf(stderr, "taskgate call: want one TOOL name, got %d arguments %q\n\n%s", len(positional), positional, strings.SplitN(callUsage, "\n", 2)[0]+"\n")
+		return 2
+	}
+	if (*url == "") == (len(configs) == 0) {
+		fmt.Fprintln(stderr, "taskgate call: give exactly one of --url URL (an MCP endpoint) or --config PATH (a mapping to serve in this process)")
+		return 2
+	}
+	arguments, err := toolArguments(*argsJSON)
+	if err != nil {
+		fmt.Fprintln(stderr, "taskgate call:", err)
+		return 2
+	}
+	tool := positional[0]
+
+	endpoint := *url
+	if len(configs) > 0 {
+		var stop func()
+		endpoint, stop, err = serveLoopback(ctx, configs, stderr)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "taskgate call: interrupted")
+				return exitInterrupted
+			}
+			fmt.Fprintln(stderr, "taskgate call:", err)
+			return 1
+		}
+		defer stop()
+	}
+	c := &rpcClient{url: endpoint}
+	return callTool(ctx, c, tool, arguments, newDisplay(stderr, tool), stdout, stderr)
+}
+
+// parseInterspersed parses flags before and after the positional arguments (TOOL usually comes
+// first, which would stop the flag package).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// toolArguments checks that s is one JSON object and returns it as is, numbers untouched.
+func toolArguments(s string) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			err = fmt.Errorf("%v at byte %d", err, syn.Offset)
+		}
+		return nil, fmt.Errorf(`--args %s is not valid JSON: %v; pass one object, quoted for the shell: --args '{"text": "hi"}'`, s, err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, fmt.Errorf(`--args must be a JSON object of the tool's arguments, like '{"text": "hi"}', not %s`, s)
+	}
+	return json.RawMessage(s), nil
+}
+
+// serveLoopback serves the mapping on a loopback port, as `serve --http` would, until stop.
+func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpoint string, stop func(), err error) {
+	set, err := mapping.Load(paths...)
+	if err != nil {
+		return "", nil, err
+	}
+	keys := os.Getenv("TASKGATE_TOKEN_KEYS")
+	if keys == "" {
+		// The task ids never leave this process: a key of its own will do.
+		keys = token.NewKey("call")
+	}
+	tokens, err := codec("sealed", keys, "")
+	if err != nil {
+		return "", nil, err
+	}
+	engines, err := connect(ctx, set)
+	if err != nil {
+		return "", nil, err
+	}
+	srv, err := newServer(ctx, set, engines, tokens, mcpserver.NoTaskHandles, stderr)
+	if err != nil {
+		closeAll(engines)
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		closeAll(engines)
+		return "", nil, err
+	}
+	hs := httpServer(srv)
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String() + "/mcp", func() {
+		hs.Close()
+		closeAll(engines)
+	}, nil
+}
+
+// taskResult is a task as tools/call and tasks/get return it, or (resultType not "task") a
+// CallToolResult.
+type taskResult struct {
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage"`
+	PollIntervalMs *int64          `json:"pollIntervalMs"`
+	Result         json.RawMessage `json:"result"`
+	Error          *rpcError       `json:"error"`
+}
+
+func (t *taskResult) terminal() bool {
+	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
+}
+
+func (t *taskResult) pollInterval() time.Duration {
+	d := time.Second
+	if t.PollIntervalMs != nil {
+		d = time.Duration(*t.PollIntervalMs) * time.Millisecond
+	}
+	return min(max(d, 200*time.Millisecond), 5*time.Second)
+}
+
+// callTool calls the tool, follows its task to the end and prints the outcome; it returns the
+// exit status.
+func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.RawMessage, disp display, stdout, stderr io.Writer) int {
+	callCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(startGrace, abort) })
+	raw, err := c.call(callCtx, "tools/call", tool, map[string]any{"name": tool, "arguments": arguments})
+	stopGrace()
+	if err != nil {
+		if ctx.Err() != nil {
+			disp.end("interrupted")
+			fmt.Fprintf(stderr, "taskgate call: interrupted before %s answered; if it started an execution, that goes on\n", tool)
+			return exitInterrupted
+		}
+		disp.end("error")
+		fmt.Fprintf(stderr, "taskgate call: calling %s: %v\n", tool, err)
+		return 1
+	}
+	var t taskResult
+	if err := json.Unmarshal(raw, &t); err != nil {
+		disp.end("error")
+		fmt.Fprintf(stderr, "taskgate call: %s answered with something other than a JSON object: %s\n", tool, raw)
+		return 1
+	}
+	if t.ResultType != "task" {
+		return printResult(raw, disp, stdout, stderr)
+	}
+
+	var failingSince time.Time
+	for {
+		disp.show(t.Status, t.StatusMessage)
+		if t.terminal() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			disp.end("interrupted")
+			return cancelTask(c, t.TaskID, stderr)
+		case <-time.After(t.pollInterval()):
+		}
+		getCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		raw, err := c.call(getCtx, "tasks/get", t.TaskID, map[string]any{"taskId": t.TaskID})
+		cancel()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			continue // to the cancellation above
+		case err != nil && retryable(err) && (failingSince.IsZero() || time.Since(failingSince) < retryFor):
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			t.StatusMessage = fmt.Sprintf("no answer (%v); retrying", err)
+			continue
+		case err != nil:
+			disp.end("error")
+			fmt.Fprintf(stderr, "taskgate call: polling task %s: %v\n", t.TaskID, err)
+			return 1
+		}
+		failingSince = time.Time{}
+		var next taskResult
+		if err := json.Unmarshal(raw, &next); err != nil || next.Status == "" {
+			disp.end("error")
+			fmt.Fprintf(stderr, "taskgate call: tasks/get answered with no task status: %s\n", raw)
+			return 1
+		}
+		t = next
+	}
+
+	switch t.Status {
+	case "completed":
+		return printResult(t.Result, disp, stdout, stderr)
+	case "failed":
+		disp.end(t.Status)
+		fmt.Fprintf(stderr, "taskgate call: task %s failed", t.TaskID)
+		if t.Error != nil {
+			fmt.Fprintf(stderr, ": %v", t.Error)
+		}
+		fmt.Fprintln(stderr)
+		return 1
+	default:
+		disp.end(t.Status)
+		fmt.Fprintf(stderr, "taskgate call: task %s was cancelled: %s\n", t.TaskID, t.StatusMessage)
+		return 1
+	}
+}
+
+func retryable(err error) bool {
+	var re *rpcError
+	return !errors.As(err, &re) || re.Code == -32603
+}
+
+// cancelTask is what Ctrl-C does to a running task. The call's context is gone by then.
+func cancelTask(c *rpcClient, id string, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.call(ctx, "tasks/cancel", id, map[string]any{"taskId": id}); err != nil {
+		fmt.Fprintf(stderr, "taskgate call: interrupted, but cancelling task %s failed: %v\n", id, err)
+		return exitInterrupted
+	}
+	fmt.Fprintln(stderr, "cancelled", id)
+	return exitInterrupted
+}
+
+// printResult prints a CallToolResult: on stdout, or on stderr with exit status 1 when isError.
+func printResult(raw json.RawMessage, disp display, stdout, stderr io.Writer) int {
+	var r struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			MimeType string `json:"mimeType"`
+			URI      string `json:"uri"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		disp.end("error")
+		fmt.Fprintf(stderr, "taskgate call: the result is not a CallToolResult (%v): %s\n", err, raw)
+		return 1
+	}
+	w, code := stdout, 0
+	disp.end("completed")
+	if r.IsError {
+		w, code = stderr, 1
+	}
+	var structured bytes.Buffer
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		json.Indent(&structured, r.StructuredContent, "", "  ")
+	}
+	for _, c := range r.Content {
+		switch {
+		case c.Type == "text" && structured.Len() > 0 && sameJSON(c.Text, r.StructuredContent):
+			// The structured content as text, for clients that read only text: shown once, below.
+		case c.Type == "text":
+			fmt.Fprintln(w, strings.TrimSuffix(c.Text, "\n"))
+		default:
+			fmt.Fprintf(w, "[%s content %s%s not shown]\n", c.Type, c.MimeType, c.URI)
+		}
+	}
+	if structured.Len() > 0 {
+		fmt.Fprintln(w, structured.String())
+	}
+	return code
+}
+
+func sameJSON(text string, structured json.RawMessage) bool {
+	var a, b bytes.Buffer
+	return json.Compact(&a, []byte(text)) == nil && json.Compact(&b, structured) == nil && bytes.Equal(a.Bytes(), b.Bytes())
+}
+
+// rpcClient speaks protocol 2026-07-28 over stateless Streamable HTTP, declaring the tasks
+// extension on every request.
+type rpcClient struct {
+	url  string
+	mu   sync.Mutex
+	next int
+}
+
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string {
+	s := fmt.Sprintf("error %d: %s", e.Code, e.Message)
+	if len(e.Data) > 0 {
+		s += " (data: " + string(e.Data) + ")"
+	}
+	return s
+}
+
+type rpcResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
+}
+
+// call sends one request; name is the tool name or task id that goes in the Mcp-Name header.
+func (c *rpcClient) call(ctx context.Context, method, name string, params map[string]any) (json.RawMessage, error) {
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	c.mu.Unlock()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion": protocolVersion,
+		"io.modelcontextprotocol/clientInfo":      map[string]any{"name": "taskgate call", "version": mcpserver.Version},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{
+			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+		},
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("--url %s: %w", c.url, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (is the MCP server running there?)", method, err)
+	}
+	defer resp.Body.Close()
+	var r *rpcResponse
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && resp.StatusCode == http.StatusOK {
+		r, err = readEvents(resp.Body, id)
+	} else {
+		r, err = readJSON(resp, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	return r.Result, nil
+}
+
+func readJSON(resp *http.Response, id int) (*rpcResponse, error) {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var r rpcResponse
+	if json.Unmarshal(body, &r) == nil && (r.Error != nil || (resp.StatusCode == http.StatusOK && string(r.ID) == strconv.Itoa(id))) {
+		return &r, nil
+	}
+	if len(body) > 200 {
+		body = append(body[:200], "..."...)
+	}
+	return nil, fmt.Errorf("HTTP %s from %s: %q (is it an MCP endpoint, such as http://127.0.0.1:8080/mcp?)", resp.Status, resp.Request.URL, body)
+}
+
+// readEvents reads a server-sent event stream up to the response to request id, skipping the
+// notifications before it.
+func readEvents(body io.Reader, id int) (*rpcResponse, error) {
+	br := bufio.NewReader(body)
+	var data []byte
+	for {
+		line, err := br.ReadBytes('\n')
+		line = bytes.TrimRight(line, "\r\n")
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+			data = append(data, '\n')
+		} else if len(line) == 0 && len(data) > 0 {
+			var r rpcResponse
+			if json.Unmarshal(data, &r) == nil && string(r.ID) == strconv.Itoa(id) {
+				return &r, nil
+			}
+			data = data[:0]
+		}
+		if err == io.EOF {
+			return nil, errors.New("the server closed the event stream without answering")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// display shows the task's progress on stderr.
+type display interface {
+	// show is called with the status after every answer.
+	show(status, message string)
+	// end stops showing progress, with the final word on it.
+	end(status string)
+}
+
+func newDisplay(stderr io.Writer, tool string) display {
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		l := &liveLine{f: f, tool: tool, start: time.Now(), status: "calling", stop: make(chan struct{}), done: make(chan struct{})}
+		go l.run()
+		return l
+	}
+	return &plainLines{w: stderr}
+}
+
+// plainLines prints a line per status change, for logs and pipes.
+type plainLines struct {
+	w    io.Writer
+	last string
+}
+
+func (p *plainLines) show(status, message string) {
+	line := status
+	if message != "" {
+		line += ": " + message
+	}
+	if line != p.last {
+		fmt.Fprintln(p.w, line)
+		p.last = line
+	}
+}
+
+func (p *plainLines) end(string) {}
+
+// liveLine redraws one status line in place on a terminal.
+type liveLine struct {
+	f     *os.File
+	tool  string
+	start time.Time
+
+	mu              sync.Mutex
+	status, message string
+
+	stop, done chan struct{}
+	endOnce    sync.Once
+}
+
+const spinner = `-\|/`
+
+func (l *liveLine) run() {
+	defer close(l.done)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		l.draw(spinner[i%len(spinner) : i%len(spinner)+1])
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (l *liveLine) show(status, message string) {
+	l.mu.Lock()
+	l.status, l.message = status, strings.Join(strings.Fields(message), " ")
+	l.mu.Unlock()
+}
+
+func (l *liveLine) end(status string) {
+	l.endOnce.Do(func() {
+		close(l.stop)
+		<-l.done
+		l.mu.Lock()
+		if status != l.status {
+			l.status, l.message = status, ""
+		}
+		l.mu.Unlock()
+		l.draw("")
+		fmt.Fprint(l.f, "\n")
+	})
+}
+
+// draw writes the line from its start and clears what an earlier, longer line left; a line
+// wider than the terminal would wrap, and \r cannot go back up.
+func (l *liveLine) draw(frame string) {
+	l.mu.Lock()
+	line := fmt.Sprintf("%s %s %s", l.tool, elapsed(time.Since(l.start)), l.status)
+	if l.message != "" {
+		line += ": " + l.message
+	}
+	l.mu.Unlock()
+	if frame != "" {
+		line = frame + " " + line
+	}
+	if w, _, err := term.GetSize(int(l.f.Fd())); err == nil && w > 1 && utf8.RuneCountInString(line) >= w {
+		line = string([]rune(line)[:w-1])
+	}
+	fmt.Fprint(l.f, "\r"+line+"\x1b[K")
+}
+
+func elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Truncate(time.Second).String()
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/internal/testenv"
+)
+
+const ext = "io.modelcontextprotocol/tasks"
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "taskgate-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "taskgate")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// process is one running taskgate.
+type process struct {
+	cmd      *exec.Cmd
+	endpoint string
+}
+
+// devEnv is the environment of a `taskgate dev` against the test's Temporal server, with its own
+// home, so that the processes of one test share their dev token key.
+func devEnv(t *testing.T, home string) []string {
+	return append(os.Environ(), "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t), "HOME="+home,
+		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+}
+
+var servingLine = regexp.MustCompile(`serving \d+ tools on (http://\S+)`)
+
+// startHTTP starts `taskgate dev --http 127.0.0.1:0` and waits until it serves.
+func startHTTP(t *testing.T, home string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"dev", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = devEnv(t, home)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd}
+	t.Cleanup(func() { p.kill() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+			t.Log("taskgate:", sc.Text())
+		}
+	}()
+	select {
+	case p.endpoint = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("taskgate dev did not start serving within 60s")
+	}
+	return p
+}
+
+func (p *process) kill() {
+	if p.cmd.ProcessState == nil {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		p.cmd.Wait()
+	}
+}
+
+func poll(t *testing.T, c *rpctest.Client, id string, want string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := c.Decode(t, "tasks/get", map[string]any{"taskId": id})
+		if got["status"] == want {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task still %v after 30s, want %s: %v", got["status"], want, got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func structured(t *testing.T, task map[string]any) string {
+	t.Helper()
+	b, _ := json.Marshal(task["result"].(map[string]any)["structuredContent"])
+	return string(b)
+}
+
+func TestDevOverStdio(t *testing.T) {
+	home := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "dev", "--stdio")
+	cmd.Env = devEnv(t, home)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		cmd.Wait()
+		if t.Failed() {
+			t.Log(stderr.String())
+		}
+	}()
+	c := rpctest.Modern(&rpctest.Stdio{In: in, Out: bufio.NewReader(out)}, ext)
+
+	tools := c.Decode(t, "tools/list", nil)["tools"].([]any)
+	if len(tools) != 4 {
+		t.Fatalf("tools/list has %d tools, want 4", len(tools))
+	}
+	created := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 2, "text": "over stdio"}})
+	if created["resultType"] != "task" || created["status"] != "working" {
+		t.Fatalf("CreateTaskResult = %v", created)
+	}
+	id := created["taskId"].(string)
+	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
+		t.Fatalf("tasks/get = %v, want working", got)
+	}
+	if got := structured(t, poll(t, c, id, "completed")); got != `{"text":"over stdio"}` {
+		t.Fatalf("structuredContent = %s", got)
+	}
+	if !strings.Contains(stderr.String(), "MCP:         on standard input/output") {
+		t.Errorf("dev --stdio did not print where MCP is on stderr:\n%s", stderr.String())
+	}
+}
+
+// TestRestartAndReplicas: a task created on one process is polled on another, and its id still
+// resolves after the process that created it was killed and started again.
+func TestRestartAndReplicas(t *testing.T) {
+	home := t.TempDir()
+	a, b := startHTTP(t, home), startHTTP(t, home)
+	ca := rpctest.Modern(rpctest.HTTP{URL: a.endpoint}, ext)
+	cb := rpctest.Modern(rpctest.HTTP{URL: b.endpoint}, ext)
+
+	id := ca.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 4, "text": "survives"}})["taskId"].(string)
+	if got := cb.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
+		t.Fatalf("replica B: %v, want working", got)
+	}
+	a.kill()
+	a2 := startHTTP(t, home)
+	c2 := rpctest.Modern(rpctest.HTTP{URL: a2.endpoint}, ext)
+	if got := structured(t, poll(t, c2, id, "completed")); got != `{"text":"survives"}` {
+		t.Fatalf("after restart: structuredContent = %s", got)
+	}
+	if got := structured(t, poll(t, cb, id, "completed")); got != `{"text":"survives"}` {
+		t.Fatalf("replica B: structuredContent = %s", got)
+	}
+}
+
+// TestDevServesStepFunctionsExamples: `dev --sfn-endpoint` creates the example state machines in
+// the endpoint and serves them beside the Temporal examples.
+func TestDevServesStepFunctionsExamples(t *testing.T) {
+	p := startHTTP(t, t.TempDir(), "--sfn-endpoint", testenv.SFNEndpoint(t))
+	c := rpctest.Modern(rpctest.HTTP{URL: p.endpoint}, ext)
+	names := map[string]bool{}
+	for _, tool := range c.Decode(t, "tools/list", nil)["tools"].([]any) {
+		names[tool.(map[string]any)["name"].(string)] = true
+	}
+	for _, want := range []string{"wait_and_echo", "sfn_wait_and_echo", "sfn_wait_and_fail", "process_order"} {
+		if !names[want] {
+			t.Fatalf("tools/list lacks %s: %v", want, names)
+		}
+	}
+	id := c.Decode(t, "tools/call", map[string]any{"name": "process_order", "arguments": map[string]any{
+		"orderId": "A-17", "items": []any{map[string]any{"sku": "pen", "qty": 3}, map[string]any{"sku": "ink", "qty": 1}}}})["taskId"].(string)
+	done := poll(t, c, id, "completed")
+	if res := done["result"].(map[string]any); res["isError"] == true || !strings.Contains(structured(t, done), "A-17") {
+		t.Fatalf("process_order = %v", done)
+	}
+}
+
+// lockedBuffer is a strings.Builder that a child process may write while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

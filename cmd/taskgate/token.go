@@ -1,0 +1,74 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+func runToken(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "new-key" {
+		return usageError{"usage: taskgate token new-key [--id ID]"}
+	}
+	fs := flag.NewFlagSet("token new-key", flag.ContinueOnError)
+	id := fs.String("id", "k1", "key id (1-16 letters, digits or '-'), written in clear inside every token")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err.Error()}
+	}
+	key := token.NewKey(*id)
+	if _, err := token.ParseKeys(key); err != nil {
+		return usageError{err.Error()}
+	}
+	fmt.Fprintln(stdout, key)
+	return nil
+}
+
+// codec builds the task id codec from the flags: native, or sealed with keys from the flag, the
+// environment, or (devKeyFile set) a key kept in a file and created on first use.
+func codec(format, keys, devKeyFile string) (token.Codec, error) {
+	switch format {
+	case "native":
+		return token.Native{}, nil
+	case "sealed", "":
+	default:
+		return nil, usageError{fmt.Sprintf("--token-format %q: want sealed or native", format)}
+	}
+	if keys == "" {
+		keys = os.Getenv("TASKGATE_TOKEN_KEYS")
+	}
+	if keys == "" && devKeyFile != "" {
+		var err error
+		if keys, err = devKey(devKeyFile); err != nil {
+			return nil, err
+		}
+	}
+	parsed, err := token.ParseKeys(keys)
+	if keys == "" {
+		return nil, fmt.Errorf("no token key: set TASKGATE_TOKEN_KEYS or --token-keys to the output of `taskgate token new-key` (the same keys on every replica), or use --token-format native")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return token.NewSealed(parsed)
+}
+
+// devKey reads the key kept in path, creating it on first use, so that a restarted `taskgate dev`
+// still honours the task ids it handed out.
+func devKey(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	key := token.NewKey("dev")
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keeping the dev token key: %w", err)
+	}
+	return key, nil
+}
