@@ -74,7 +74,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, filepath.Join(filepath.Dir(state), "dev-token-keys"))
+	config, err := os.UserConfigDir()
+	if err != nil {
+		return err
+	}
+	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, filepath.Join(config, "taskgate", "dev-token-keys"))
 	if err != nil {
 		return err
 	}
