@@ -223,7 +223,7 @@ func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMes
 	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: opts.caller, Created: s.now().UTC().Truncate(time.Millisecond),
 		TTL: ttl, KeepAlive: opts.keepAlive}
 	t := &task{id: s.tokens.Issue(claims), tool: tool, claims: claims,
-		status: adapters.Status{State: adapters.Working, Native: "STARTED", Started: claims.Created, Updated: claims.Created}}
+		status: adapters.Status{State: adapters.Working, Native: "STARTED", Message: "Started.", Started: claims.Created, Updated: claims.Created}}
 	s.log.Info("task started", "tool", tool.Name, "ref", ref.String())
 	return t, nil, nil
 }

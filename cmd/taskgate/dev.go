@@ -5,12 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
@@ -94,6 +98,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("starting the example worker: %w", err)
 	}
 	defer w.Stop()
+	awaitPollers(ctx, engines["local-temporal"].(*temporal.Engine).Client(), temporalexamples.TaskQueue)
 
 	return serve(ctx, set, engines, tokens, tf, stderr, func(endpoint string) {
 		printWelcome(stdout, endpoint, address, ui)
@@ -129,6 +134,18 @@ func ensureSFNExamples(ctx context.Context, state, endpoint, role string, stderr
 	return f, os.WriteFile(f, sfnexamples.Mapping, 0o600)
 }
 
+// awaitPollers gives the worker just started a moment to poll its queue, so that the startup check
+// does not warn about a queue that is about to be served.
+func awaitPollers(ctx context.Context, c client.Client, queue string) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		d, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil || len(d.GetPollers()) > 0 || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func devDir() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -147,14 +164,16 @@ func startTemporal(ctx context.Context, state string, port int, stderr io.Writer
 	}
 	fmt.Fprintf(stderr, "taskgate: starting a Temporal dev server on 127.0.0.1:%d\n", port)
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:  cli,
-		ClientOptions: &client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port)},
-		DBFilename:    filepath.Join(state, "temporal.db"),
-		EnableUI:      true,
-		UIPort:        fmt.Sprint(port + 1000),
-		LogLevel:      "error",
-		Stdout:        io.Discard,
-		Stderr:        stderr,
+		ExistingPath: cli,
+		ClientOptions: &client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port),
+			// Standard output may carry the MCP protocol (--stdio): the launcher logs to stderr.
+			Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))},
+		DBFilename: filepath.Join(state, "temporal.db"),
+		EnableUI:   true,
+		UIPort:     fmt.Sprint(port + 1000),
+		LogLevel:   "error",
+		Stdout:     io.Discard,
+		Stderr:     stderr,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the Temporal dev server on port %d: %w (is another one running? set TEMPORAL_ADDRESS to use it, or pick --temporal-port)", port, err)

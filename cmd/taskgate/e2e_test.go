@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,4 +213,77 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// freePortPair finds a port p such that p and p+1000 (the Temporal UI) are both free.
+func freePortPair(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if p+1000 > 65535 {
+			continue
+		}
+		if ui, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1000)); err == nil {
+			ui.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port pair")
+	return 0
+}
+
+// TestDevStartsItsOwnTemporal is the newcomer's path: no TEMPORAL_ADDRESS, so dev starts a Temporal
+// dev server itself; over stdio, standard output carries nothing but the protocol.
+func TestDevStartsItsOwnTemporal(t *testing.T) {
+	testenv.TemporalAddress(t) // the CLI that scripts/with-engines built is needed
+	tools := os.Getenv("TASKGATE_TOOLS")
+	if tools == "" {
+		home, _ := os.UserHomeDir()
+		tools = filepath.Join(home, ".cache", "taskgate-tools")
+	}
+	home := t.TempDir()
+	port := freePortPair(t)
+	cmd := exec.Command(binary, "dev", "--stdio", "--temporal-port", fmt.Sprint(port))
+	var env []string
+	for _, kv := range devEnv(t, home) {
+		if !strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "TASKGATE_TOOLS="+tools)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close() // the client leaves: dev stops everything it started
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("dev did not stop within 20s of its client leaving")
+		}
+		if t.Failed() {
+			t.Log(stderr.String())
+		}
+	}()
+	lines := bufio.NewReader(out)
+	c := rpctest.Modern(&rpctest.Stdio{In: in, Out: lines}, ext)
+	id := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 1, "text": "own server"}})["taskId"].(string)
+	if got := structured(t, poll(t, c, id, "completed")); got != `{"text":"own server"}` {
+		t.Fatalf("structuredContent = %s", got)
+	}
+	if strings.Contains(stderr.String(), "no worker polls") {
+		t.Errorf("dev warned about its own worker's queue:\n%s", stderr.String())
+	}
 }

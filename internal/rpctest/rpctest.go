@@ -162,7 +162,8 @@ func messages(contentType string, body []byte) [][]byte {
 	return out
 }
 
-// Stdio speaks newline-delimited JSON-RPC over a child process's pipes.
+// Stdio speaks newline-delimited JSON-RPC over a child process's pipes. Any line of output that is
+// not JSON-RPC fails the test: on stdio, standard output belongs to the protocol.
 type Stdio struct {
 	mu  sync.Mutex
 	In  io.Writer
@@ -183,7 +184,10 @@ func (s *Stdio) RoundTrip(t testing.TB, id int, method string, params any, _ htt
 			t.Fatalf("read %s: %v", method, err)
 		}
 		var r response
-		if json.Unmarshal(line, &r) == nil && string(r.ID) == fmt.Sprint(id) {
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("standard output carries something other than JSON-RPC: %q", line)
+		}
+		if string(r.ID) == fmt.Sprint(id) {
 			return r.Result, r.Error
 		}
 	}
