@@ -101,7 +101,10 @@ func run(n int) error {
 		direct, viaMCP func() error
 	}{
 		{"Temporal poll (DescribeWorkflowExecution vs tasks/get)",
-			func() error { _, err := te.Client().DescribeWorkflowExecution(ctx, wf.GetID(), wf.GetRunID()); return err },
+			func() error {
+				_, err := te.Client().DescribeWorkflowExecution(ctx, wf.GetID(), wf.GetRunID())
+				return err
+			},
 			func() error { return mcp.get(temporalTask) }},
 		{"Temporal start (StartWorkflowExecution vs tools/call)",
 			func() error {

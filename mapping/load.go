@@ -44,10 +44,10 @@ const (
 )
 
 var (
-	engineNameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	toolNameRE        = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	regionRE          = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-	roleARNRE         = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$`)
+	engineNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	toolNameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	roleARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$`)
 	// State machine names are 1-80 characters with no white space, brackets, wildcards or any of
 	// "#%\^|~`$&,;:/ (the AWS rule); alias and version qualifiers are plainer.
 	stateMachineARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[^\s<>{}\[\]?*"#%\\^|~` + "`" + `$&,;:/]{1,80}(:[A-Za-z0-9_-]{1,80})?$`)
