@@ -21,6 +21,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -102,7 +104,8 @@ func run(n int) error {
 	}{
 		{"Temporal poll (DescribeWorkflowExecution vs tasks/get)",
 			func() error {
-				_, err := te.Client().DescribeWorkflowExecution(ctx, wf.GetID(), wf.GetRunID())
+				_, err := te.Client().WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+					Namespace: "default", Execution: &commonpb.WorkflowExecution{WorkflowId: wf.GetID(), RunId: wf.GetRunID()}})
 				return err
 			},
 			func() error { return mcp.get(temporalTask) }},

@@ -183,11 +183,11 @@ func TestCancelCancelsTheWorkflow(t *testing.T) {
 	}
 	waitFor(t, c, id, "cancelled")
 	ref := e.ref(t, id)
-	d, err := e.engine.Client().DescribeWorkflowExecution(context.Background(), ref.ID, ref.Run)
+	d, err := e.engine.Client().DescribeWorkflow(context.Background(), ref.ID, ref.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := d.WorkflowExecutionInfo.Status; st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+	if st := d.RawResponse.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
 		t.Fatalf("Temporal status = %v, want CANCELED", st)
 	}
 }

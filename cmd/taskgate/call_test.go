@@ -266,12 +266,12 @@ func TestCallInterrupted(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		d, err := c.DescribeWorkflowExecution(ctx, claims.Ref.ID, claims.Ref.Run)
+		d, err := c.DescribeWorkflow(ctx, claims.Ref.ID, claims.Ref.Run)
 		cancel()
 		if err != nil {
 			t.Fatalf("describing workflow %s: %v", claims.Ref, err)
 		}
-		info := d.GetWorkflowExecutionInfo()
+		info := d.RawResponse.GetWorkflowExecutionInfo()
 		if info.GetType().GetName() != temporalexamples.WaitAndEchoName {
 			t.Fatalf("workflow %s is a %s", claims.Ref, info.GetType().GetName())
 		}
