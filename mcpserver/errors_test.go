@@ -71,8 +71,12 @@ func TestTaskErrors(t *testing.T) {
 	_, err = c.Call(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{}})
 	wantError(t, "tasks/update", err, -32602, "Failed to update task: the task has no open input requests")
 	_, err = c.Call(t, "tasks/result", map[string]any{"taskId": id})
-	if err == nil || err.Code != -32601 {
-		t.Fatalf("tasks/result: %v, want -32601", err)
+	// go-sdk rewrites the message of every -32601 (GO-SDK-NOTES trap 4).
+	wantError(t, "tasks/result on 2026-07-28", err, -32601, `method not found: "tasks/result"`)
+
+	discover := c.Decode(t, "server/discover", nil)
+	if ext := discover["capabilities"].(map[string]any)["extensions"]; jsonOf(ext) != `{"io.modelcontextprotocol/tasks":{}}` {
+		t.Fatalf("server/discover extensions = %s", jsonOf(ext))
 	}
 
 	short := call(t, c, "echo_short_ttl", map[string]any{"seconds": 0, "text": "x"})
