@@ -31,6 +31,8 @@ type caps struct {
 	progress any
 	// session can carry notifications back within the request.
 	session *mcp.ServerSession
+	// conn is the id of the stdio connection the request came on, if any.
+	conn string
 }
 
 // noTasks reports whether the client is known to support no kind of task.
@@ -62,6 +64,7 @@ func capsFromRequest(req mcp.Request) caps {
 	if rp, ok := params.(mcp.RequestParams); ok {
 		c.progress = rp.GetProgressToken()
 	}
+	c.conn, _ = meta[metaConn].(string)
 	c.task = rawMeta(meta, metaTask)
 	c.operation = rawMeta(meta, metaOperation)
 	r, ok := req.(clientRequest)

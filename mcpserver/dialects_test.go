@@ -126,6 +126,17 @@ func TestLegacyTasks(t *testing.T) {
 			if got := c.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "completed" {
 				t.Fatalf("after tasks/result: %v", got)
 			}
+			if name == "stdio" { // a connection that can carry notifications got told of the change
+				var told bool
+				for _, n := range conn.Notifications {
+					var p map[string]any
+					json.Unmarshal(n.Params, &p)
+					told = told || n.Method == "notifications/tasks/status" && p["taskId"] == id && p["status"] == "completed"
+				}
+				if !told {
+					t.Fatalf("no notifications/tasks/status for %s among %d notifications", id, len(conn.Notifications))
+				}
+			}
 			_, err := c.Call(t, "tasks/cancel", map[string]any{"taskId": id})
 			wantError(t, "cancel a completed task", err, -32602, "Cannot cancel task: it is already completed")
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,6 +22,8 @@ const (
 	metaTask      = "taskgate/task"
 	metaOperation = "taskgate/operation"
 	metaClient    = "taskgate/client"
+	// metaConn names the stdio connection a request came on, so that handlers can notify it.
+	metaConn = "taskgate/conn"
 )
 
 // declared is what a client declared in its initialize request, on a connection that has one.
@@ -32,9 +35,10 @@ type declared struct {
 // maxBody bounds a request body read by the HTTP rewrite.
 const maxBody = 8 << 20
 
-// hoist rewrites one request's params: for tools/call, `task` and `operation` move into _meta; when
-// d is set, it is recorded in _meta. Whatever a client itself put under these keys is dropped.
-func hoist(method string, params json.RawMessage, d *declared) (json.RawMessage, error) {
+// hoist rewrites one request's params: for tools/call, `task` and `operation` move into _meta; d
+// and conn, when set, are recorded in _meta. Whatever a client itself put under these keys is
+// dropped.
+func hoist(method string, params json.RawMessage, d *declared, conn string) (json.RawMessage, error) {
 	if len(params) == 0 || params[0] != '{' {
 		return params, nil
 	}
@@ -51,6 +55,7 @@ func hoist(method string, params json.RawMessage, d *declared) (json.RawMessage,
 	delete(meta, metaTask)
 	delete(meta, metaOperation)
 	delete(meta, metaClient)
+	delete(meta, metaConn)
 	if method == "tools/call" {
 		for field, key := range map[string]string{"task": metaTask, "operation": metaOperation} {
 			if v, ok := p[field]; ok {
@@ -61,6 +66,9 @@ func hoist(method string, params json.RawMessage, d *declared) (json.RawMessage,
 	}
 	if d != nil {
 		meta[metaClient], _ = json.Marshal(d)
+	}
+	if conn != "" {
+		meta[metaConn], _ = json.Marshal(conn)
 	}
 	if len(meta) > 0 {
 		p["_meta"], _ = json.Marshal(meta)
@@ -93,15 +101,32 @@ func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stdioConn{Connection: c, s: t.s, started: newOperations()}, nil
+	conn := &stdioConn{Connection: c, s: t.s, started: newOperations(), id: uuid.NewString()}
+	t.s.conns.Store(conn.id, conn)
+	return conn, nil
 }
 
 type stdioConn struct {
 	mcp.Connection
 	s       *Server
+	id      string
 	mu      sync.Mutex
 	decl    *declared
 	started *operations
+}
+
+func (c *stdioConn) Close() error {
+	c.s.conns.Delete(c.id)
+	return c.Connection.Close()
+}
+
+// notify sends a notification to the client of this connection.
+func (c *stdioConn) notify(ctx context.Context, method string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return c.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -120,7 +145,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if req.Method == "notifications/cancelled" {
 		c.cancelOperation(req.Params)
 	}
-	if params, err := hoist(req.Method, req.Params, d); err == nil {
+	if params, err := hoist(req.Method, req.Params, d, c.id); err == nil {
 		req.Params = params
 	}
 	if req.Method == "tools/call" && req.IsCall() {
@@ -203,7 +228,7 @@ func rewriteBody(body []byte) ([]byte, error) {
 	if err := json.Unmarshal(body, &m); err != nil || m.Method == "" {
 		return nil, fmt.Errorf("not a single request")
 	}
-	params, err := hoist(m.Method, m.Params, nil)
+	params, err := hoist(m.Method, m.Params, nil, "")
 	if err != nil {
 		return nil, err
 	}

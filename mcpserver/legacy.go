@@ -95,12 +95,15 @@ func errAlreadyEnded(status any) error {
 // legacyResult blocks until the task has ended (or the client goes away) and returns what the
 // call would have returned, tagged with the task.
 func (s *Server) legacyResult(ctx context.Context, c caps, id string) (*object, error) {
-	for {
+	for waited := false; ; waited = true {
 		t, err := s.read(ctx, id, "")
 		if err != nil {
 			return nil, err
 		}
 		if t.status.State.Terminal() {
+			if waited {
+				s.notifyStatus(ctx, c, t)
+			}
 			related := map[string]any{metaRelatedTask: map[string]any{"taskId": id}}
 			if t.failure != nil {
 				t.failure.Data, _ = json.Marshal(map[string]any{"_meta": related})
@@ -122,5 +125,17 @@ func (s *Server) legacyResult(ctx context.Context, c caps, id string) (*object, 
 			}
 			return nil, errEngine("Failed to wait for the task", err)
 		}
+	}
+}
+
+// notifyStatus tells a 2025-11-25 client on a connection that can carry notifications (stdio) that
+// a task it waits on changed status. The notification is optional: failures are only logged.
+func (s *Server) notifyStatus(ctx context.Context, c caps, t *task) {
+	conn, ok := s.conns.Load(c.conn)
+	if !ok || !c.tasks {
+		return
+	}
+	if err := conn.(*stdioConn).notify(ctx, "notifications/tasks/status", legacyTask(t)); err != nil {
+		s.log.Warn("notifications/tasks/status not sent", "error", err)
 	}
 }

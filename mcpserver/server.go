@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,6 +49,8 @@ type Server struct {
 	grace   time.Duration
 	noTask  NoTaskMode
 	now     func() time.Time
+	// conns are the open stdio connections by id: notifications go back on them.
+	conns sync.Map
 }
 
 // New builds a server. It makes no engine call; see CheckTargets.
