@@ -74,6 +74,10 @@ func TestTaskErrors(t *testing.T) {
 	// go-sdk rewrites the message of every -32601 (GO-SDK-NOTES trap 4).
 	wantError(t, "tasks/result on 2026-07-28", err, -32601, `method not found: "tasks/result"`)
 
+	misrouted := rpctest.HTTP{URL: e.url}
+	_, err = misrouted.RoundTrip(t, 77, "tasks/get", map[string]any{"taskId": id}, map[string][]string{"Mcp-Name": {"another-task"}, "Mcp-Protocol-Version": {"2026-07-28"}})
+	wantError(t, "Mcp-Name that does not match the task", err, -32602, `Mcp-Name header "another-task" does not match params.taskId of tasks/get`)
+
 	discover := c.Decode(t, "server/discover", nil)
 	if ext := discover["capabilities"].(map[string]any)["extensions"]; jsonOf(ext) != `{"io.modelcontextprotocol/tasks":{}}` {
 		t.Fatalf("server/discover extensions = %s", jsonOf(ext))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -191,6 +192,13 @@ func httpRewrite(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("request body over %d bytes", maxBody), http.StatusRequestEntityTooLarge)
 			return
 		}
+		if msg := mismatchedName(r.Header.Get("Mcp-Name"), body); msg != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": requestID(body),
+				"error": map[string]any{"code": jsonrpc.CodeInvalidParams, "message": msg}})
+			return
+		}
 		if rewritten, err := rewriteBody(body); err == nil {
 			body = rewritten
 		}
@@ -218,6 +226,36 @@ func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
 		}()
 	}
 	return ctx, cancel
+}
+
+// mismatchedName checks the routing header of a task method against the task it names: an
+// intermediary routes by the header, taskgate acts on the body, and they must agree. A missing
+// header is accepted (go-sdk's own client sends none).
+func mismatchedName(header string, body []byte) string {
+	if header == "" {
+		return ""
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || !strings.HasPrefix(m.Method, "tasks/") || m.Params.TaskID == header {
+		return ""
+	}
+	return fmt.Sprintf("Mcp-Name header %q does not match params.taskId of %s", header, m.Method)
+}
+
+func requestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(body, &m)
+	if m.ID == nil {
+		return json.RawMessage("null")
+	}
+	return m.ID
 }
 
 func rewriteBody(body []byte) ([]byte, error) {
