@@ -33,8 +33,11 @@ type Config struct {
 	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
 	// task not yet visible (eventually consistent engines). Default 10s.
 	NotFoundGrace time.Duration
-	// EndedCacheSize bounds the cache of ended executions' outcomes per engine. Default 4096.
+	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default 4096.
 	EndedCacheSize int
+	// FreshFor is how long a running execution's status answers further polls before the engine
+	// is asked again. Default 250ms; negative: always ask.
+	FreshFor time.Duration
 	// NoTaskClients says how clients with no task support get async tools. Default NoTaskHandles.
 	NoTaskClients NoTaskMode
 }
@@ -76,13 +79,17 @@ func New(cfg Config) (*Server, error) {
 	if size == 0 {
 		size = 4096
 	}
+	fresh := cfg.FreshFor
+	if fresh == 0 {
+		fresh = 250 * time.Millisecond
+	}
 	for _, t := range cfg.Mapping.Tools {
 		e, ok := cfg.Engines[t.Engine]
 		if !ok {
 			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
 		if _, done := s.engines[t.Engine]; !done {
-			s.engines[t.Engine] = coalesce.Wrap(e, size)
+			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0))
 		}
 	}
 

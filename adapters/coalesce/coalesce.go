@@ -1,13 +1,15 @@
 // Package coalesce wraps an adapters.Engine so that polls cost the engine less: concurrent reads of
-// the same execution share one engine call, and the outcome of an ended execution (which can never
-// change) is kept in a bounded cache. Nothing about running executions is kept, so taskgate stays
-// stateless: a replica without the cache answers the same, only with one more engine call.
+// the same execution share one engine call, a running execution's status is reused for a short
+// freshness window (so a burst of pollers costs about one call per window), and the outcome of an
+// ended execution (which can never change) is kept. All of it sits in one bounded cache that is
+// only ever a shortcut: a replica without it answers the same, with one more engine call.
 package coalesce
 
 import (
 	"container/list"
 	"context"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -19,16 +21,25 @@ type Engine struct {
 	adapters.Engine
 	flight singleflight.Group
 	ended  *lru
+	fresh  time.Duration
 }
 
-// Wrap shares reads of e and caches up to size ended executions.
-func Wrap(e adapters.Engine, size int) *Engine {
-	return &Engine{Engine: e, ended: newLRU(size)}
+// Wrap shares reads of e, reuses a running execution's status for fresh, and caches up to size
+// executions.
+func Wrap(e adapters.Engine, size int, fresh time.Duration) *Engine {
+	return &Engine{Engine: e, ended: newLRU(size), fresh: fresh}
 }
 
 type ended struct {
-	status  adapters.Status
+	status adapters.Status
+	// until is when a running status stops being fresh; zero for an ended execution's.
+	until   time.Time
 	outcome *adapters.Outcome
+}
+
+// usable reports whether the cached status may answer a read at now.
+func (v ended) usable(now time.Time) bool {
+	return v.status.State.Terminal() || now.Before(v.until)
 }
 
 func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID + "\x00" + r.Run }
@@ -38,13 +49,17 @@ func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.
 // impatient client cannot fail the others.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	k := key(t, r)
-	if v, ok := e.ended.get(k); ok && v.status.State.Terminal() {
+	if v, ok := e.ended.get(k); ok && v.usable(time.Now()) {
 		return v.status, nil
 	}
 	ch := e.flight.DoChan("d"+k, func() (any, error) {
 		st, err := e.Engine.Describe(context.WithoutCancel(ctx), t, r)
-		if err == nil && st.State.Terminal() {
-			e.ended.update(k, func(v *ended) { v.status = st })
+		switch {
+		case err != nil:
+		case st.State.Terminal():
+			e.ended.update(k, func(v *ended) { v.status, v.until = st, time.Time{} })
+		case e.fresh > 0:
+			e.ended.update(k, func(v *ended) { v.status, v.until = st, time.Now().Add(e.fresh) })
 		}
 		return st, err
 	})
@@ -83,6 +98,22 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	}
 }
 
+// Wait also forgets any fresh running status, so that the next read sees the end.
+func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	o, err := e.Engine.Wait(ctx, t, r)
+	if err == nil {
+		e.ended.forgetRunning(key(t, r))
+	}
+	return o, err
+}
+
+// Cancel also forgets any fresh running status, so that the next read sees the cancellation.
+func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+	err := e.Engine.Cancel(ctx, t, r, reason)
+	e.ended.forgetRunning(key(t, r))
+	return err
+}
+
 // lru is a fixed-size least-recently-used map.
 type lru struct {
 	mu    sync.Mutex
@@ -111,6 +142,16 @@ func (c *lru) get(k string) (ended, bool) {
 	return el.Value.(*entry).val, true
 }
 
+// forgetRunning drops k's entry unless it holds an ended execution.
+func (c *lru) forgetRunning(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok && !el.Value.(*entry).val.status.State.Terminal() {
+		c.order.Remove(el)
+		delete(c.items, k)
+	}
+}
+
 // update changes (or creates) the entry for k.
 func (c *lru) update(k string, change func(*ended)) {
 	if c.size <= 0 {
@@ -133,7 +174,7 @@ func (c *lru) update(k string, change func(*ended)) {
 	}
 }
 
-// Len is the number of cached ended executions.
+// Len is the number of cached executions.
 func (c *Engine) Len() int {
 	c.ended.mu.Lock()
 	defer c.ended.mu.Unlock()

@@ -29,9 +29,11 @@ func (s *slowEngine) Outcome(context.Context, adapters.Target, adapters.Ref) (ad
 	return adapters.Outcome{State: s.state, Output: []byte(`{"ok":true}`)}, nil
 }
 
+func (s *slowEngine) Cancel(context.Context, adapters.Target, adapters.Ref, string) error { return nil }
+
 func TestConcurrentDescribesShareOneCall(t *testing.T) {
 	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10)
+	e := Wrap(inner, 10, 0)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
@@ -57,7 +59,7 @@ func TestConcurrentDescribesShareOneCall(t *testing.T) {
 
 func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 	inner := &slowEngine{state: adapters.Succeeded}
-	e := Wrap(inner, 2)
+	e := Wrap(inner, 2, 0)
 	ctx, tg := context.Background(), adapters.Target{Name: "t"}
 	for range 3 {
 		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
@@ -79,7 +81,7 @@ func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 
 func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10)
+	e := Wrap(inner, 10, 0)
 	impatient, cancel := context.WithCancel(context.Background())
 	cancel()
 	var wg sync.WaitGroup
@@ -94,4 +96,26 @@ func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 		t.Errorf("impatient caller: %v, want context.Canceled", err)
 	}
 	wg.Wait()
+}
+
+func TestRunningStatusIsFreshForAWindow(t *testing.T) {
+	inner := &slowEngine{state: adapters.Working}
+	e := Wrap(inner, 10, 300*time.Millisecond)
+	ctx, tg, r := context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
+	for range 5 {
+		e.Describe(ctx, tg, r)
+	}
+	if n := inner.describes.Load(); n != 1 {
+		t.Fatalf("5 reads within the window made %d engine calls, want 1", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	e.Describe(ctx, tg, r)
+	if n := inner.describes.Load(); n != 2 {
+		t.Fatalf("a read after the window made no engine call (calls %d)", n)
+	}
+	e.Cancel(ctx, tg, r, "test")
+	e.Describe(ctx, tg, r)
+	if n := inner.describes.Load(); n != 3 {
+		t.Fatalf("a read after Cancel was answered from the window (calls %d)", n)
+	}
 }
