@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -49,6 +48,36 @@ type process struct {
 func devEnv(t *testing.T, home string) []string {
 	return append(os.Environ(), "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t), "HOME="+home,
 		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+}
+
+// startStdio runs `taskgate dev --stdio` as an MCP client would spawn it and speaks to it on its
+// pipes. When the test ends the client leaves (stdin closes), and dev must stop all it started.
+func startStdio(t *testing.T, env []string, args ...string) (*rpctest.Client, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"dev", "--stdio"}, args...)...)
+	cmd.Env = env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("dev did not stop within 20s of its client leaving")
+		}
+		if t.Failed() {
+			t.Log(stderr.String())
+		}
+	})
+	return rpctest.Modern(&rpctest.Stdio{In: in, Out: bufio.NewReader(out)}, ext), stderr
 }
 
 var servingLine = regexp.MustCompile(`serving \d+ tools on (http://\S+)`)
@@ -111,26 +140,7 @@ func structured(t *testing.T, task map[string]any) string {
 }
 
 func TestDevOverStdio(t *testing.T) {
-	home := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "dev", "--stdio")
-	cmd.Env = devEnv(t, home)
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		in.Close()
-		cmd.Wait()
-		if t.Failed() {
-			t.Log(stderr.String())
-		}
-	}()
-	c := rpctest.Modern(&rpctest.Stdio{In: in, Out: bufio.NewReader(out)}, ext)
+	c, stderr := startStdio(t, devEnv(t, t.TempDir()))
 
 	tools := c.Decode(t, "tools/list", nil)["tools"].([]any)
 	if len(tools) != 4 {
@@ -248,37 +258,13 @@ func TestDevStartsItsOwnTemporal(t *testing.T) {
 	}
 	home := t.TempDir()
 	port := freePortPair(t)
-	cmd := exec.Command(binary, "dev", "--stdio", "--temporal-port", fmt.Sprint(port))
 	var env []string
 	for _, kv := range devEnv(t, home) {
 		if !strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "TASKGATE_TOOLS="+tools)
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		in.Close() // the client leaves: dev stops everything it started
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("dev did not stop within 20s of its client leaving")
-		}
-		if t.Failed() {
-			t.Log(stderr.String())
-		}
-	}()
-	lines := bufio.NewReader(out)
-	c := rpctest.Modern(&rpctest.Stdio{In: in, Out: lines}, ext)
+	c, stderr := startStdio(t, append(env, "TASKGATE_TOOLS="+tools), "--temporal-port", fmt.Sprint(port))
 	id := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 1, "text": "own server"}})["taskId"].(string)
 	if got := structured(t, poll(t, c, id, "completed")); got != `{"text":"own server"}` {
 		t.Fatalf("structuredContent = %s", got)
