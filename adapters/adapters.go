@@ -119,6 +119,9 @@ type TargetInfo struct {
 	// Warnings are worth printing at startup but do not stop taskgate (e.g. no worker polls the
 	// task queue yet).
 	Warnings []string
+	// Retention is how long the engine keeps an ended execution readable; zero when unknown or
+	// unlimited.
+	Retention time.Duration
 }
 
 // Engine is one configured connection to a workflow engine. All methods are safe for concurrent use.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/temporal"
@@ -253,4 +254,36 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	_, rerr := sep.Call(t, "tools/async/result", map[string]any{"token": tok})
 	wantError(t, "result past keepAlive", rerr, -32602, "Failed to retrieve operation: Operation has expired")
+}
+
+// TestKeepAliveIsTheEngineRetention: without a wish from the client, keepAlive is how long the
+// engine keeps the execution (the namespace's retention); a client may only shorten it.
+func TestKeepAliveIsTheEngineRetention(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := e.srv.CheckTargets(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := e.engine.Client().WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retention := ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
+	sep := e.client()
+	sep.Experimental = []string{"sep1391"}
+	for _, tc := range []struct {
+		keepAlive any
+		want      float64
+	}{{nil, retention.Seconds()}, {60, 60}, {retention.Seconds() * 10, retention.Seconds()}} {
+		op := map[string]any{}
+		if tc.keepAlive != nil {
+			op["keepAlive"] = tc.keepAlive
+		}
+		res := sep.Decode(t, "tools/call", map[string]any{"name": "echo_unlimited_ttl", "arguments": map[string]any{}, "operation": op})
+		got := res["operation"].(map[string]any)
+		if got["keepAlive"] != tc.want {
+			t.Errorf("keepAlive asked %v: got %v, want %v (retention %s)", tc.keepAlive, got["keepAlive"], tc.want, retention)
+		}
+		ref := e.ref(t, got["token"].(string))
+		e.engine.Client().TerminateWorkflow(context.Background(), ref.ID, ref.Run, "test cleanup")
+	}
 }

@@ -86,21 +86,23 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 	fields["operation"] = map[string]any{
 		"token":         t.id,
 		"status":        "working",
-		"keepAlive":     keepAliveSeconds(t),
+		"keepAlive":     s.keepAliveSeconds(t),
 		"pollFrequency": math.Max(1, math.Round(t.tool.PollInterval.Seconds())),
 	}
 	return reply(c, "complete", fields), nil
 }
 
-// keepAliveSeconds is how long the result stays readable after the operation ends: the client's
-// wish, bounded by the id's own ttl; nil for unlimited.
-func keepAliveSeconds(t *task) *int64 {
-	k := t.claims.KeepAlive
-	if k == 0 {
-		k = t.claims.TTL
+// keepAliveSeconds is how long the result stays readable after the operation ends: the engine's
+// retention, shortened by the client's wish and by the id's own ttl; nil when none of them is known.
+func (s *Server) keepAliveSeconds(t *task) *int64 {
+	var k time.Duration
+	if r, ok := s.retention.Load(t.tool.Name); ok {
+		k = r.(time.Duration)
 	}
-	if t.claims.TTL > 0 && t.claims.TTL < k {
-		k = t.claims.TTL
+	for _, bound := range []time.Duration{t.claims.KeepAlive, t.claims.TTL} {
+		if bound > 0 && (k == 0 || bound < k) {
+			k = bound
+		}
 	}
 	if k == 0 {
 		return nil

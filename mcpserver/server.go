@@ -54,6 +54,8 @@ type Server struct {
 	now     func() time.Time
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
+	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
+	retention sync.Map
 }
 
 // New builds a server. It makes no engine call; see CheckTargets.
@@ -125,6 +127,7 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 		if info.SyncOnly && t.Invocation == mapping.Async {
 			return warnings, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back an async tool: set `invocation: sync`", t.Name, t.Source, t.Target.Name)
 		}
+		s.retention.Store(t.Name, info.Retention)
 		for _, w := range info.Warnings {
 			warnings = append(warnings, fmt.Sprintf("tool %q: %s", t.Name, w))
 		}

@@ -126,8 +126,12 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", t.Name)
 	}
 	e.types.Store(m.unqualified(), d.Type)
-	return adapters.TargetInfo{SyncOnly: d.Type == types.StateMachineTypeExpress}, nil
+	return adapters.TargetInfo{SyncOnly: d.Type == types.StateMachineTypeExpress, Retention: closedRetention}, nil
 }
+
+// closedRetention is how long Step Functions keeps a closed Standard execution describable (AWS:
+// "up to 90 days"); there is no API to read it.
+const closedRetention = 90 * 24 * time.Hour
 
 // machine parses the target's ARN and checks that the engine's region can reach it.
 func (e *Engine) machine(t adapters.Target) (machineARN, error) {

@@ -121,7 +121,8 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 	if err := checkTarget(t); err != nil {
 		return adapters.TargetInfo{}, err
 	}
-	if _, err := e.svc.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: e.namespace}); err != nil {
+	ns, err := e.svc.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: e.namespace})
+	if err != nil {
 		return adapters.TargetInfo{}, e.fail(ctx, "checking namespace "+e.namespace, err)
 	}
 	resp, err := e.svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
@@ -132,7 +133,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 	if err != nil {
 		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+t.Queue, err)
 	}
-	var info adapters.TargetInfo
+	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()}
 	if len(resp.GetPollers()) == 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"no worker polls task queue %q in namespace %q: executions of %s stay submitted until a worker that registers it polls that queue",
