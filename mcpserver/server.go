@@ -5,6 +5,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -115,24 +116,26 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// CheckTargets asks each engine whether every tool's target exists and can be served as mapped,
-// and returns the warnings worth printing.
+// CheckTargets asks each engine whether every tool's target exists and can be served as mapped.
+// It returns the warnings worth printing and every problem found.
 func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 	var warnings []string
+	var problems []error
 	for _, t := range s.set.Tools {
 		info, err := s.engines[t.Engine].Check(ctx, t.Target)
-		if err != nil {
-			return warnings, fmt.Errorf("tool %q (%s): %w", t.Name, t.Source, err)
-		}
-		if info.SyncOnly && t.Invocation == mapping.Async {
-			return warnings, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back an async tool: set `invocation: sync`", t.Name, t.Source, t.Target.Name)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Errorf("tool %q (%s): %w", t.Name, t.Source, err))
+			continue
+		case info.SyncOnly && t.Invocation == mapping.Async:
+			problems = append(problems, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back an async tool: set `invocation: sync`", t.Name, t.Source, t.Target.Name))
 		}
 		s.retention.Store(t.Name, info.Retention)
 		for _, w := range info.Warnings {
 			warnings = append(warnings, fmt.Sprintf("tool %q: %s", t.Name, w))
 		}
 	}
-	return warnings, nil
+	return warnings, errors.Join(problems...)
 }
 
 // MCP is the underlying go-sdk server.

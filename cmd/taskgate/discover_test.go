@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 )
@@ -80,5 +83,46 @@ func TestDiscoverUsage(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), `--tag "novalue": want KEY=VALUE`) {
 		t.Errorf("stderr = %s", errs.String())
+	}
+}
+
+// TestValidateWithEngines checks targets against a real endpoint: a missing state machine is an
+// error naming the tool and where it is defined; existing ones pass.
+func TestValidateWithEngines(t *testing.T) {
+	endpoint := testenv.SFNEndpoint(t)
+	t.Setenv("SFN_ENDPOINT", endpoint)
+	e, err := stepfunctions.New(context.Background(), stepfunctions.Config{Region: "us-east-1", Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sfnexamples.Ensure(context.Background(), e.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	if code := runValidate(context.Background(), []string{"--engines", "../../examples/stepfunctions/tools.yaml"}, &out, &errs); code != 0 {
+		t.Fatalf("the examples: exit %d\n%s", code, errs.String())
+	}
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), "every target checked against its engine") {
+		t.Fatalf("stdout = %q", out.String())
+	}
+
+	dir := t.TempDir()
+	missing := "taskgate-missing-" + uuid.NewString()[:8]
+	os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte(`engines:
+  aws: {stepfunctions: {region: us-east-1, endpoint: "${SFN_ENDPOINT}"}}
+tools:
+  - name: ghost
+    description: A state machine nobody created.
+    engine: aws
+    stateMachine: arn:aws:states:us-east-1:123456789012:stateMachine:`+missing+`
+    inputSchema: {type: object}
+`), 0o600)
+	out.Reset()
+	errs.Reset()
+	if code := runValidate(context.Background(), []string{"--engines", dir}, &out, &errs); code != 1 {
+		t.Fatalf("a missing state machine: exit %d, want 1\n%s", code, errs.String())
+	}
+	if want := `tool "ghost" (` + filepath.Join(dir, "tools.yaml") + `:4): `; !strings.HasPrefix(errs.String(), want) || !strings.Contains(errs.String(), missing) {
+		t.Fatalf("stderr = %s\nwant it to start with %s and name the state machine", errs.String(), want)
 	}
 }

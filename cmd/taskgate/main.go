@@ -16,7 +16,7 @@ const usage = `taskgate serves Temporal workflows and Step Functions state machi
 Usage:
   taskgate dev [--stdio | --http ADDR] [--sfn-endpoint URL]   run the built-in example on a local Temporal dev server
   taskgate serve --config PATH (--stdio | --http ADDR)         serve a mapping file or folder
-  taskgate validate PATH...                                    check mapping files, list every error
+  taskgate validate [--engines] PATH...                        check mapping files (and targets), list every error
   taskgate call TOOL --args JSON (--url URL | --config PATH)   call a tool as a task and show its progress
   taskgate discover stepfunctions [--prefix P] [--tag K=V]     draft a mapping from an account's state machines
   taskgate token new-key [--id ID]                             print a new token key for TASKGATE_TOKEN_KEYS
@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "dev":
 		return exitCode(stderr, runDev(ctx, args[1:], stdout, stderr))
 	case "validate":
-		return runValidate(args[1:], stdout, stderr)
+		return runValidate(ctx, args[1:], stdout, stderr)
 	case "discover":
 		return exitCode(stderr, runDiscover(ctx, args[1:], stdout, stderr))
 	case "call":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -79,7 +80,7 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := runValidate(c.args, &stdout, &stderr)
+			code := runValidate(context.Background(), c.args, &stdout, &stderr)
 			if code != c.code || stdout.String() != c.stdout || stderr.String() != c.stderr {
 				t.Errorf("runValidate(%q) = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s",
 					c.args, code, &stdout, &stderr, c.code, c.stdout, c.stderr)
