@@ -184,16 +184,7 @@ func TestSEP1391Operations(t *testing.T) {
 			if serverToken == "" || op["status"] != "working" || op["keepAlive"] != float64(600) || op["pollFrequency"] != float64(1) || firstText(t, res) == "" {
 				t.Fatalf("tools/call with operation = %v", res)
 			}
-			for deadline := time.Now().Add(30 * time.Second); ; {
-				st := c.Decode(t, "tools/async/status", map[string]any{"token": clientToken})
-				if st["status"] == "completed" {
-					break
-				}
-				if st["status"] != "working" && st["status"] != "submitted" || time.Now().After(deadline) {
-					t.Fatalf("tools/async/status = %v", st)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+			pollOperation(t, c, clientToken, "completed")
 			for _, tok := range []string{clientToken, serverToken} {
 				if st := c.Decode(t, "tools/async/status", map[string]any{"token": tok}); st["status"] != "completed" {
 					t.Fatalf("status by %q = %v", tok, st)
@@ -218,18 +209,8 @@ func TestSEP1391Operations(t *testing.T) {
 
 			failing := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_fail", "arguments": map[string]any{"seconds": 0, "reason": "bad input file"}, "operation": map[string]any{}})
 			ftok := failing["operation"].(map[string]any)["token"].(string)
-			for deadline := time.Now().Add(30 * time.Second); ; {
-				st := c.Decode(t, "tools/async/status", map[string]any{"token": ftok})
-				if st["status"] == "failed" {
-					if !strings.Contains(st["error"].(string), "bad input file") {
-						t.Fatalf("failed status without the reason: %v", st)
-					}
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("status = %v, want failed", st)
-				}
-				time.Sleep(200 * time.Millisecond)
+			if st := pollOperation(t, c, ftok, "failed"); !strings.Contains(st["error"].(string), "bad input file") {
+				t.Fatalf("failed status without the reason: %v", st)
 			}
 			if got := c.Decode(t, "tools/async/result", map[string]any{"token": ftok}); got["result"].(map[string]any)["isError"] != true {
 				t.Fatalf("result of a failed operation = %v", got)
@@ -245,13 +226,24 @@ func TestSEP1391Operations(t *testing.T) {
 	var started struct{ Operation struct{ Token string } }
 	json.Unmarshal(res, &started)
 	conn.Notify(t, "notifications/cancelled", map[string]any{"requestId": 900, "reason": "user changed their mind"})
+	pollOperation(t, legacy, started.Operation.Token, "canceled")
+}
+
+// pollOperation polls tools/async/status until the operation reads want, failing at once on any
+// other terminal status, and returns the last status.
+func pollOperation(t *testing.T, c *rpctest.Client, token, want string) map[string]any {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		st := legacy.Decode(t, "tools/async/status", map[string]any{"token": started.Operation.Token})
-		if st["status"] == "canceled" {
-			break
+		st := c.Decode(t, "tools/async/status", map[string]any{"token": token})
+		switch st["status"] {
+		case want:
+			return st
+		case "working", "submitted":
+		default:
+			t.Fatalf("tools/async/status = %v, want %s", st, want)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after notifications/cancelled: %v", st)
+			t.Fatalf("tools/async/status still %v after 30s, want %s", st, want)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

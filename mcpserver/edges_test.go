@@ -241,16 +241,7 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 		t.Fatalf("keepAlive = %v, want the client's 1", op["keepAlive"])
 	}
 	tok = op["token"].(string)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		st := sep.Decode(t, "tools/async/status", map[string]any{"token": tok})
-		if st["status"] == "completed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status = %v", st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	pollOperation(t, sep, tok, "completed")
 	time.Sleep(1500 * time.Millisecond)
 	_, rerr := sep.Call(t, "tools/async/result", map[string]any{"token": tok})
 	wantError(t, "result past keepAlive", rerr, -32602, "Failed to retrieve operation: Operation has expired")

@@ -192,38 +192,44 @@ func httpRewrite(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("request body over %d bytes", maxBody), http.StatusRequestEntityTooLarge)
 			return
 		}
-		if msg := mismatchedName(r.Header.Get("Mcp-Name"), body); msg != "" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": requestID(body),
-				"error": map[string]any{"code": jsonrpc.CodeInvalidParams, "message": msg}})
-			return
-		}
-		if rewritten, err := rewriteBody(body); err == nil {
-			body = rewritten
+		// A body that is not one JSON-RPC request goes on unchanged, for the SDK to answer.
+		var whole map[string]json.RawMessage
+		if json.Unmarshal(body, &whole) == nil {
+			var method string
+			json.Unmarshal(whole["method"], &method)
+			if msg := mismatchedName(r.Header.Get("Mcp-Name"), method, whole["params"]); msg != "" {
+				id := whole["id"]
+				if id == nil {
+					id = json.RawMessage("null")
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id,
+					"error": map[string]any{"code": jsonrpc.CodeInvalidParams, "message": msg}})
+				return
+			}
+			if params, err := hoist(method, whole["params"], nil, ""); err == nil && method != "" {
+				whole["params"] = params
+				body, _ = json.Marshal(whole)
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context().Done())))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context())))
 	})
 }
 
-// clientGoneKey carries the HTTP request's Done channel to the handlers: the stateless SDK handler
-// runs them in a context that outlives the request, so a blocking call (tasks/result, a sync or
-// waiting tool) would otherwise go on for a client that left.
+// clientGoneKey carries the HTTP request's context to the handlers: the stateless SDK handler runs
+// them in a context that outlives the request, so a blocking call (tasks/result, a sync or waiting
+// tool) would otherwise go on for a client that left.
 type clientGoneKey struct{}
 
 // withClient ends ctx when the HTTP client that sent the request goes away.
 func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if gone, ok := ctx.Value(clientGoneKey{}).(<-chan struct{}); ok {
-		go func() {
-			select {
-			case <-gone:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+	if req, ok := ctx.Value(clientGoneKey{}).(context.Context); ok {
+		stop := context.AfterFunc(req, cancel)
+		return ctx, func() { stop(); cancel() }
 	}
 	return ctx, cancel
 }
@@ -231,51 +237,17 @@ func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
 // mismatchedName checks the routing header of a task method against the task it names: an
 // intermediary routes by the header, taskgate acts on the body, and they must agree. A missing
 // header is accepted (go-sdk's own client sends none).
-func mismatchedName(header string, body []byte) string {
-	if header == "" {
+func mismatchedName(header, method string, params json.RawMessage) string {
+	if header == "" || !strings.HasPrefix(method, "tasks/") {
 		return ""
 	}
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			TaskID string `json:"taskId"`
-		} `json:"params"`
+	var p struct {
+		TaskID string `json:"taskId"`
 	}
-	if json.Unmarshal(body, &m) != nil || !strings.HasPrefix(m.Method, "tasks/") || m.Params.TaskID == header {
+	if json.Unmarshal(params, &p) != nil || p.TaskID == header {
 		return ""
 	}
-	return fmt.Sprintf("Mcp-Name header %q does not match params.taskId of %s", header, m.Method)
-}
-
-func requestID(body []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	json.Unmarshal(body, &m)
-	if m.ID == nil {
-		return json.RawMessage("null")
-	}
-	return m.ID
-}
-
-func rewriteBody(body []byte) ([]byte, error) {
-	var m struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil || m.Method == "" {
-		return nil, fmt.Errorf("not a single request")
-	}
-	params, err := hoist(m.Method, m.Params, nil, "")
-	if err != nil {
-		return nil, err
-	}
-	var whole map[string]json.RawMessage
-	if err := json.Unmarshal(body, &whole); err != nil {
-		return nil, err
-	}
-	whole["params"] = params
-	return json.Marshal(whole)
+	return fmt.Sprintf("Mcp-Name header %q does not match params.taskId of %s", header, method)
 }
 
 // operations maps the request ids of a connection's SEP-1391 starts to their tokens, bounded so a

@@ -184,16 +184,7 @@ func TestStepFunctionsThroughMCP(t *testing.T) {
 		if _, err := op(args); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "idempotency key already used with other input") {
 			t.Fatalf("same key, other input: %v", err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			st := sep.Decode(t, "tools/async/status", map[string]any{"token": key})
-			if st["status"] == "completed" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("status by client token = %v", st)
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
+		pollOperation(t, sep, key, "completed")
 	})
 }
 

@@ -63,15 +63,7 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		}
 		return st, err
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return adapters.Status{}, res.Err
-		}
-		return res.Val.(adapters.Status), nil
-	case <-ctx.Done():
-		return adapters.Status{}, ctx.Err()
-	}
+	return await[adapters.Status](ctx, ch)
 }
 
 // Outcome is cached once read; concurrent first reads share one call.
@@ -87,14 +79,21 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		}
 		return o, err
 	})
+	return await[adapters.Outcome](ctx, ch)
+}
+
+// await waits for a shared call, or for this caller's ctx: an impatient caller leaves the call
+// running for the others.
+func await[T any](ctx context.Context, ch <-chan singleflight.Result) (T, error) {
+	var zero T
 	select {
 	case res := <-ch:
 		if res.Err != nil {
-			return adapters.Outcome{}, res.Err
+			return zero, res.Err
 		}
-		return res.Val.(adapters.Outcome), nil
+		return res.Val.(T), nil
 	case <-ctx.Done():
-		return adapters.Outcome{}, ctx.Err()
+		return zero, ctx.Err()
 	}
 }
 
