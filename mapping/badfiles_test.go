@@ -446,16 +446,55 @@ m.yaml:8:16: tools[0].workflow: unknown key "typ" (did you mean "type"?)`,
 		want: `m.yaml:8:19: tools[0].stateMachine: "arn:aws:states:us-east-1:123456789012:execution:a:b" is not a state machine ARN (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)`,
 	},
 	{
-		name: "bad invocation",
+		name: "bad taskSupport",
 		src: engines + `tools:
   - name: a
     description: d
     engine: temporal
     workflow: {type: A, taskQueue: q}
-    invocation: later
+    taskSupport: later
     inputSchema: {type: object}
 `,
-		want: `m.yaml:9:17: tools[0].invocation: "later" is not async or sync (async answers at once with a task; sync waits up to timeout for the result)`,
+		want: `m.yaml:9:18: tools[0].taskSupport: "later" is not required, optional or forbidden (required answers at once with a task; optional runs as a task for clients that take one and waits for the others; forbidden always waits up to timeout)`,
+	},
+	{
+		name: "the invocation key of earlier versions",
+		src: engines + `tools:
+  - name: a
+    description: d
+    engine: temporal
+    workflow: {type: A, taskQueue: q}
+    invocation: sync
+    inputSchema: {type: object}
+`,
+		want: `m.yaml:9:5: tools[0]: unknown key "invocation" (invocation was replaced by taskSupport: async is taskSupport: required, sync is taskSupport: forbidden)`,
+	},
+	{
+		name: "bad protocolErrors and text",
+		src: engines + `tools:
+  - name: a
+    description: d
+    engine: temporal
+    workflow: {type: A, taskQueue: q}
+    protocolErrors: [Crash, "", 3]
+    text: "(.name"
+    inputSchema: {type: object}
+`,
+		want: `m.yaml:9:29: tools[0].protocolErrors[1]: is empty (the failure types that are protocol errors, like [Internal.Crash, States.Runtime])
+m.yaml:9:33: tools[0].protocolErrors[2]: must be a string, not an integer (quote it: "3")
+m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jqlang.org/manual/)`,
+	},
+	{
+		name: "protocolErrors not a list",
+		src: engines + `tools:
+  - name: a
+    description: d
+    engine: temporal
+    workflow: {type: A, taskQueue: q}
+    protocolErrors: Crash
+    inputSchema: {type: object}
+`,
+		want: `m.yaml:9:21: tools[0].protocolErrors: must be a list of strings, not a string (the failure types that are protocol errors, like [Internal.Crash, States.Runtime])`,
 	},
 	{
 		name: "bad durations",

@@ -30,9 +30,15 @@ var objectKeys = map[string][]string{
 	"temporal":      {"address", "namespace", "tls", "apiKeyEnv"},
 	"tls":           {"caFile", "certFile", "keyFile", "serverName"},
 	"stepfunctions": {"region", "endpoint", "roleArn"},
-	"tool": {"name", "title", "description", "engine", "workflow", "stateMachine", "invocation",
-		"timeout", "pollInterval", "ttl", "inputSchema", "outputSchema", "input", "result"},
+	"tool": {"name", "title", "description", "engine", "workflow", "stateMachine", "taskSupport",
+		"timeout", "pollInterval", "ttl", "inputSchema", "outputSchema", "input", "result", "text",
+		"protocolErrors"},
 	"workflow": {"type", "taskQueue", "executionTimeout"},
+}
+
+// renamedKeys says, by kind.key, what replaced a key of an earlier version of the format.
+var renamedKeys = map[string]string{
+	"tool.invocation": "invocation was replaced by taskSupport: async is taskSupport: required, sync is taskSupport: forbidden",
 }
 
 // The defaults of a tool's timings, and the shortest poll interval it may suggest.
@@ -58,6 +64,7 @@ const (
 	toolNameHint     = `use 1 to 64 letters, digits, "_", "-" and "."`
 	stateMachineHint = "like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it"
 	addressHint      = "the Temporal frontend as host:port, like 127.0.0.1:7233"
+	taskSupportHint  = "required answers at once with a task; optional runs as a task for clients that take one and waits for the others; forbidden always waits up to timeout"
 )
 
 // Load reads mapping files. Each path is a file or a folder, whose *.yaml and *.yml files are
@@ -244,7 +251,11 @@ func (d *doc) object(n ast.Node, kindName, path string) (*object, bool) {
 	o := &object{d: d, at: d.resolve(n), path: path, m: map[string]entry{}}
 	for _, e := range es {
 		if !slices.Contains(allowed, e.key) {
-			d.errorf(e.keyAt, suggest(e.key, allowed, "known keys: "+strings.Join(allowed, ", ")), "%sunknown key %q", prefix(path), e.key)
+			hint, moved := renamedKeys[kindName+"."+e.key]
+			if !moved {
+				hint = suggest(e.key, allowed, "known keys: "+strings.Join(allowed, ", "))
+			}
+			d.errorf(e.keyAt, hint, "%sunknown key %q", prefix(path), e.key)
 			continue
 		}
 		o.m[e.key] = e
@@ -480,7 +491,7 @@ func (d *doc) tool(n ast.Node, path string) {
 	if !ok {
 		return
 	}
-	t := &Tool{Invocation: Async}
+	t := &Tool{TaskSupport: TaskRequired}
 	def := &toolDef{tool: t, d: d, at: o.at, path: path}
 	line, _ := position(o.at)
 	t.Source = fmt.Sprintf("%s:%d", d.file, line)
@@ -509,12 +520,11 @@ func (d *doc) tool(n ast.Node, path string) {
 			d.errorf(se.value, stateMachineHint, "%s: %q is not a state machine ARN", se.path, arn)
 		}
 	}
-	if inv, ie, ok := o.str("invocation", false); ok {
-		switch t.Invocation = Invocation(inv); t.Invocation {
-		case Async, Sync:
+	if ts, te, ok := o.str("taskSupport", false); ok {
+		switch t.TaskSupport = TaskSupport(ts); t.TaskSupport {
+		case TaskRequired, TaskOptional, TaskForbidden:
 		default:
-			d.errorf(ie.value, "async answers at once with a task; sync waits up to timeout for the result",
-				"%s: %q is not async or sync", ie.path, inv)
+			d.errorf(te.value, taskSupportHint, "%s: %q is not required, optional or forbidden", te.path, ts)
 		}
 	}
 	t.Timeout = o.duration("timeout", defaultTimeout, time.Nanosecond, false, false)
@@ -533,6 +543,12 @@ func (d *doc) tool(n ast.Node, path string) {
 	}
 	if te, present := o.m["result"]; present {
 		t.Result = d.transform(te)
+	}
+	if te, present := o.m["text"]; present {
+		t.Text = d.transform(te)
+	}
+	if pe, present := o.m["protocolErrors"]; present {
+		t.ProtocolErrors = d.stringList(pe, "the failure types that are protocol errors, like [Internal.Crash, States.Runtime]")
 	}
 	d.l.tools = append(d.l.tools, def)
 }

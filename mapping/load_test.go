@@ -122,7 +122,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		{ // more.yml sorts before tools.yaml
 			Name: "quick_echo", Description: "Echoes at once.", Engine: "local",
 			Target:     adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
-			Invocation: Sync, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
 			Source:      "testdata/good/more.yml:5",
@@ -130,7 +130,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		{
 			Name: "quick_echo_async", Description: "Echoes at once.", Engine: "local",
 			Target:     adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
-			Invocation: Async, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
 			Source:      "testdata/good/more.yml:18",
@@ -138,14 +138,14 @@ func TestLoadGoodFolder(t *testing.T) {
 		{ // only what is required: every default
 			Name: "wait_and_echo", Description: "Waits, then echoes the text.", Engine: "local",
 			Target:     adapters.Target{Name: "WaitAndEcho", Queue: "taskgate-examples"},
-			Invocation: Async, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"text":{"type":"string"}},"required":["seconds","text"]}`),
 			Source:      "testdata/good/tools.yaml:3",
 		},
 		{ // every key
 			Name: "order.pipeline-v2", Title: "Order pipeline", Description: "Runs the order pipeline.\nTakes a while.\n", Engine: "aws",
 			Target:     adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:orders:prod"},
-			Invocation: Sync, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, TTL: 0,
+			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, TTL: 0,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"total":{"type":"number"}}}`),
 			Input:        &Transform{Source: "{order_id: .order}"},
@@ -155,7 +155,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		{
 			Name: "summarize", Description: "Summarizes in the cloud.", Engine: "cloud",
 			Target:     adapters.Target{Name: "Summarize", Queue: "summaries", Timeout: time.Hour},
-			Invocation: Async, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: time.Hour,
+			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
 			Source:      "testdata/good/tools.yaml:30",
 		},

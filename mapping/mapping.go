@@ -56,14 +56,19 @@ type StepFunctions struct {
 	RoleARN  string // optional: a role to assume for cross-account pipelines
 }
 
-// Invocation says how a tool call waits for its execution.
-type Invocation string
+// TaskSupport says whether a call of the tool runs as a task, in the words of MCP 2025-11-25's
+// execution.taskSupport.
+type TaskSupport string
 
 const (
-	// Async: the call starts the execution and answers with a task at once.
-	Async Invocation = "async"
-	// Sync: the call waits for the result, up to Tool.Timeout.
-	Sync Invocation = "sync"
+	// TaskRequired: a call answers at once with a task; clients that cannot take one get what
+	// --no-task-clients says.
+	TaskRequired TaskSupport = "required"
+	// TaskOptional: a call runs as a task for clients that can take one, and waits for the result
+	// (up to Tool.Timeout) for the others.
+	TaskOptional TaskSupport = "optional"
+	// TaskForbidden: a call always waits for the result, up to Tool.Timeout.
+	TaskForbidden TaskSupport = "forbidden"
 )
 
 // Tool is one MCP tool and the workflow it starts.
@@ -72,9 +77,9 @@ type Tool struct {
 	// Engine is the name of the engine block.
 	Engine string
 	// Target is what the tool starts on that engine.
-	Target     adapters.Target
-	Invocation Invocation
-	// Timeout is how long a sync call waits for the result.
+	Target      adapters.Target
+	TaskSupport TaskSupport
+	// Timeout is how long a call that waits for the result waits.
 	Timeout time.Duration
 	// PollInterval is the polling interval suggested to clients.
 	PollInterval time.Duration
@@ -86,6 +91,11 @@ type Tool struct {
 	Input *Transform
 	// Result turns the engine output into the structured result; nil passes it through.
 	Result *Transform
+	// Text turns the structured result into the text content; nil gives its JSON.
+	Text *Transform
+	// ProtocolErrors are the engine failure types (Temporal application error types, Step
+	// Functions error names) that end a task failed with a JSON-RPC error instead of a tool error.
+	ProtocolErrors []string
 	// Source is where the tool is defined, "file:line".
 	Source string
 

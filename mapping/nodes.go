@@ -257,6 +257,27 @@ func (d *doc) str(n ast.Node, path string) (string, bool) {
 	return "", false
 }
 
+// stringList reads a sequence of non-empty strings; hint says what belongs in it.
+func (d *doc) stringList(e entry, hint string) []string {
+	seq, ok := e.value.(*ast.SequenceNode)
+	if !ok {
+		d.errorf(e.value, hint, "%s: must be a list of strings, not %s", e.path, kind(e.value))
+		return nil
+	}
+	var out []string
+	for i, item := range seq.Values {
+		path := fmt.Sprintf("%s[%d]", e.path, i)
+		if s, ok := d.str(d.resolve(item), path); ok {
+			if strings.TrimSpace(s) == "" {
+				d.errorf(item, hint, "%s: is empty", path)
+				continue
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // scalarText is the text of any scalar as written, for values such as durations that YAML
 // may read as numbers.
 func (d *doc) scalarText(n ast.Node, path string) (string, bool) {

@@ -86,7 +86,7 @@ func TestSchemaRejects(t *testing.T) {
 		"tools: [{description: d, engine: e, inputSchema: {type: object}}]\n",
 		"tools: [{name: a, description: d, engine: e, inputSchema: {type: array}}]\n",
 		"tools: [{name: a, description: d, engine: e, inputSchema: {type: object}, ttl: 1d}]\n",
-		"tools: [{name: a, description: d, engine: e, inputSchema: {type: object}, invocation: later}]\n",
+		"tools: [{name: a, description: d, engine: e, inputSchema: {type: object}, taskSupport: later}]\n",
 		"tools: [{name: a, description: d, engine: e, inputSchema: {type: object}, workflow: {type: A, taskQueue: q}, stateMachine: 'arn:aws:states:us-east-1:123456789012:stateMachine:a'}]\n",
 		"tools: [{name: a, description: d, engine: e, inputSchema: {type: object}, stateMachine: 'arn:aws:states:us-east-1:123456789012:execution:a:b'}]\n",
 		"tools: [{name: a, description: d, engine: e, inputSchema: {type: object}, workflow: {type: A}}]\n",

@@ -69,6 +69,23 @@ func (t *Tool) StructuredResult(output json.RawMessage) (json.RawMessage, error)
 	return out, nil
 }
 
+// ResultText is the text content of a structured result: what the Text program yields (a string
+// as it is, any other value as its JSON), or without one the result's JSON.
+func (t *Tool) ResultText(structured json.RawMessage) (string, error) {
+	if t.Text == nil {
+		return string(structured), nil
+	}
+	out, err := t.Text.run(structured)
+	if err != nil {
+		return "", fmt.Errorf("tool %q: text transform: %w", t.Name, err)
+	}
+	var s string
+	if json.Unmarshal(out, &s) == nil {
+		return s, nil
+	}
+	return string(out), nil
+}
+
 func orEmptyObject(args json.RawMessage) json.RawMessage {
 	if s := bytes.TrimSpace(args); len(s) == 0 || bytes.Equal(s, []byte("null")) {
 		return json.RawMessage("{}")

@@ -97,3 +97,38 @@ func TestPassThrough(t *testing.T) {
 		}
 	}
 }
+
+func TestResultText(t *testing.T) {
+	plain := transformTool(t, ".")
+	plain.Text = nil
+	if got, err := plain.ResultText(json.RawMessage(`{"a":1}`)); err != nil || got != `{"a":1}` {
+		t.Errorf("without text: %q, %v", got, err)
+	}
+	for _, c := range []struct{ prog, in, want, err string }{
+		{`"Hello, \(.name)!"`, `{"name":"Alice"}`, "Hello, Alice!", ""},
+		{`.count`, `{"count":3}`, "3", ""},
+		{`{n: .name}`, `{"name":"Bob"}`, `{"n":"Bob"}`, ""},
+		{`.name | error`, `{"name":"boom"}`, "", `tool "jq": text transform: the jq program failed: error: boom`},
+	} {
+		src := fmt.Sprintf(`
+engines: {local: {temporal: {address: "127.0.0.1:7233"}}}
+tools:
+  - {name: jq, description: d, engine: local, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}, text: %q}
+`, c.prog)
+		set, err := Parse("jq.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool, _ := set.Tool("jq")
+		got, err := tool.ResultText(json.RawMessage(c.in))
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%s: error %v, want %s", c.prog, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s on %s: %q, %v; want %q", c.prog, c.in, got, err, c.want)
+		}
+	}
+}

@@ -200,7 +200,7 @@ tools:
 		t.Fatal(err)
 	}
 	_, err = srv.CheckTargets(context.Background())
-	want := `tool "fast_lookup" (express.yaml:5): arn:aws:states:us-east-1:123456789012:stateMachine:fast-lookup cannot be described after it starts (an Express state machine), so it cannot back an async tool: set ` + "`invocation: sync`"
+	want := `tool "fast_lookup" (express.yaml:5): arn:aws:states:us-east-1:123456789012:stateMachine:fast-lookup cannot be described after it starts (an Express state machine), so it cannot back a task: set ` + "`taskSupport: forbidden`"
 	if err == nil || err.Error() != want {
 		t.Fatalf("CheckTargets = %v\nwant %s", err, want)
 	}

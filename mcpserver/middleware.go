@@ -35,7 +35,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			params := req.(*mcp.CallToolRequest).Params
 			tool, ok := s.set.Tool(params.Name)
-			if !ok || tool.Invocation == mapping.Sync {
+			if !ok || tool.TaskSupport == mapping.TaskForbidden {
 				return next(ctx, method, req)
 			}
 			return s.callAsync(ctx, c, tool, params.Arguments)
@@ -89,7 +89,7 @@ func (s *Server) listTools(c caps, res *mcp.ListToolsResult) (mcp.Result, error)
 		}
 		json.Unmarshal(b, &m)
 		mt, mapped := s.set.Tool(t.Name)
-		async := mapped && mt.Invocation == mapping.Async
+		async := mapped && mt.TaskSupport != mapping.TaskForbidden
 		if isHandleTool(t.Name) {
 			if handleTools {
 				tools = append(tools, m)

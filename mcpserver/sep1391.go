@@ -140,7 +140,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	}
 	var candidates []*mapping.Tool
 	for _, t := range s.set.Tools {
-		if t.Invocation == mapping.Async {
+		if t.TaskSupport != mapping.TaskForbidden {
 			candidates = append(candidates, t)
 		}
 	}

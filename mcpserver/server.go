@@ -127,8 +127,8 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 		case err != nil:
 			problems = append(problems, fmt.Errorf("tool %q (%s): %w", t.Name, t.Source, err))
 			continue
-		case info.SyncOnly && t.Invocation == mapping.Async:
-			problems = append(problems, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back an async tool: set `invocation: sync`", t.Name, t.Source, t.Target.Name))
+		case info.SyncOnly && t.TaskSupport != mapping.TaskForbidden:
+			problems = append(problems, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back a task: set `taskSupport: forbidden`", t.Name, t.Source, t.Target.Name))
 		}
 		s.retention.Store(t.Name, info.Retention)
 		for _, w := range info.Warnings {

@@ -121,7 +121,7 @@ func writeDraft(w, warn io.Writer, found []stepfunctions.Discovered, region, end
 		}
 		fmt.Fprintf(&b, "  - name: %s\n    description: %s\n    engine: aws\n    stateMachine: %s\n", name, quote(desc), quote(d.ARN))
 		if d.Type == "EXPRESS" {
-			b.WriteString("    invocation: sync   # Express executions cannot be described later\n")
+			b.WriteString("    taskSupport: forbidden   # Express executions cannot be described later\n")
 		}
 		fmt.Fprintf(&b, "    inputSchema: %s\n", compact)
 	}
