@@ -121,7 +121,7 @@ func TestLoadGoodFolder(t *testing.T) {
 	want := []Tool{
 		{ // more.yml sorts before tools.yaml
 			Name: "quick_echo", Description: "Echoes at once.", Engine: "local",
-			Target:     adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
+			Target:      adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
 			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
@@ -129,7 +129,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		},
 		{
 			Name: "quick_echo_async", Description: "Echoes at once.", Engine: "local",
-			Target:     adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
+			Target:      adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
 			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
@@ -137,14 +137,14 @@ func TestLoadGoodFolder(t *testing.T) {
 		},
 		{ // only what is required: every default
 			Name: "wait_and_echo", Description: "Waits, then echoes the text.", Engine: "local",
-			Target:     adapters.Target{Name: "WaitAndEcho", Queue: "taskgate-examples"},
+			Target:      adapters.Target{Name: "WaitAndEcho", Queue: "taskgate-examples"},
 			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"text":{"type":"string"}},"required":["seconds","text"]}`),
 			Source:      "testdata/good/tools.yaml:3",
 		},
 		{ // every key
 			Name: "order.pipeline-v2", Title: "Order pipeline", Description: "Runs the order pipeline.\nTakes a while.\n", Engine: "aws",
-			Target:     adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:orders:prod"},
+			Target:      adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:orders:prod"},
 			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, TTL: 0,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"total":{"type":"number"}}}`),
@@ -154,7 +154,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		},
 		{
 			Name: "summarize", Description: "Summarizes in the cloud.", Engine: "cloud",
-			Target:     adapters.Target{Name: "Summarize", Queue: "summaries", Timeout: time.Hour},
+			Target:      adapters.Target{Name: "Summarize", Queue: "summaries", Timeout: time.Hour},
 			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
 			Source:      "testdata/good/tools.yaml:30",
