@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
-	"github.com/taskgate/taskgate/adapters/temporal"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/mapping"
@@ -36,6 +35,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	port := fs.Int("temporal-port", 7233, "port of the local Temporal dev server (its web UI is on port+1000)")
 	sfnEndpoint := fs.String("sfn-endpoint", "", "also create the Step Functions examples in this endpoint (e.g. a local emulator) and serve them")
 	sfnRole := fs.String("sfn-role-arn", "arn:aws:iam::123456789012:role/taskgate-examples", "execution role for the Step Functions examples")
+	var configs listFlag
+	fs.Var(&configs, "config", "serve this mapping file or folder (repeatable) instead of the built-in example's, next to the example worker")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
@@ -63,9 +64,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		os.Setenv("TEMPORAL_ADDRESS", address)
 	}
 
-	files := []string{filepath.Join(state, "temporal-tools.yaml")}
-	if err := os.WriteFile(files[0], temporalexamples.Mapping, 0o600); err != nil {
-		return err
+	files := []string(configs)
+	if len(files) == 0 {
+		files = []string{filepath.Join(state, "temporal-tools.yaml")}
+		if err := os.WriteFile(files[0], temporalexamples.Mapping, 0o600); err != nil {
+			return err
+		}
 	}
 	if *sfnEndpoint != "" {
 		f, err := ensureSFNExamples(ctx, state, *sfnEndpoint, *sfnRole, stderr)
@@ -92,13 +96,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer closeAll(engines)
 
-	w := worker.New(engines["local-temporal"].(*temporal.Engine).Client(), temporalexamples.TaskQueue, worker.Options{})
+	workerClient, err := client.Dial(client.Options{HostPort: address, Namespace: os.Getenv("TEMPORAL_NAMESPACE"),
+		Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	if err != nil {
+		return fmt.Errorf("connecting the example worker to %s: %w", address, err)
+	}
+	defer workerClient.Close()
+	w := worker.New(workerClient, temporalexamples.TaskQueue, worker.Options{})
 	temporalexamples.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting the example worker: %w", err)
 	}
 	defer w.Stop()
-	awaitPollers(ctx, engines["local-temporal"].(*temporal.Engine).Client(), temporalexamples.TaskQueue)
+	awaitPollers(ctx, workerClient, temporalexamples.TaskQueue)
 
 	return serve(ctx, set, engines, tokens, tf, stderr, func(endpoint string) {
 		printWelcome(stdout, endpoint, address, ui)

@@ -14,7 +14,7 @@ import (
 const usage = `taskgate serves Temporal workflows and Step Functions state machines as long-running MCP tools.
 
 Usage:
-  taskgate dev [--stdio | --http ADDR] [--sfn-endpoint URL]   run the built-in example on a local Temporal dev server
+  taskgate dev [--stdio | --http ADDR] [--sfn-endpoint URL] [--config PATH]  run the built-in example (or PATH) on a local Temporal dev server
   taskgate serve --config PATH (--stdio | --http ADDR)         serve a mapping file or folder
   taskgate validate [--engines] PATH...                        check mapping files (and targets), list every error
   taskgate call TOOL --args JSON (--url URL | --config PATH)   call a tool as a task and show its progress
