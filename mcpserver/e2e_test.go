@@ -30,11 +30,17 @@ const ext = "io.modelcontextprotocol/tasks"
 type counting struct {
 	adapters.Engine
 	starts, reads atomic.Int64
+	// started is the Ref of the latest start.
+	started atomic.Value
 }
 
 func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {
 	c.starts.Add(1)
-	return c.Engine.Start(ctx, t, r)
+	ref, err := c.Engine.Start(ctx, t, r)
+	if err == nil {
+		c.started.Store(ref)
+	}
+	return ref, err
 }
 
 func (c *counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
