@@ -1,39 +1,27 @@
 // Package rpctest is a raw JSON-RPC client for tests of taskgate's MCP surface: the go-sdk client
 // hides task results, so conformance tests speak the wire format themselves, over Streamable HTTP
-// or over a stdio pipe.
+// or over a stdio pipe. It is a thin layer over internal/mcpclient that fails the test where
+// mcpclient returns an error.
 package rpctest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/internal/mcpclient"
 )
 
 // Error is a JSON-RPC error object.
-type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
-
-type response struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *Error          `json:"error"`
-}
+type Error = mcpclient.Error
 
 // Transport sends one request and returns its response's result or error.
 type Transport interface {
@@ -66,35 +54,7 @@ func (c *Client) Call(t testing.TB, method string, params map[string]any) (json.
 	c.next++
 	id := c.next
 	c.mu.Unlock()
-	if params == nil {
-		params = map[string]any{}
-	}
-	if c.Legacy {
-		return c.T.RoundTrip(t, id, method, params, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}})
-	}
-	declared := func(names []string) map[string]any {
-		m := map[string]any{}
-		for _, n := range names {
-			m[n] = map[string]any{}
-		}
-		return m
-	}
-	meta, _ := params["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
-	meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "rpctest", "version": "1"}
-	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{
-		"extensions": declared(c.Extensions), "experimental": declared(c.Experimental)}
-	params["_meta"] = meta
-	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
-	if taskID, ok := params["taskId"].(string); ok && strings.HasPrefix(method, "tasks/") {
-		h.Set("Mcp-Name", taskID)
-	}
-	if name, ok := params["name"].(string); ok && method == "tools/call" {
-		h.Set("Mcp-Name", name)
-	}
+	params, h := mcpclient.Dress(c.Legacy, c.Extensions, c.Experimental, method, params)
 	return c.T.RoundTrip(t, id, method, params, h)
 }
 
@@ -117,80 +77,30 @@ type HTTP struct{ URL string }
 
 func (h HTTP) RoundTrip(t testing.TB, id int, method string, params any, header http.Header) (json.RawMessage, *Error) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, h.URL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Method", method)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
+	res, rerr, err := mcpclient.HTTP{URL: h.URL}.RoundTrip(context.Background(), id, method, params, header)
 	if err != nil {
-		t.Fatalf("POST %s: %v", method, err)
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		var r response
-		if json.Unmarshal(raw, &r) == nil && r.Error != nil {
-			return nil, r.Error
-		}
-		t.Fatalf("POST %s: HTTP %d: %s", method, resp.StatusCode, raw)
-	}
-	for _, msg := range messages(resp.Header.Get("Content-Type"), raw) {
-		var r response
-		if json.Unmarshal(msg, &r) == nil && string(r.ID) == fmt.Sprint(id) {
-			return r.Result, r.Error
-		}
-	}
-	t.Fatalf("POST %s: no response with id %d in %s", method, id, raw)
-	return nil, nil
-}
-
-// messages splits a response body into JSON-RPC messages: one JSON body, or SSE data lines.
-func messages(contentType string, body []byte) [][]byte {
-	if !strings.HasPrefix(contentType, "text/event-stream") {
-		return [][]byte{body}
-	}
-	var out [][]byte
-	for _, line := range strings.Split(string(body), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
-			out = append(out, []byte(data))
-		}
-	}
-	return out
+	return res, rerr
 }
 
 // Stdio speaks newline-delimited JSON-RPC over a child process's pipes. Any line of output that is
 // not JSON-RPC fails the test: on stdio, standard output belongs to the protocol.
 type Stdio struct {
-	mu  sync.Mutex
-	In  io.Writer
-	Out *bufio.Reader
+	once sync.Once
+	s    *mcpclient.Stdio
+	In   io.Writer
+	Out  *bufio.Reader
 }
 
-func (s *Stdio) RoundTrip(t testing.TB, id int, method string, params any, _ http.Header) (json.RawMessage, *Error) {
+func (s *Stdio) RoundTrip(t testing.TB, id int, method string, params any, header http.Header) (json.RawMessage, *Error) {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := s.In.Write(append(body, '\n')); err != nil {
-		t.Fatalf("write %s: %v", method, err)
+	s.once.Do(func() { s.s = &mcpclient.Stdio{In: s.In, Out: s.Out} })
+	res, rerr, err := s.s.RoundTrip(context.Background(), id, method, params, header)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for {
-		line, err := s.Out.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("read %s: %v", method, err)
-		}
-		var r response
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("standard output carries something other than JSON-RPC: %q", line)
-		}
-		if string(r.ID) == fmt.Sprint(id) {
-			return r.Result, r.Error
-		}
-	}
+	return res, rerr
 }
 
 // Notifier is a Transport that can also send notifications.
@@ -251,14 +161,7 @@ func (c *Conn) Await(t testing.TB, id int) (json.RawMessage, *Error) {
 }
 
 func decodeResponse(r *jsonrpc.Response) (json.RawMessage, *Error) {
-	if r.Error != nil {
-		var we *jsonrpc.Error
-		if errors.As(r.Error, &we) {
-			return nil, &Error{Code: int(we.Code), Message: we.Message, Data: json.RawMessage(we.Data)}
-		}
-		return nil, &Error{Code: -1, Message: r.Error.Error()}
-	}
-	return r.Result, nil
+	return mcpclient.DecodeResponse(r)
 }
 
 // Notify sends a notification.
