@@ -1,218 +1,256 @@
-// Command bench measures what taskgate adds to an engine call: for each engine, the latency of a
-// direct call (start; describe) against the same operation through taskgate's MCP endpoint
-// (tools/call; tasks/get over loopback HTTP), in the same run, printed as medians, p99s and ratios.
+// Command bench measures what taskgate adds to the workflow engines it serves, against the engines
+// themselves, in one run on one machine, and prints one table (optionally written as JSON and
+// Markdown):
 //
-//	./scripts/with-engines go run ./bench [-n 300]
+//  1. poll latency: a direct Describe against tasks/get over HTTP and over stdio, 2025-11-25
+//     tasks/get and the task_status handle tool, for a running and an ended task, both engines;
+//  2. start latency: a direct start against tools/call -> CreateTaskResult, both engines;
+//  3. throughput: 1, 16, 64 and 256 concurrent pollers over 1 and over 1,000 running tasks;
+//  4. memory: RSS and goroutines of a taskgate process with 0, 1,000 and 10,000 tasks in flight;
+//  5. scale-out: one against two taskgate processes behind a round-robin client;
+//  6. engine economy: engine calls over a simulated two-hour task, default polling against a fixed
+//     1-second poll.
+//
+// taskgate runs in child processes of the bench (the bench binary run again; see child.go), so that
+// its memory, CPU and profiles are its own. Direct and taskgate samples are interleaved and every
+// measure is repeated (-reps): the ratio column is the median of the repetitions' ratios, with its
+// spread beside it.
+//
+//	./scripts/with-engines go run ./bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal]
+//	    [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
+	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-
-	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/stepfunctions"
-	"github.com/taskgate/taskgate/adapters/temporal"
-	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
-	"github.com/taskgate/taskgate/mapping"
-	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
 func main() {
-	n := flag.Int("n", 300, "iterations per measurement")
-	flag.Parse()
-	if err := run(*n); err != nil {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(childMain(spec))
+	}
+	opts, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	// The SDKs' informational lines (a worker starting) would mix with the progress.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := run(ctx, opts, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int) error {
-	ctx := context.Background()
-	temporalAddr, sfnEndpoint := os.Getenv("TEMPORAL_ADDRESS"), os.Getenv("SFN_ENDPOINT")
-	if temporalAddr == "" || sfnEndpoint == "" {
-		return fmt.Errorf("TEMPORAL_ADDRESS and SFN_ENDPOINT must name running engines: run ./scripts/with-engines go run ./bench")
-	}
-	te, err := temporal.New(ctx, temporal.Config{Address: temporalAddr, Namespace: "default"})
-	if err != nil {
-		return err
-	}
-	se, err := stepfunctions.New(ctx, stepfunctions.Config{Region: "us-east-1", Endpoint: sfnEndpoint})
-	if err != nil {
-		return err
-	}
-	if _, err := sfnexamples.Ensure(ctx, se.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
-		return err
-	}
-	set, err := mapping.Load("examples/temporal/tools.yaml", "examples/stepfunctions/tools.yaml")
-	if err != nil {
-		return err
-	}
-	keys, _ := token.ParseKeys(token.NewKey("bench"))
-	tokens, _ := token.NewSealed(keys)
-	// FreshFor -1: every poll asks the engine, so that the round trip itself is measured (by default
-	// polls within 250 ms of each other share one engine call).
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Tokens: tokens, FreshFor: -1, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1},
-		Engines: map[string]adapters.Engine{"local-temporal": te, "aws": se}})
-	if err != nil {
-		return err
-	}
-	hs := httptest.NewServer(srv.HTTPHandler())
-	defer hs.Close()
-	mcp := &mcpClient{url: hs.URL}
+// figureKeys are the names -only takes; "poll" stands for its four variants.
+var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy"}
 
-	// Executions that stay running for the whole run (no worker polls this queue).
-	long := map[string]any{"seconds": 3600, "text": "bench"}
-	wf, err := te.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "taskgate-bench-unpolled"}, "WaitAndEcho", long)
-	if err != nil {
-		return err
-	}
-	defer te.Client().TerminateWorkflow(ctx, wf.GetID(), "", "bench done")
-	echoARN := "arn:aws:states:us-east-1:123456789012:stateMachine:" + sfnexamples.WaitAndEcho
-	exec, err := se.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(echoARN), Input: aws.String(`{"seconds":3600,"text":"bench"}`)})
-	if err != nil {
-		return err
-	}
-	defer se.Client().StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: exec.ExecutionArn})
-
-	temporalTask, err := mcp.call("wait_and_echo", long)
-	if err != nil {
-		return err
-	}
-	sfnTask, err := mcp.call("sfn_wait_and_echo", long)
-	if err != nil {
-		return err
-	}
-
-	rows := []struct {
-		what           string
-		direct, viaMCP func() error
-	}{
-		{"Temporal poll (DescribeWorkflowExecution vs tasks/get)",
-			func() error {
-				_, err := te.Client().WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
-					Namespace: "default", Execution: &commonpb.WorkflowExecution{WorkflowId: wf.GetID(), RunId: wf.GetRunID()}})
-				return err
-			},
-			func() error { return mcp.get(temporalTask) }},
-		{"Temporal start (StartWorkflowExecution vs tools/call)",
-			func() error {
-				_, err := te.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "taskgate-bench-unpolled"}, "WaitAndEcho", long)
-				return err
-			},
-			func() error { _, err := mcp.call("wait_and_echo", long); return err }},
-		{"Step Functions poll (DescribeExecution vs tasks/get)",
-			func() error {
-				_, err := se.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: exec.ExecutionArn})
-				return err
-			},
-			func() error { return mcp.get(sfnTask) }},
-	}
-	fmt.Printf("%d iterations each, sequential, loopback; taskgate over stateless Streamable HTTP with sealed task ids\n\n", n)
-	fmt.Printf("%-56s %12s %12s %12s %12s %8s\n", "operation", "direct p50", "direct p99", "taskgate p50", "taskgate p99", "ratio")
-	for _, r := range rows {
-		d, err := measure(n, r.direct)
-		if err != nil {
-			return fmt.Errorf("%s, direct: %w", r.what, err)
-		}
-		m, err := measure(n, r.viaMCP)
-		if err != nil {
-			return fmt.Errorf("%s, through taskgate: %w", r.what, err)
-		}
-		fmt.Printf("%-56s %12s %12s %12s %12s %7.2fx\n", r.what, d[0], d[1], m[0], m[1], float64(m[0])/float64(d[0]))
-	}
-	return nil
+type options struct {
+	short bool
+	// n is the interleaved rounds of each latency measure per repetition; startN for starts.
+	n, startN, reps int
+	// duration is each throughput phase (after a warm-up of a fifth of it).
+	duration time.Duration
+	// tasks is the number of running tasks that throughput and scale-out poll.
+	tasks   int
+	pollers []int
+	// memoryTasks are the in-flight task counts of the memory figure (after 0).
+	memoryTasks []int
+	// economyTask is the simulated task's length.
+	economyTask time.Duration
+	// fresh is the FreshFor of the throughput and scale-out processes (0: the server's default).
+	fresh   time.Duration
+	only    map[string]bool
+	engines map[string]bool
+	jsonFile, markdownFile,
+	cpuProfile, memProfile string
+	args []string
 }
 
-// measure returns the median and 99th percentile of n runs of f, after a short warm-up.
-func measure(n int, f func() error) ([2]time.Duration, error) {
-	for range 10 {
-		if err := f(); err != nil {
-			return [2]time.Duration{}, err
+func (o options) wants(key string) bool { return len(o.only) == 0 || o.only[key] }
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.BoolVar(&o.short, "short", false, "smoke mode (seconds): every figure, with small counts; for CI, not for numbers")
+	fs.IntVar(&o.n, "n", 300, "interleaved rounds per repetition of each poll latency measure")
+	fs.IntVar(&o.startN, "start-n", 100, "interleaved rounds per repetition of each start latency measure")
+	fs.IntVar(&o.reps, "reps", 5, "repetitions of every measure (the ratio's spread is over them)")
+	fs.DurationVar(&o.duration, "duration", 1500*time.Millisecond, "length of each throughput and scale-out phase")
+	fs.IntVar(&o.tasks, "tasks", 1000, "running tasks that the throughput and scale-out pollers spread over")
+	pollers := fs.String("pollers", "1,16,64,256", "concurrent pollers of the throughput figure")
+	memory := fs.String("memory-tasks", "1000,10000", "tasks in flight at each step of the memory figure (after 0)")
+	fs.DurationVar(&o.economyTask, "economy-task", 2*time.Hour, "simulated length of the engine-economy task")
+	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default of 250ms; negative: every poll asks the engine)")
+	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
+	engines := fs.String("engine", "temporal,sfn", "engines of the poll and start figures: temporal, sfn")
+	fs.StringVar(&o.jsonFile, "json", "", "write the rows as JSON to FILE")
+	fs.StringVar(&o.markdownFile, "markdown", "", "write the table as Markdown to FILE")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the taskgate processes to FILE (one per process: FILE with the process's label before the extension, or FILE itself when only one process ran)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write allocation profiles of the taskgate processes to FILE, named as -cpuprofile's")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.args = args
+	set := func(name string) bool {
+		found := false
+		fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+		return found
+	}
+	if o.short { // smoke sizes, unless given explicitly
+		for name, apply := range map[string]func(){
+			"n": func() { o.n = 20 }, "start-n": func() { o.startN = 5 }, "reps": func() { o.reps = 1 },
+			"duration": func() { o.duration = 300 * time.Millisecond }, "tasks": func() { o.tasks = 20 },
+			"memory-tasks": func() { *memory = "20,200" }, "economy-task": func() { o.economyTask = 2 * time.Minute },
+		} {
+			if !set(name) {
+				apply()
+			}
 		}
 	}
-	times := make([]time.Duration, n)
-	for i := range n {
-		start := time.Now()
-		if err := f(); err != nil {
-			return [2]time.Duration{}, err
-		}
-		times[i] = time.Since(start)
+	var err error
+	if o.pollers, err = ints(*pollers); err != nil {
+		return o, fmt.Errorf("-pollers: %w", err)
 	}
-	slices.Sort(times)
-	round := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
-	return [2]time.Duration{round(times[n/2]), round(times[n*99/100])}, nil
+	if o.memoryTasks, err = ints(*memory); err != nil {
+		return o, fmt.Errorf("-memory-tasks: %w", err)
+	}
+	if !slices.IsSorted(o.memoryTasks) {
+		return o, fmt.Errorf("-memory-tasks must grow: %v", o.memoryTasks)
+	}
+	o.only = map[string]bool{}
+	for _, k := range strings.Split(*only, ",") {
+		switch k = strings.TrimSpace(k); {
+		case k == "":
+		case k == "poll":
+			for _, v := range figureKeys[:4] {
+				o.only[v] = true
+			}
+		case slices.Contains(figureKeys, k):
+			o.only[k] = true
+		default:
+			return o, fmt.Errorf("-only %q: want poll, %s", k, strings.Join(figureKeys, ", "))
+		}
+	}
+	o.engines = map[string]bool{}
+	for _, e := range strings.Split(*engines, ",") {
+		switch e = strings.TrimSpace(e); e {
+		case "temporal", "sfn":
+			o.engines[e] = true
+		default:
+			return o, fmt.Errorf("-engine %q: want temporal or sfn", e)
+		}
+	}
+	if o.n < 1 || o.startN < 1 || o.reps < 1 || o.tasks < 1 || o.duration <= 0 || o.economyTask < time.Second {
+		return o, fmt.Errorf("-n, -start-n, -reps and -tasks must be at least 1, -duration positive, -economy-task at least a second")
+	}
+	return o, nil
 }
 
-// mcpClient speaks just enough 2026-07-28 JSON-RPC for the measurements.
-type mcpClient struct{ url string }
-
-func (c *mcpClient) do(method, name string, params map[string]any) (map[string]any, error) {
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, n)
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	resp, err := http.DefaultClient.Do(req)
+	return out, nil
+}
+
+// run measures every selected figure and prints the table on stdout (progress on stderr).
+func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, error) {
+	b, err := newBench(ctx, opts, stderr)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if i := bytes.Index(raw, []byte("data: ")); i >= 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		raw = bytes.TrimSpace(raw[i+len("data: "):])
+	defer b.close()
+	header := []string{
+		"machine: " + machine(),
+		"load average before the run: " + loadAverage() + "; " + b.quiet(),
+		"command: `./scripts/with-engines go run ./bench " + strings.Join(opts.args, " ") + "`",
+		"started " + time.Now().UTC().Format(time.RFC3339),
 	}
-	var r struct {
-		Result map[string]any
-		Error  *struct{ Message string }
+	b.logf("bench: %s", header[0])
+	b.logf("bench: %s", header[1])
+	figures := []struct {
+		keys []string
+		run  func(context.Context) error
+	}{
+		{figureKeys[:4], b.pollFigure},
+		{[]string{"start"}, b.startFigure},
+		{[]string{"throughput"}, b.throughputFigure},
+		{[]string{"scaleout"}, b.scaleOutFigure},
+		{[]string{"economy"}, b.economyFigure},
+		{[]string{"memory"}, b.memoryFigure},
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("%s: %s", method, raw)
+	for _, f := range figures {
+		if !slices.ContainsFunc(f.keys, opts.wants) {
+			continue
+		}
+		t0 := time.Now()
+		if err := f.run(ctx); err != nil {
+			return nil, err
+		}
+		b.stopChildren() // each figure has processes of its own
+		b.logf("  (%s)", time.Since(t0).Round(time.Millisecond))
 	}
-	if r.Error != nil {
-		return nil, fmt.Errorf("%s: %s", method, r.Error.Message)
+	b.stopChildren()
+	b.finishProfiles()
+	header = append(header, "load average after the run: "+loadAverage())
+	rows := b.res.rows()
+	printTable(stdout, rows, opts.reps)
+	fmt.Fprintln(stdout)
+	for _, h := range header {
+		fmt.Fprintln(stdout, h)
 	}
-	return r.Result, nil
+	if opts.jsonFile != "" {
+		if err := writeJSON(opts.jsonFile, rows); err != nil {
+			return rows, err
+		}
+	}
+	if opts.markdownFile != "" {
+		if err := writeMarkdown(opts.markdownFile, rows, b.res, header, opts.reps); err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
 }
 
-func (c *mcpClient) call(tool string, args map[string]any) (string, error) {
-	res, err := c.do("tools/call", tool, map[string]any{"name": tool, "arguments": args})
-	if err != nil {
-		return "", err
-	}
-	id, _ := res["taskId"].(string)
-	if id == "" {
-		return "", fmt.Errorf("tools/call %s answered no task: %v", tool, res)
-	}
-	return id, nil
+// quiet measures how busy the machine is for a second before the run.
+func (b *bench) quiet() string {
+	m := startCPU()
+	time.Sleep(time.Second)
+	_, busy := m.stop()
+	return fmt.Sprintf("machine CPU busy over the second before the run: %.0f%% of %d cores' 100%% each", busy, numCPU())
 }
 
-func (c *mcpClient) get(id string) error {
-	res, err := c.do("tasks/get", id, map[string]any{"taskId": id})
-	if err == nil && res["status"] != "working" {
-		err = fmt.Errorf("tasks/get: status %v, want working", res["status"])
-	}
-	return err
+// newHTTPClient is the load generator's client: enough idle connections for every poller, so that
+// no poll pays for a new connection.
+func newHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConns: 4096, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second, DisableCompression: true,
+	}}
 }

@@ -1,0 +1,327 @@
+package main
+
+// The taskgate side of the bench: the bench runs itself again as a child process (selected by the
+// TASKGATE_BENCH_CHILD environment variable, which holds a childConfig) that serves the bench's
+// mapping through mcpserver, exactly as `taskgate serve` does, with three additions that only the
+// bench build has: every engine is wrapped so that calls are counted at the engine boundary, a
+// debug listener reports those counts and the goroutine count (GET /debug/bench), and it starts and
+// stops CPU profiles and writes heap profiles on request (and serves net/http/pprof). A child of
+// its own keeps taskgate's memory, CPU and profiles apart from the load generator's.
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"runtime"
+	rpprof "runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	"github.com/taskgate/taskgate/adapters/temporal"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+//go:embed tools.yaml
+var toolsYAML []byte
+
+// childEnv holds the JSON childConfig of a child process; the bench (and its test binary) checks
+// it first thing.
+const childEnv = "TASKGATE_BENCH_CHILD"
+
+// readyLine starts the line a child prints on stderr once it serves, followed by its base URL.
+const readyLine = "bench-child ready "
+
+type childConfig struct {
+	// Stdio serves MCP on standard input/output; else on http://BASE/mcp.
+	Stdio bool
+	// FreshFor is mcpserver.Config.FreshFor (0: the server's default).
+	FreshFor time.Duration
+	// Keys are the token keys (token.ParseKeys), shared with the bench so that it can open the
+	// ids it is given and mint ids of its own.
+	Keys string
+	// PerRef also counts engine reads per execution (the engine-economy figure).
+	PerRef bool
+}
+
+// counters count the calls that reach the engines.
+type counters struct {
+	describe, outcome, start, cancel, wait atomic.Int64
+	perRefOn                               bool
+	mu                                     sync.Mutex
+	inFlight                               map[string]int
+	maxInFlight                            int
+	perRef                                 map[string]int64
+}
+
+// childCounts is what GET /debug/bench answers.
+type childCounts struct {
+	Describe, Outcome, Start, Cancel, Wait int64
+	// MaxInFlight is the most engine reads ever in flight at once for one execution, since the
+	// last ?reset=1.
+	MaxInFlight int
+	Goroutines  int
+	// HeapInuse is runtime.MemStats.HeapInuse, after a garbage collection when asked (?gc=1).
+	HeapInuse uint64
+	// PerRef is the engine reads per execution (with ?refs=1, when the child counts them).
+	PerRef map[string]int64 `json:",omitempty"`
+}
+
+// Reads is the engine reads: Describe and Outcome calls.
+func (c childCounts) Reads() int64 { return c.Describe + c.Outcome }
+
+func (c *counters) enter(r adapters.Ref) func() {
+	k := r.String()
+	c.mu.Lock()
+	c.inFlight[k]++
+	c.maxInFlight = max(c.maxInFlight, c.inFlight[k])
+	if c.perRefOn {
+		c.perRef[k]++
+	}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.inFlight[k]--; c.inFlight[k] == 0 {
+			delete(c.inFlight, k)
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	out := childCounts{Describe: c.describe.Load(), Outcome: c.outcome.Load(), Start: c.start.Load(),
+		Cancel: c.cancel.Load(), Wait: c.wait.Load()}
+	c.mu.Lock()
+	out.MaxInFlight = c.maxInFlight
+	if q.Get("reset") == "1" {
+		c.maxInFlight = 0
+	}
+	if q.Get("refs") == "1" && c.perRefOn {
+		out.PerRef = make(map[string]int64, len(c.perRef))
+		for k, v := range c.perRef {
+			out.PerRef[k] = v
+		}
+	}
+	c.mu.Unlock()
+	if q.Get("gc") == "1" {
+		runtime.GC()
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	out.HeapInuse = m.HeapInuse
+	out.Goroutines = runtime.NumGoroutine()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// counting passes every call to the engine and counts it.
+type counting struct {
+	adapters.Engine
+	c *counters
+}
+
+func (e counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	e.c.describe.Add(1)
+	defer e.c.enter(r)()
+	return e.Engine.Describe(ctx, t, r)
+}
+
+func (e counting) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	e.c.outcome.Add(1)
+	defer e.c.enter(r)()
+	return e.Engine.Outcome(ctx, t, r)
+}
+
+func (e counting) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	e.c.start.Add(1)
+	return e.Engine.Start(ctx, t, req)
+}
+
+func (e counting) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+	e.c.cancel.Add(1)
+	return e.Engine.Cancel(ctx, t, r, reason)
+}
+
+func (e counting) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	e.c.wait.Add(1)
+	return e.Engine.Wait(ctx, t, r)
+}
+
+// childMain runs a child process until it is told to stop (SIGTERM, or the end of standard input
+// on stdio) and returns its exit code.
+func childMain(spec string) int {
+	if err := serveChild(spec); err != nil {
+		fmt.Fprintln(os.Stderr, "bench child:", err)
+		return 1
+	}
+	return 0
+}
+
+func serveChild(spec string) error {
+	var cfg childConfig
+	if err := json.Unmarshal([]byte(spec), &cfg); err != nil {
+		return fmt.Errorf("%s: %w", childEnv, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// As `taskgate serve`: warnings and errors on stderr.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	set, err := mapping.Parse("bench/tools.yaml", toolsYAML)
+	if err != nil {
+		return err
+	}
+	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}}
+	engines := map[string]adapters.Engine{}
+	for name, e := range set.Engines {
+		var eng adapters.Engine
+		switch {
+		case e.Temporal != nil:
+			te, err := temporal.New(ctx, temporal.Config{Address: e.Temporal.Address, Namespace: e.Temporal.Namespace})
+			if err != nil {
+				return err
+			}
+			eng = te
+		case e.StepFunctions != nil:
+			se, err := stepfunctions.New(ctx, stepfunctions.Config{Region: e.StepFunctions.Region, Endpoint: e.StepFunctions.Endpoint})
+			if err != nil {
+				return err
+			}
+			eng = se
+		default:
+			return fmt.Errorf("engine %s: no engine kind", name)
+		}
+		defer eng.Close()
+		engines[name] = counting{Engine: eng, c: counts}
+	}
+	keys, err := token.ParseKeys(cfg.Keys)
+	if err != nil {
+		return err
+	}
+	tokens, err := token.NewSealed(keys)
+	if err != nil {
+		return err
+	}
+	// Rate limits off: they would throttle the bench (they have tests of their own).
+	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log,
+		FreshFor: cfg.FreshFor, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
+	if err != nil {
+		return err
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	_, err = srv.CheckTargets(checkCtx) // warnings (no worker polls the unpolled queue) are expected
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/bench", counts.serve)
+	prof := &profiler{}
+	mux.HandleFunc("/debug/bench/cpu", prof.cpu)
+	mux.HandleFunc("/debug/bench/heap", prof.heap)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	if !cfg.Stdio {
+		mux.Handle("/mcp", srv.HTTPHandler())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	fmt.Fprintf(os.Stderr, "%shttp://%s\n", readyLine, ln.Addr())
+	if cfg.Stdio {
+		err = srv.ServeStdio(ctx)
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	} else {
+		<-ctx.Done()
+	}
+	prof.stop()
+	shut, cancelShut := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelShut()
+	hs.Shutdown(shut)
+	return err
+}
+
+// profiler starts and stops the child's CPU profile and writes heap profiles, on request of the
+// bench: GET /debug/bench/cpu?start=FILE, /debug/bench/cpu?stop=1, /debug/bench/heap?file=FILE.
+type profiler struct {
+	mu   sync.Mutex
+	file *os.File
+}
+
+func (p *profiler) cpu(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if path := r.URL.Query().Get("start"); path != "" {
+		if p.file != nil {
+			http.Error(w, "a CPU profile is already running", http.StatusConflict)
+			return
+		}
+		f, err := os.Create(path)
+		if err == nil {
+			if err = rpprof.StartCPUProfile(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		p.file = f
+		return
+	}
+	if err := p.stopLocked(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+func (p *profiler) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopLocked()
+}
+
+func (p *profiler) stopLocked() error {
+	if p.file == nil {
+		return nil
+	}
+	rpprof.StopCPUProfile()
+	err := p.file.Close()
+	p.file = nil
+	return err
+}
+
+// heap writes the allocation profile (alloc_space and inuse_space since the child started), after
+// a garbage collection so that inuse is current.
+func (p *profiler) heap(w http.ResponseWriter, r *http.Request) {
+	runtime.GC()
+	f, err := os.Create(r.URL.Query().Get("file"))
+	if err == nil {
+		err = rpprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}

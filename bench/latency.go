@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/taskgate/taskgate/adapters"
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/mcpclient"
+)
+
+// Figures 1 and 2: latency of one call, direct against through taskgate, sequential.
+
+// interleave runs warm rounds, then n rounds in which every op runs once, in an order that
+// rotates each round (direct, taskgate, direct, taskgate... and every op at every position alike),
+// so that drift on a noisy machine hits all of them alike. It returns each op's sorted latencies.
+func interleave(ctx context.Context, names []string, ops []func(context.Context) error, warm, n int) ([][]time.Duration, error) {
+	lat := make([][]time.Duration, len(ops))
+	for round := range warm + n {
+		for k := range ops {
+			i := (k + round) % len(ops)
+			t0 := time.Now()
+			if err := ops[i](ctx); err != nil {
+				return nil, fmt.Errorf("%s: %w", names[i], err)
+			}
+			if round >= warm {
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}
+	}
+	for _, l := range lat {
+		slices.Sort(l)
+	}
+	return lat, nil
+}
+
+// addLatency records one repetition's p50, p90 and p99 of a taskgate op against the direct op.
+func (b *bench) addLatency(figure int, name string, direct, taskgate []time.Duration) {
+	for _, p := range []float64{50, 90, 99} {
+		b.res.add(figure, fmt.Sprintf("%s p%.0f", name, p), "ms", percentile(direct, p), percentile(taskgate, p))
+	}
+}
+
+func warmRounds(n int) int { return min(max(3, n/10), 20) }
+
+// pollVariant is one way of asking taskgate for a task's status.
+type pollVariant struct {
+	key, label string
+	poll       func(ctx context.Context, id, want string) error
+}
+
+// pollFigure: figure 1.
+func (b *bench) pollFigure(ctx context.Context) error {
+	b.logf("poll latency (figure 1)")
+	// Every poll asks the engine (FreshFor -1): with the window on, polls milliseconds apart would
+	// measure the window, not a poll. Ended tasks are answered from the cache of ended outcomes,
+	// which is on regardless.
+	hc, err := b.startChild(ctx, "poll-http", childConfig{FreshFor: -1})
+	if err != nil {
+		return err
+	}
+	var sc *child
+	if b.opts.wants("poll-stdio") {
+		if sc, err = b.startChild(ctx, "poll-stdio", childConfig{FreshFor: -1, Stdio: true}); err != nil {
+			return err
+		}
+	}
+	modern := b.modern(hc.endpoint())
+	legacy := mcpclient.Legacy(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http})
+	noTasks := mcpclient.Modern(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http}) // gets handles
+	var variants []pollVariant
+	for _, v := range []pollVariant{
+		{"poll-http", "tasks/get over HTTP", func(ctx context.Context, id, want string) error {
+			_, err := get(ctx, modern, id, want)
+			return err
+		}},
+		{"poll-stdio", "tasks/get over stdio", func(ctx context.Context, id, want string) error {
+			_, err := get(ctx, mcpclient.Modern(sc.stdio, extTasks), id, want)
+			return err
+		}},
+		{"poll-legacy", "2025-11-25 tasks/get over HTTP", func(ctx context.Context, id, want string) error {
+			_, err := get(ctx, legacy, id, want)
+			return err
+		}},
+		{"poll-handle", "task_status (handle tool) over HTTP", func(ctx context.Context, id, want string) error {
+			a, err := call(ctx, noTasks, "tools/call", map[string]any{"name": "task_status", "arguments": map[string]any{"handle": id}})
+			if err != nil {
+				return err
+			}
+			var s struct{ Status string }
+			json.Unmarshal(a.StructuredContent, &s)
+			if a.IsError || s.Status != want {
+				return fmt.Errorf("task_status: %s (isError %v), want %s", a.StructuredContent, a.IsError, want)
+			}
+			return nil
+		}},
+	} {
+		if b.opts.wants(v.key) {
+			variants = append(variants, v)
+		}
+	}
+
+	type target struct {
+		engine, state string
+		setup         func() (string, error)
+		direct        func(ctx context.Context, r adapters.Ref) error
+	}
+	temporalDirect := func(want enumspb.WorkflowExecutionStatus) func(ctx context.Context, r adapters.Ref) error {
+		return func(ctx context.Context, r adapters.Ref) error {
+			st, err := b.describeTemporal(ctx, r)
+			if err == nil && st != want {
+				err = fmt.Errorf("DescribeWorkflowExecution: %s, want %s", st, want)
+			}
+			return err
+		}
+	}
+	sfnDirect := func(want string) func(ctx context.Context, r adapters.Ref) error {
+		return func(ctx context.Context, r adapters.Ref) error {
+			st, err := b.describeSFN(ctx, r.ID)
+			if err == nil && st != want {
+				err = fmt.Errorf("DescribeExecution: %s, want %s", st, want)
+			}
+			return err
+		}
+	}
+	ended := func(tool string) func() (string, error) {
+		return func() (string, error) {
+			if tool == toolEcho {
+				if err := b.ensureWorker(ctx); err != nil {
+					return "", err
+				}
+			}
+			id, err := b.start(ctx, modern, tool, map[string]any{"seconds": 0, "text": "ended"})
+			if err == nil {
+				err = waitEnded(ctx, modern, id)
+			}
+			return id, err
+		}
+	}
+	running := func(tool string) func() (string, error) {
+		return func() (string, error) {
+			return b.start(ctx, modern, tool, map[string]any{"seconds": 3 * 3600, "text": "running"})
+		}
+	}
+	var targets []target
+	if b.opts.engines["temporal"] {
+		targets = append(targets,
+			target{"Temporal", "running", running(toolRunning), temporalDirect(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)},
+			target{"Temporal", "ended", ended(toolEcho), temporalDirect(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)})
+	}
+	if b.opts.engines["sfn"] {
+		targets = append(targets,
+			target{"Step Functions", "running", running(toolSFN), sfnDirect("RUNNING")},
+			target{"Step Functions", "ended", ended(toolSFN), sfnDirect("SUCCEEDED")})
+	}
+	for _, tg := range targets {
+		id, err := tg.setup()
+		if err != nil {
+			return fmt.Errorf("%s %s task: %w", tg.engine, tg.state, err)
+		}
+		ref, err := b.ref(id)
+		if err != nil {
+			return err
+		}
+		want := map[string]string{"running": "working", "ended": "completed"}[tg.state]
+		names := []string{"direct"}
+		ops := []func(context.Context) error{func(ctx context.Context) error { return tg.direct(ctx, ref) }}
+		for _, v := range variants {
+			names = append(names, v.label)
+			ops = append(ops, func(ctx context.Context) error { return v.poll(ctx, id, want) })
+		}
+		for rep := range b.opts.reps {
+			lat, err := interleave(ctx, names, ops, warmRounds(b.opts.n), b.opts.n)
+			if err != nil {
+				return fmt.Errorf("poll %s %s task: %w", tg.engine, tg.state, err)
+			}
+			for i, v := range variants {
+				b.addLatency(1, fmt.Sprintf("%s, %s task: %s", tg.engine, tg.state, v.label), lat[0], lat[i+1])
+			}
+			b.logf("  %s %s task, rep %d: direct p50 %.2f ms; %s", tg.engine, tg.state, rep+1, percentile(lat[0], 50), medians(names[1:], lat[1:]))
+		}
+	}
+	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal) or DescribeExecution call (Step Functions) from the bench process, on the same execution. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
+	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
+	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
+	return nil
+}
+
+func medians(names []string, lat [][]time.Duration) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %.2f ms", n, percentile(lat[i], 50))
+	}
+	return s
+}
+
+// startFigure: figure 2.
+func (b *bench) startFigure(ctx context.Context) error {
+	b.logf("start latency (figure 2)")
+	c, err := b.startChild(ctx, "start", childConfig{})
+	if err != nil {
+		return err
+	}
+	client := b.modern(c.endpoint())
+	const input = `{"seconds":10800,"text":"start"}`
+	args := map[string]any{"seconds": 3 * 3600, "text": "start"}
+	type target struct {
+		engine        string
+		direct, start func(ctx context.Context) error
+	}
+	var targets []target
+	if b.opts.engines["temporal"] {
+		targets = append(targets, target{"Temporal",
+			func(ctx context.Context) error {
+				_, err := b.startWorkflow(ctx, unpolledQueue, temporalexamples.WaitAndEchoName, input)
+				return err
+			},
+			func(ctx context.Context) error { _, err := b.start(ctx, client, toolRunning, args); return err }})
+	}
+	if b.opts.engines["sfn"] {
+		targets = append(targets, target{"Step Functions",
+			func(ctx context.Context) error { _, err := b.startSFN(ctx, input); return err },
+			func(ctx context.Context) error { _, err := b.start(ctx, client, toolSFN, args); return err }})
+	}
+	for _, tg := range targets {
+		for rep := range b.opts.reps {
+			names := []string{"direct start", "tools/call"}
+			lat, err := interleave(ctx, names, []func(context.Context) error{tg.direct, tg.start}, min(3, b.opts.startN), b.opts.startN)
+			if err != nil {
+				return fmt.Errorf("start %s: %w", tg.engine, err)
+			}
+			b.addLatency(2, tg.engine+": tools/call -> CreateTaskResult over HTTP", lat[0], lat[1])
+			b.logf("  %s, rep %d: direct p50 %.2f ms, tools/call p50 %.2f ms", tg.engine, rep+1, percentile(lat[0], 50), percentile(lat[1], 50))
+			b.cleanup() // the executions started end between repetitions, so that none accumulate
+		}
+	}
+	b.res.note(2, "Direct: one StartWorkflowExecution RPC (WaitAndEcho on a queue no worker polls) or StartExecution call (the wait-and-echo state machine, waiting 3 hours), from the bench process. taskgate: tools/call of the same workflow or state machine, answered with a CreateTaskResult (its id sealed), over HTTP. Note that taskgate's Step Functions start is StartExecution followed by DescribeExecution (the adapter waits until the execution is visible, so that no id it hands out reads as missing): two engine calls against one.")
+	b.res.note(2, "Method: %d warm-up rounds, then %d interleaved rounds per repetition, %d repetitions; the executions started are ended between repetitions.", min(3, b.opts.startN), b.opts.startN, b.opts.reps)
+	return nil
+}
