@@ -72,7 +72,7 @@ func TestShort(t *testing.T) {
 	for _, tasks := range []string{"1 running task", "20 running tasks"} {
 		for _, pollers := range []int{1, 16, 64, 256} {
 			for _, m := range []string{"polls/s", "engine calls/s", "errors", "p99", "most engine reads in flight for one task", "CPU of the taskgate process", "CPU of the whole machine"} {
-				want = append(want, fmt.Sprintf("throughput: %d pollers, %s: %s", pollers, tasks, m))
+				want = append(want, fmt.Sprintf("throughput: %s, %s: %s", pollersLabel(pollers), tasks, m))
 			}
 		}
 		for _, pollers := range []int{64, 256} {

@@ -71,6 +71,10 @@ func (b *bench) pollFigure(ctx context.Context) error {
 		}
 	}
 	modern := b.modern(hc.endpoint())
+	var overStdio *mcpclient.Client
+	if sc != nil {
+		overStdio = mcpclient.Modern(sc.stdio, extTasks)
+	}
 	legacy := mcpclient.Legacy(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http})
 	noTasks := mcpclient.Modern(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http}) // gets handles
 	var variants []pollVariant
@@ -80,7 +84,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			return err
 		}},
 		{"poll-stdio", "tasks/get over stdio", func(ctx context.Context, id, want string) error {
-			_, err := get(ctx, mcpclient.Modern(sc.stdio, extTasks), id, want)
+			_, err := get(ctx, overStdio, id, want)
 			return err
 		}},
 		{"poll-legacy", "2025-11-25 tasks/get over HTTP", func(ctx context.Context, id, want string) error {
@@ -159,6 +163,9 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			target{"Step Functions", "ended", ended(toolSFN), sfnDirect("SUCCEEDED")})
 	}
 	for _, tg := range targets {
+		if !b.opts.states[tg.state] {
+			continue
+		}
 		id, err := tg.setup()
 		if err != nil {
 			return fmt.Errorf("%s %s task: %w", tg.engine, tg.state, err)
@@ -185,7 +192,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			b.logf("  %s %s task, rep %d: direct p50 %.2f ms; %s", tg.engine, tg.state, rep+1, percentile(lat[0], 50), medians(names[1:], lat[1:]))
 		}
 	}
-	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal) or DescribeExecution call (Step Functions) from the bench process, on the same execution. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
+	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal) or DescribeExecution call (Step Functions) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal: the direct column counts the Describe alone). taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
 	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
 	return nil

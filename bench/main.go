@@ -79,6 +79,8 @@ type options struct {
 	fresh   time.Duration
 	only    map[string]bool
 	engines map[string]bool
+	// states are the task states of the poll figure: running, ended.
+	states map[string]bool
 	jsonFile, markdownFile,
 	cpuProfile, memProfile string
 	args []string
@@ -102,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default of 250ms; negative: every poll asks the engine)")
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
 	engines := fs.String("engine", "temporal,sfn", "engines of the poll and start figures: temporal, sfn")
+	states := fs.String("poll-tasks", "running,ended", "tasks of the poll figure: running, ended")
 	fs.StringVar(&o.jsonFile, "json", "", "write the rows as JSON to FILE")
 	fs.StringVar(&o.markdownFile, "markdown", "", "write the table as Markdown to FILE")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the taskgate processes to FILE (one per process: FILE with the process's label before the extension, or FILE itself when only one process ran)")
@@ -160,6 +163,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.engines[e] = true
 		default:
 			return o, fmt.Errorf("-engine %q: want temporal or sfn", e)
+		}
+	}
+	o.states = map[string]bool{}
+	for _, st := range strings.Split(*states, ",") {
+		switch st = strings.TrimSpace(st); st {
+		case "running", "ended":
+			o.states[st] = true
+		default:
+			return o, fmt.Errorf("-poll-tasks %q: want running or ended", st)
 		}
 	}
 	if o.n < 1 || o.startN < 1 || o.reps < 1 || o.tasks < 1 || o.duration <= 0 || o.economyTask < time.Second {

@@ -28,7 +28,8 @@ type Row struct {
 	figure int
 }
 
-// unitErrors rows count failures: zero is the expected value, and they have no ratio.
+// unitErrors rows count failures: zero is the expected value, and they have no ratio (nor have
+// unitCPU rows: they are evidence of what saturated, not figures).
 const unitErrors = "errors"
 
 // unitCPU rows are the CPU a process used during a phase (in ticks of 10 ms: an idle process reads
@@ -66,7 +67,7 @@ func (r *results) add(figure int, name, unit string, direct, taskgate float64) {
 	if !math.IsNaN(direct) {
 		a.hasDirect = true
 		a.direct = append(a.direct, direct)
-		if unit != unitErrors && direct > 0 {
+		if unit != unitErrors && unit != unitCPU && direct > 0 {
 			a.ratios = append(a.ratios, taskgate/direct)
 		}
 	}

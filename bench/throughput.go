@@ -166,6 +166,13 @@ func (b *bench) refs(ids []string) ([]adapters.Ref, error) {
 	return refs, nil
 }
 
+func pollersLabel(n int) string {
+	if n == 1 {
+		return "1 poller"
+	}
+	return fmt.Sprintf("%d pollers", n)
+}
+
 func tasksLabel(n int) string {
 	if n == 1 {
 		return "1 running task"
@@ -202,7 +209,7 @@ func (b *bench) throughputFigure(ctx context.Context) error {
 	pids := []int{os.Getpid(), c.pid(), b.temporalPID}
 	for _, n := range []int{1, len(ids)} {
 		for _, pollers := range b.opts.pollers {
-			name := fmt.Sprintf("%d pollers, %s", pollers, tasksLabel(n))
+			name := fmt.Sprintf("%s, %s", pollersLabel(pollers), tasksLabel(n))
 			pick := taskPicker(pollers, n)
 			direct := func() (phase, error) { return b.load(ctx, pollers, b.directPoll(refs, pick), nil, pids) }
 			through := func() (phase, error) {
