@@ -55,6 +55,8 @@ type childConfig struct {
 	Keys string
 	// PerRef also counts engine reads per execution (the engine-economy figure).
 	PerRef bool
+	// MemProfileRate, when set, is runtime.MemProfileRate (finer allocation profiles).
+	MemProfileRate int
 }
 
 // counters count the calls that reach the engines.
@@ -107,8 +109,11 @@ func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 		Cancel: c.cancel.Load(), Wait: c.wait.Load()}
 	c.mu.Lock()
 	out.MaxInFlight = c.maxInFlight
-	if q.Get("reset") == "1" {
+	if q.Get("reset") == "1" { // from now on: what is in flight now, and what comes
 		c.maxInFlight = 0
+		for _, n := range c.inFlight {
+			c.maxInFlight = max(c.maxInFlight, n)
+		}
 	}
 	if q.Get("refs") == "1" && c.perRefOn {
 		out.PerRef = make(map[string]int64, len(c.perRef))
@@ -175,6 +180,9 @@ func serveChild(spec string) error {
 	var cfg childConfig
 	if err := json.Unmarshal([]byte(spec), &cfg); err != nil {
 		return fmt.Errorf("%s: %w", childEnv, err)
+	}
+	if cfg.MemProfileRate > 0 {
+		runtime.MemProfileRate = cfg.MemProfileRate
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -42,6 +42,9 @@ func (b *bench) startChild(ctx context.Context, label string, cfg childConfig) (
 		return nil, err
 	}
 	cfg.Keys = b.keys
+	if b.opts.memProfile != "" {
+		cfg.MemProfileRate = 64 << 10 // one sample per 64 KiB allocated, instead of 512 KiB
+	}
 	spec, _ := json.Marshal(cfg)
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))

@@ -124,7 +124,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.short { // smoke sizes, unless given explicitly
 		for name, apply := range map[string]func(){
 			"n": func() { o.n = 20 }, "start-n": func() { o.startN = 5 }, "reps": func() { o.reps = 1 },
-			"duration": func() { o.duration = 300 * time.Millisecond }, "tasks": func() { o.tasks = 20 },
+			"duration": func() { o.duration = 400 * time.Millisecond }, "tasks": func() { o.tasks = 20 },
 			"memory-tasks": func() { *memory = "20,200" }, "economy-task": func() { o.economyTask = 2 * time.Minute },
 		} {
 			if !set(name) {
