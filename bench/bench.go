@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,7 +168,7 @@ func (b *bench) remember(refs ...adapters.Ref) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, r := range refs {
-		if r.Run == "" && r.ID != "" && len(r.ID) > 4 && r.ID[:4] == "arn:" {
+		if r.Run == "" && strings.HasPrefix(r.ID, "arn:") {
 			b.cleanupS = append(b.cleanupS, r.ID)
 		} else {
 			b.cleanupT = append(b.cleanupT, r)
