@@ -91,14 +91,16 @@ func TestJWTs(t *testing.T) {
 		edit func(*claims, *jose.SignerOptions)
 		want string
 	}{
-		"expired":             {func(c *claims, _ *jose.SignerOptions) { c.Expiry = jwt.NewNumericDate(time.Now().Add(-time.Minute)) }, "invalid token: expired"},
-		"expired within skew": {func(c *claims, _ *jose.SignerOptions) { c.Expiry = jwt.NewNumericDate(time.Now().Add(-10 * time.Second)) }, ""},
-		"no expiry":           {func(c *claims, _ *jose.SignerOptions) { c.Expiry = nil }, "invalid token: no expiry"},
-		"wrong audience":      {func(c *claims, _ *jose.SignerOptions) { c.Audience = jwt.Audience{"https://other.example"} }, "invalid token: wrong audience"},
-		"wrong issuer":        {func(c *claims, _ *jose.SignerOptions) { c.Issuer = "https://evil.example" }, "invalid token: wrong issuer"},
-		"not yet valid":       {func(c *claims, _ *jose.SignerOptions) { c.NotBefore = jwt.NewNumericDate(time.Now().Add(time.Hour)) }, "invalid token: not valid yet"},
-		"no subject":          {func(c *claims, _ *jose.SignerOptions) { c.Subject = "" }, "invalid token: no subject"},
-		"scp list":            {func(c *claims, _ *jose.SignerOptions) { c.Scope, c.Scp = "", []string{"a", "b"} }, ""},
+		"expired": {func(c *claims, _ *jose.SignerOptions) { c.Expiry = jwt.NewNumericDate(time.Now().Add(-time.Minute)) }, "invalid token: expired"},
+		"expired within skew": {func(c *claims, _ *jose.SignerOptions) {
+			c.Expiry = jwt.NewNumericDate(time.Now().Add(-10 * time.Second))
+		}, ""},
+		"no expiry":      {func(c *claims, _ *jose.SignerOptions) { c.Expiry = nil }, "invalid token: no expiry"},
+		"wrong audience": {func(c *claims, _ *jose.SignerOptions) { c.Audience = jwt.Audience{"https://other.example"} }, "invalid token: wrong audience"},
+		"wrong issuer":   {func(c *claims, _ *jose.SignerOptions) { c.Issuer = "https://evil.example" }, "invalid token: wrong issuer"},
+		"not yet valid":  {func(c *claims, _ *jose.SignerOptions) { c.NotBefore = jwt.NewNumericDate(time.Now().Add(time.Hour)) }, "invalid token: not valid yet"},
+		"no subject":     {func(c *claims, _ *jose.SignerOptions) { c.Subject = "" }, "invalid token: no subject"},
+		"scp list":       {func(c *claims, _ *jose.SignerOptions) { c.Scope, c.Scp = "", []string{"a", "b"} }, ""},
 	} {
 		_, err := verify(ctx, is.sign(t, c.edit), nil)
 		switch {
