@@ -69,7 +69,7 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 	}
 	opts := startOptions{}
 	if op.Token != "" {
-		opts.key = operationKey("", op.Token)
+		opts.key = operationKey(callerOf(ctx), op.Token)
 	}
 	if op.KeepAlive != nil {
 		if *op.KeepAlive <= 0 || *op.KeepAlive > math.MaxInt32 {
@@ -114,7 +114,7 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 	if tok == "" {
 		return nil, invalid("Failed to retrieve operation: token is required")
 	}
-	t, err := s.read(ctx, tok, "")
+	t, err := s.read(ctx, tok)
 	if err == nil {
 		if t.status.State.Terminal() && t.claims.KeepAlive > 0 && s.now().After(t.status.Updated.Add(t.claims.KeepAlive)) {
 			return nil, &taskError{kind: errExpired}
@@ -130,7 +130,7 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 // readByClientToken finds the execution a client token started without any lookup table: the
 // token derives one engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*task, error) {
-	key := operationKey("", clientToken)
+	key := operationKey(callerOf(ctx), clientToken)
 	type found struct {
 		i   int
 		st  adapters.Status
@@ -170,7 +170,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	}
 	tool := candidates[best]
 	ref := s.engines[tool.Engine].KeyRef(tool.Target, key)
-	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL}, status: bestStatus}
+	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL, Caller: callerOf(ctx)}, status: bestStatus}
 	if err := s.fetchResult(ctx, t); err != nil {
 		return nil, err
 	}
@@ -200,12 +200,12 @@ func (s *Server) operationResult(c caps, t *task) (mcp.Result, error) {
 	return &operationResult{Result: t.result.wire(c.modern)}, nil
 }
 
-// cancelOperation stops the operation a token names, for notifications/cancelled; there is no
-// one to answer, so failures are only logged.
-func (s *Server) cancelOperation(tok, caller string) {
+// cancelOperation stops the operation a token names, for notifications/cancelled on stdio; there
+// is no one to answer, so failures are only logged.
+func (s *Server) cancelOperation(tok string) {
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
-	t, err := s.resolve(tok, caller)
+	t, err := s.resolve(ctx, tok)
 	if err == nil {
 		err = s.cancel(ctx, t, "an MCP client (notifications/cancelled)")
 	}

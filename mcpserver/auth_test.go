@@ -1,0 +1,174 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/mcpserver/bearer"
+	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
+)
+
+const (
+	aliceKey = "alice-0123456789abcdef"
+	bobKey   = "bob-0123456789abcdef"
+	audience = "https://taskgate.example/mcp"
+)
+
+// authEnv serves the test tools to callers with API keys (alice, bob) or JWTs of a test issuer.
+func authEnv(t *testing.T) (*env, *bearertest.Issuer) {
+	t.Helper()
+	is := bearertest.New(t, "https://auth.example")
+	verify, err := bearer.NewVerifier(bearer.Config{
+		APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}},
+		JWT:     &bearer.JWT{Issuer: is.Name, Audiences: []string{audience}, JWKSURL: is.URL},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify, ResourceMetadataURL: "https://taskgate.example/.well-known/oauth-protected-resource"}
+	})
+	return e, is
+}
+
+func (e *env) as(token string, extensions ...string) *rpctest.Client {
+	return rpctest.Modern(rpctest.HTTP{URL: e.url, Header: http.Header{"Authorization": {"Bearer " + token}}}, extensions...)
+}
+
+// TestCallersSeeOnlyTheirOwnTasks: a task id is bound to the principal that started it; to any
+// other it is an unknown id, in every dialect, and the workflow is untouched.
+func TestCallersSeeOnlyTheirOwnTasks(t *testing.T) {
+	e, is := authEnv(t)
+	for name, tokens := range map[string][2]string{
+		"api keys": {aliceKey, bobKey},
+		"jwts":     {is.Token(t, "alice", audience, "", nil), is.Token(t, "bob", audience, "", nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			alice, bob := e.as(tokens[0], ext), e.as(tokens[1], ext)
+			id := call(t, alice, "wait_and_echo", map[string]any{"seconds": 60, "text": "alice's"})["taskId"].(string)
+			ref := e.ref(t, id)
+			_, unknown := bob.Call(t, "tasks/get", map[string]any{"taskId": "never-issued"})
+			for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+				_, rerr := bob.Call(t, m, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
+				if rerr == nil || rerr.Code != unknown.Code || rerr.Message != unknown.Message {
+					t.Errorf("bob's %s of alice's task: %v, want what an unknown id gets: %v", m, rerr, unknown)
+				}
+			}
+			legacyBob := rpctest.Legacy(rpctest.HTTP{URL: e.url, Header: http.Header{"Authorization": {"Bearer " + tokens[1]}}})
+			if _, rerr := legacyBob.Call(t, "tasks/get", map[string]any{"taskId": id}); rerr == nil || rerr.Message != unknown.Message {
+				t.Errorf("bob's 2025-11-25 tasks/get of alice's task: %v", rerr)
+			}
+			for _, tool := range []string{"task_status", "task_result", "task_cancel"} {
+				r := call(t, e.as(tokens[1]), tool, map[string]any{"handle": id})
+				if r["isError"] != true || firstText(t, r) != tool+": "+unknown.Message {
+					t.Errorf("bob's %s of alice's task: %v", tool, r)
+				}
+			}
+			if st, err := e.engine.Describe(context.Background(), adapters.Target{}, ref); err != nil || st.State != adapters.Working {
+				t.Fatalf("alice's workflow after bob's attempts: %v %v", st.Native, err)
+			}
+			if got := alice.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
+				t.Fatalf("alice reads her task: %v", got)
+			}
+			alice.Decode(t, "tasks/cancel", map[string]any{"taskId": id})
+
+			// SEP-1391 client tokens are scoped by principal: the same token names different operations.
+			sepAlice, sepBob := e.as(tokens[0]), e.as(tokens[1])
+			sepAlice.Experimental, sepBob.Experimental = []string{"sep1391"}, []string{"sep1391"}
+			clientToken := "nightly-report-" + uuid.NewString()
+			args := map[string]any{"seconds": 0, "text": "alice's report"}
+			sepAlice.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": args, "operation": map[string]any{"token": clientToken}})
+			pollOperation(t, sepAlice, clientToken, "completed")
+			_, rerr := sepBob.Call(t, "tools/async/result", map[string]any{"token": clientToken})
+			wantError(t, "bob reads alice's client token", rerr, -32602, "Failed to retrieve operation: Operation not found")
+			sepBob.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "bob's"}, "operation": map[string]any{"token": clientToken}})
+			pollOperation(t, sepBob, clientToken, "completed")
+			if r := sepBob.Decode(t, "tools/async/result", map[string]any{"token": clientToken}); !strings.Contains(jsonOf(r), "bob's") {
+				t.Fatalf("bob's own operation under the same token: %v", r)
+			}
+		})
+	}
+}
+
+// TestUnauthenticatedRequestsStartNothing: no token, a wrong one, an expired or wrong-audience
+// JWT, a forged signature: 401 with a Bearer challenge, and no engine call.
+func TestUnauthenticatedRequestsStartNothing(t *testing.T) {
+	e, is := authEnv(t)
+	expired := is.Token(t, "alice", audience, "", func(c *bearertest.Claims, _ *jose.SignerOptions) {
+		c.Expiry = jwt.NewNumericDate(time.Now().Add(-time.Hour))
+	})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_and_echo","arguments":{"seconds":1,"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	for name, authz := range map[string]string{
+		"no token":       "",
+		"not bearer":     "Basic YWxpY2U6eA==",
+		"wrong key":      "Bearer alice-0123456789abcdeX",
+		"expired jwt":    "Bearer " + expired,
+		"wrong audience": "Bearer " + is.Token(t, "alice", "https://elsewhere.example/mcp", "", nil),
+		"other issuer":   "Bearer " + bearertest.New(t, "https://auth.example").Token(t, "alice", audience, "", nil),
+	} {
+		req := modernRequest(context.Background(), e.url, body, "tools/call", "wait_and_echo")
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		challenge := resp.Header.Get("WWW-Authenticate")
+		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(challenge, "Bearer ") || !strings.Contains(challenge, "resource_metadata=") {
+			t.Errorf("%s: HTTP %d, WWW-Authenticate %q", name, resp.StatusCode, challenge)
+		}
+	}
+	if n := e.count.starts.Load(); n != 0 {
+		t.Fatalf("%d executions started without a valid token", n)
+	}
+}
+
+// TestOriginsAndHosts: a browser page of another origin gets 403, and so does a Host the operator
+// did not list.
+func TestOriginsAndHosts(t *testing.T) {
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		c.AllowedOrigins = []string{"https://console.example"}
+	})
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for origin, want := range map[string]int{"": 200, "https://console.example": 200, "http://attacker.example": 403, "null": 403, "http://127.0.0.1:6274": 200} {
+		req := modernRequest(context.Background(), e.url, ping, "ping", "")
+		req.Header.Del("Mcp-Protocol-Version")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Origin %q: HTTP %d, want %d", origin, resp.StatusCode, want)
+		}
+	}
+	hosts := newEnvConfig(t, func(c *mcpserver.Config) { c.AllowedHosts = []string{"mcp.example"} })
+	for host, want := range map[string]int{"mcp.example": 200, "mcp.example:443": 200, "attacker.example": 403} {
+		req := modernRequest(context.Background(), hosts.url, ping, "ping", "")
+		req.Header.Del("Mcp-Protocol-Version")
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: HTTP %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
