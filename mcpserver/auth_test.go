@@ -1,9 +1,14 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +21,7 @@ import (
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/bearer"
 	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
+	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
 const (
@@ -170,5 +176,82 @@ func TestOriginsAndHosts(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("Host %q: HTTP %d, want %d", host, resp.StatusCode, want)
 		}
+	}
+}
+
+// recorder keeps every response a test client reads.
+type recorder struct {
+	mu   sync.Mutex
+	seen strings.Builder
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(&r.seen, "%d %v\n%s\n", resp.StatusCode, resp.Header, body)
+	return resp, nil
+}
+
+// TestNoSecretInLogsOrAnswers runs a session of good and bad calls with API keys and JWTs and
+// finds no key, token or token key in any log line or response.
+func TestNoSecretInLogsOrAnswers(t *testing.T) {
+	logs := &panicLog{}
+	is := bearertest.New(t, "https://auth.example")
+	verify, _ := bearer.NewVerifier(bearer.Config{
+		APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}},
+		JWT:     &bearer.JWT{Issuer: is.Name, Audiences: []string{audience}, JWKSURL: is.URL},
+	})
+	tokenKey := token.NewKey("secret")
+	keys, _ := token.ParseKeys(tokenKey)
+	sealed, _ := token.NewSealed(keys)
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.Logger, c.Audit, c.Tokens = log, log, sealed
+		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
+	})
+	rec := &recorder{}
+	defer func(t http.RoundTripper) { http.DefaultClient.Transport = t }(http.DefaultClient.Transport)
+	http.DefaultClient.Transport = rec
+
+	jwtToken := is.Token(t, "bob", audience, "", nil)
+	for _, bad := range []string{aliceKey + "x", jwtToken[:len(jwtToken)-3] + "abc"} {
+		req := modernRequest(context.Background(), e.url, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "tools/list", "")
+		req.Header.Set("Authorization", "Bearer "+bad)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	for _, bearerToken := range []string{aliceKey, jwtToken} {
+		c := e.as(bearerToken, ext)
+		raw, rerr := c.Call(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "secret-free"}})
+		if rerr != nil {
+			continue
+		}
+		var created map[string]any
+		mustUnmarshal(t, raw, &created)
+		if id, ok := created["taskId"].(string); ok {
+			waitFor(t, c, id, "completed")
+			c.Call(t, "tasks/cancel", map[string]any{"taskId": id})
+		}
+		c.Call(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": "bad"}})
+		c.Call(t, "tasks/get", map[string]any{"taskId": "forged"})
+	}
+	_, secret, _ := strings.Cut(tokenKey, ":")
+	for what, text := range map[string]string{"logs": logs.buf.String(), "responses": rec.seen.String()} {
+		for name, s := range map[string]string{"API key": aliceKey, "JWT": jwtToken, "JWT signature": jwtToken[strings.LastIndex(jwtToken, ".")+1:], "token key": secret} {
+			if strings.Contains(text, s) {
+				t.Errorf("the %s shows the %s", what, name)
+			}
+		}
+	}
+	if !strings.Contains(rec.seen.String(), "secret-free") {
+		t.Fatal("the session recorded no successful call")
 	}
 }
