@@ -25,6 +25,11 @@ type operationParams struct {
 // maxClientToken bounds client-chosen operation tokens.
 const maxClientToken = 256
 
+// unknownFor is how long a client token that named no operation answers "not found" without asking
+// the engines again: a token that opens as no task id costs one engine call per tool that may run
+// as a task, and repeating it must cost nothing.
+const unknownFor = 30 * time.Second
+
 func (s *Server) addOperationMethods() error {
 	for method, h := range map[string]func(caps, *task) (mcp.Result, error){
 		"tools/async/status": s.operationStatus,
@@ -81,6 +86,9 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 	if err != nil || toolErr != nil {
 		return s.toolAnswer(c, operations{}, toolErr, err)
 	}
+	if opts.key != "" {
+		s.unknownTokens.DeleteIf(opts.key, func(time.Time) bool { return true })
+	}
 	started := &toolOutput{text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", tool.Name)}
 	return &operationStarted{callToolResult: *started.wire(c.modern), Operation: operationInfo{
 		Token:         t.id,
@@ -131,6 +139,9 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 // token derives one engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*task, error) {
 	key := operationKey(callerOf(ctx), clientToken)
+	if until, ok := s.unknownTokens.Get(key); ok && s.now().Before(until) {
+		return nil, &taskError{kind: errNotFound}
+	}
 	type found struct {
 		i   int
 		st  adapters.Status
@@ -166,6 +177,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 		if engineErr != nil {
 			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
+		s.unknownTokens.Update(key, func(until *time.Time) { *until = s.now().Add(unknownFor) })
 		return nil, &taskError{kind: errNotFound}
 	}
 	tool := candidates[best]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/coalesce"
+	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -87,6 +88,8 @@ type Server struct {
 	bodies   *semaphore.Weighted
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
+	// unknownTokens are client tokens that named no operation, until when (a shortcut only).
+	unknownTokens *lru.Cache[time.Time]
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
 }
@@ -111,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		s.audit = s.log
 	}
 	s.httpAuth, s.origins, s.hosts = cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts
+	s.unknownTokens = lru.New[time.Time](10000)
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
 	s.inFlight = make(chan struct{}, limits.MaxInFlight)
