@@ -7,12 +7,12 @@ import (
 
 const argumentsFile = `
 engines:
-  local: {temporal: {address: "127.0.0.1:7233"}}
+  local: {alpha: {url: "http://x"}}
 tools:
   - name: args
     description: Takes every kind of argument.
     engine: local
-    workflow: {type: A, taskQueue: q}
+    job: {name: A}
     inputSchema:
       type: object
       properties:
@@ -46,7 +46,7 @@ tools:
   - name: no_args
     description: Takes nothing.
     engine: local
-    workflow: {type: A, taskQueue: q}
+    job: {name: A}
     inputSchema: {type: object, properties: {}, additionalProperties: false}
 `
 

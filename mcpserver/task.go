@@ -99,8 +99,8 @@ func errEngine(what string, err error) error {
 }
 
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
-// must open, name a mapped tool (or, for native ids, be owned by one), belong to that tool's
-// target, and belong to the caller.
+// must open, name a mapped tool (or, for native ids, read through a tool's driver as a Ref that
+// tool's engine owns), belong to that tool's target, and belong to the caller.
 func (s *Server) resolve(id, caller string) (*task, error) {
 	claims, err := s.tokens.Open(id, s.now())
 	switch {
@@ -117,8 +117,8 @@ func (s *Server) resolve(id, caller string) (*task, error) {
 		}
 	} else {
 		for _, t := range s.set.Tools {
-			if s.engines[t.Engine].Owns(t.Target, claims.Ref) {
-				tool = t
+			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref) {
+				tool, claims.Ref = t, ref
 				break
 			}
 		}

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -141,11 +142,11 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 		// The task ids never leave this process: a key of its own will do.
 		keys = token.NewKey("call")
 	}
-	tokens, err := codec("sealed", keys, "")
+	tokens, err := codec(set, "sealed", keys, "")
 	if err != nil {
 		return "", nil, err
 	}
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{})
 	if err != nil {
 		return "", nil, err
 	}

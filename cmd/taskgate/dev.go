@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -86,11 +87,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, filepath.Join(config, "taskgate", "dev-token-keys"))
+	tokens, err := codec(set, tf.tokenFormat, tf.tokenKeys, filepath.Join(config, "taskgate", "dev-token-keys"))
 	if err != nil {
 		return err
 	}
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{})
 	if err != nil {
 		return err
 	}

@@ -74,11 +74,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, "")
+	tokens, err := codec(set, tf.tokenFormat, tf.tokenKeys, "")
 	if err != nil {
 		return err
 	}
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{})
 	if err != nil {
 		return err
 	}

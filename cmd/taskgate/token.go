@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
@@ -30,10 +31,10 @@ func runToken(args []string, stdout io.Writer) error {
 
 // codec builds the task id codec from the flags: native, or sealed with keys from the flag, the
 // environment, or (devKeyFile set) a key kept in a file and created on first use.
-func codec(format, keys, devKeyFile string) (token.Codec, error) {
+func codec(set *mapping.Set, format, keys, devKeyFile string) (token.Codec, error) {
 	switch format {
 	case "native":
-		return token.Native{}, nil
+		return token.Native{Format: set.FormatRef}, nil
 	case "sealed", "":
 	default:
 		return nil, usageError{fmt.Sprintf("--token-format %q: want sealed or native", format)}

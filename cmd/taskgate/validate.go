@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -66,12 +67,12 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 
 // checkEngines connects to the engines and checks every target, as serve does at startup.
 func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error {
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{})
 	if err != nil {
 		return err
 	}
 	defer closeAll(engines)
-	_, err = newServer(ctx, set, engines, token.Native{}, mcpserver.NoTaskHandles, stderr)
+	_, err = newServer(ctx, set, engines, token.Native{Format: set.FormatRef}, mcpserver.NoTaskHandles, stderr)
 	return err
 }
 
