@@ -94,8 +94,13 @@ func validName(s string) bool {
 }
 
 // keyName is the execution name for an idempotency key: a fixed-length hash, so that any key gives
-// a valid name and the key itself is not visible in the execution ARN.
-func keyName(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return "k-" + hex.EncodeToString(sum[:])[:40]
+// a valid name and the key itself is not visible in the execution ARN. The caller who used the key
+// is hashed in too, so that another caller's same key names another execution.
+func keyName(key, caller string) string {
+	h := sha256.New()
+	if caller != "" {
+		h.Write([]byte(caller + "\x00"))
+	}
+	h.Write([]byte(key))
+	return "k-" + hex.EncodeToString(h.Sum(nil))[:40]
 }
