@@ -604,7 +604,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
       properties:
         a: {$ref: "#/$defs/missing"}
 `,
-		want: `m.yaml:9:5: tools[0].inputSchema: invalid JSON Schema: JSON Pointer "/$defs/missing": no key "missing" in map (see https://json-schema.org/understanding-json-schema)`,
+		want: `m.yaml:9:5: tools[0].inputSchema: invalid JSON Schema: json-pointer in "#/$defs/missing" not found (see https://json-schema.org/understanding-json-schema)`,
 	},
 	{
 		name: "schema default of the wrong type",
@@ -618,7 +618,23 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
       properties:
         n: {type: integer, default: ten}
 `,
-		want: `m.yaml:9:5: tools[0].inputSchema: a default value does not fit its schema: validating /properties/n: type: ten has type "string", want "integer" (see https://json-schema.org/understanding-json-schema)`,
+		want: `m.yaml:12:37: tools[0].inputSchema.properties.n.default: does not fit its schema: has type string, want integer (a default must fit the schema it is the default of)`,
+	},
+	{
+		name: "schema default of an object without a required key",
+		src: engines + `tools:
+  - name: a
+    description: d
+    engine: local
+    job: {name: A}
+    inputSchema:
+      type: object
+      properties:
+        p: {$ref: "#/$defs/point"}
+      $defs:
+        point: {type: object, properties: {x: {type: integer}}, required: [x], default: {y: 1}}
+`,
+		want: `m.yaml:14:89: tools[0].inputSchema.$defs.point.default: does not fit its schema: key "x" is required (a default must fit the schema it is the default of)`,
 	},
 	{
 		name: "schema version",

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/itchyny/gojq"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -83,7 +82,7 @@ type Tool struct {
 	// Source is where the tool is defined, "file:line".
 	Source string
 
-	inputSchema *jsonschema.Resolved
+	inputSchema *compiled
 	driver      adapters.Driver
 }
 

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,21 +9,25 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // resolved is Schema(), with this package's test drivers, ready to validate.
-func resolved(t *testing.T) *jsonschema.Resolved {
+func resolved(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	var s jsonschema.Schema
-	if err := json.Unmarshal(Schema(), &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rs
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem:///mapping.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///mapping.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // asJSON reads a YAML file as the JSON value that editors check against the schema.

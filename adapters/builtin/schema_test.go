@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	_ "github.com/taskgate/taskgate/adapters/builtin"
 	"github.com/taskgate/taskgate/mapping"
@@ -37,17 +37,21 @@ func TestSchemaFile(t *testing.T) {
 	}
 }
 
-func resolved(t *testing.T) *jsonschema.Resolved {
+func resolved(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	var s jsonschema.Schema
-	if err := json.Unmarshal(mapping.Schema(), &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(mapping.Schema()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rs
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem:///mapping.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///mapping.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func asJSON(t *testing.T, src []byte) any {
