@@ -3,7 +3,9 @@ package adapters
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -65,6 +67,8 @@ type Block interface {
 	String(key string) (s string, ok bool)
 	// Required reads a string that must be set and not blank; hint says what to write.
 	Required(key, hint string) (s string, ok bool)
+	// Bool reads an optional true or false.
+	Bool(key string) (v bool, ok bool)
 	// Duration reads an optional positive Go duration like 30s or 1h.
 	Duration(key string) (d time.Duration, ok bool)
 	// Block reads a nested mapping; hint says what to write when the value is missing or is
@@ -73,6 +77,16 @@ type Block interface {
 	// Errorf reports a problem with the value of key, or with the block itself when key is "" or
 	// absent; hint says what to do about it and may be empty.
 	Errorf(key, hint, format string, args ...any)
+}
+
+// Discoverer is a Driver that drafts mapping files from what its engine already runs: the command
+// `taskgate discover NAME`.
+type Discoverer interface {
+	Driver
+	// Discover declares the command's flags on fs and returns what the command runs once they are
+	// parsed: it writes a draft mapping file to w, and what a reader must review to warn. A flag
+	// value that cannot be right is an error of the flag's Set, so that it reads as a usage error.
+	Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error
 }
 
 // EngineConfig is a decoded engine block.

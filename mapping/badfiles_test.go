@@ -190,6 +190,14 @@ m.yaml:3:5: engines.a: needs alpha: or beta: (add alpha: {url: http://x} or beta
 		want: `m.yaml:3:36: engines.a.alpha.wait: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)`,
 	},
 	{
+		name: "engine boolean",
+		src: `engines:
+  a:
+    alpha: {url: "http://x", strict: "yes"}
+`,
+		want: `m.yaml:3:38: engines.a.alpha.strict: must be true or false, not a string`,
+	},
+	{
 		name: "nested block without value",
 		src: `engines:
   a:

@@ -12,7 +12,7 @@ import (
 // The tests of this package read engine blocks and targets through two drivers of their own,
 // which use every part of adapters.Block: the loader must not know any real engine.
 //
-//	engines: {a: {alpha: {url: http://x, wait: 1s, limits: {max: "3"}}}, b: {beta: {zone: z1}}}
+//	engines: {a: {alpha: {url: http://x, wait: 1s, strict: true, limits: {max: "3"}}}, b: {beta: {zone: z1}}}
 //	tools:   [{..., engine: a, job: {name: A, timeout: 1m}}, {..., engine: b, queue: Q}]
 func init() {
 	adapters.Register("alpha", alpha{})
@@ -23,9 +23,10 @@ type alpha struct{}
 
 // alphaConfig is a decoded alpha block.
 type alphaConfig struct {
-	URL  string
-	Wait time.Duration
-	Max  string
+	URL    string
+	Wait   time.Duration
+	Strict bool
+	Max    string
 	// Limits is whether the block has limits.
 	Limits bool
 }
@@ -40,7 +41,7 @@ func (alpha) Info() adapters.DriverInfo {
 		EngineExample: "alpha: {url: http://x}", TargetExample: "job: {name: ...}",
 		Schema: []byte(`{
 			"engine": {"description": "An alpha engine.", "type": "object", "additionalProperties": false,
-				"properties": {"url": {"type": "string"}, "wait": {"$ref": "#/$defs/duration"},
+				"properties": {"url": {"type": "string"}, "wait": {"$ref": "#/$defs/duration"}, "strict": {"type": "boolean"},
 					"limits": {"type": "object", "properties": {"max": {"type": "string"}}}}},
 			"target": {"description": "The job to start.", "type": "object", "required": ["name"],
 				"properties": {"name": {"type": "string"}, "timeout": {"$ref": "#/$defs/duration"}}}}`),
@@ -57,6 +58,7 @@ func (alpha) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 		}
 	}
 	c.Wait, _ = b.Duration("wait")
+	c.Strict, _ = b.Bool("strict")
 	if l, ok := b.Block("limits", "write limits: {} for the defaults"); ok {
 		c.Limits = true
 		c.Max, _ = l.String("max")

@@ -103,7 +103,7 @@ func TestLoadGoodFolder(t *testing.T) {
 
 	wantEngines := map[string]*Engine{
 		"local": {Name: "local", Kind: "alpha", Config: alphaConfig{URL: "http://127.0.0.1:7233"}},
-		"cloud": {Name: "cloud", Kind: "alpha", Config: alphaConfig{URL: "http://cloud.example", Wait: 30 * time.Second, Limits: true, Max: "10"}},
+		"cloud": {Name: "cloud", Kind: "alpha", Config: alphaConfig{URL: "http://cloud.example", Wait: 30 * time.Second, Strict: true, Limits: true, Max: "10"}},
 		"other": {Name: "other", Kind: "beta", Config: betaConfig{}},
 	}
 	if !reflect.DeepEqual(set.Engines, wantEngines) {

@@ -173,6 +173,19 @@ func (b *block) Required(key, hint string) (string, bool) {
 	return s, ok
 }
 
+func (b *block) Bool(key string) (bool, bool) {
+	e, ok := b.o.m[key]
+	if !ok {
+		return false, false
+	}
+	v, ok := e.value.(*ast.BoolNode)
+	if !ok {
+		b.o.d.errorf(e.value, "", "%s: must be true or false, not %s", e.path, kind(e.value))
+		return false, false
+	}
+	return v.Value, true
+}
+
 func (b *block) Duration(key string) (time.Duration, bool) {
 	return b.o.duration(key, time.Nanosecond, true, false)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	e := memengine.New(0)
+	e := memengine.New(memengine.Options{})
 	t.Cleanup(func() { e.Close() })
 	enginetest.RunConformanceTests(t, func(*testing.T) enginetest.Harness { return harness{e} })
 }
@@ -56,11 +56,9 @@ func (harness) Foreign() []adapters.Ref {
 	}
 }
 
-// Unreachable is a closed engine: an in-memory engine has no server to lose.
+// Unreachable is an engine opened unavailable: an in-memory engine has no server to lose.
 func (harness) Unreachable() adapters.Engine {
-	e := memengine.New(0)
-	e.Close()
-	return e
+	return memengine.New(memengine.Options{Unavailable: true})
 }
 
 func (harness) ShouldSkip(string) (bool, string) { return false, "" }

@@ -3,8 +3,10 @@ package memengine
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"strings"
-	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -25,7 +27,8 @@ func (Driver) Info() adapters.DriverInfo {
     "type": "object",
     "additionalProperties": false,
     "properties": {
-      "retention": {"description": "How long an ended execution stays readable; without it, as long as the engine.", "$ref": "#/$defs/duration"}
+      "retention": {"description": "How long an ended execution stays readable; without it, as long as the engine.", "$ref": "#/$defs/duration"},
+      "unavailable": {"description": "true: every call fails as if the engine's server were down, to see what taskgate does then.", "type": "boolean"}
     }
   },
   "target": {
@@ -45,18 +48,19 @@ func (Driver) Info() adapters.DriverInfo {
 }
 
 // config is a decoded engine block.
-type config struct{ retention time.Duration }
+type config Options
 
-// DecodeEngine reads retention, optional.
+// DecodeEngine reads retention and unavailable, both optional.
 func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 	var c config
-	c.retention, _ = b.Duration("retention")
+	c.Retention, _ = b.Duration("retention")
+	c.Unavailable, _ = b.Bool("unavailable")
 	return c
 }
 
 // Open starts an empty engine.
 func (c config) Open(context.Context, adapters.OpenOptions) (adapters.Engine, error) {
-	return New(c.retention), nil
+	return New(Options(c)), nil
 }
 
 // DecodeTarget reads job: {program, timeout}.
@@ -90,4 +94,23 @@ func (Driver) ParseRef(id string) (adapters.Ref, error) {
 		return adapters.Ref{}, errors.New("memory: not a memory execution id: want memory:PROGRAM/ID")
 	}
 	return adapters.Ref{ID: rest}, nil
+}
+
+var _ adapters.Discoverer = Driver{}
+
+// Discover is `taskgate discover memory`: a mapping file with one tool per program.
+func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error {
+	retention := fs.Duration("retention", 0, "how long ended executions stay readable (default: as long as the engine)")
+	return func(_ context.Context, w, warn io.Writer) error {
+		block := "{}"
+		if *retention > 0 {
+			block = fmt.Sprintf("{retention: %s}", *retention)
+		}
+		fmt.Fprintf(w, "engines:\n  mem:\n    memory: %s\ntools:\n", block)
+		for _, p := range []string{Echo, Fail} {
+			fmt.Fprintf(w, "  - name: %s\n    description: Runs the program %s.\n    engine: mem\n    job: {program: %s}\n    inputSchema: {type: object}\n", p, p, p)
+		}
+		fmt.Fprintln(warn, "taskgate: warning: the memory engine forgets every execution when taskgate stops")
+		return nil
+	}
 }

@@ -30,7 +30,7 @@ tools: [{name: a, description: d, engine: m, inputSchema: {type: object}, job: {
 
 func TestErrorMessages(t *testing.T) {
 	ctx := context.Background()
-	e := memengine.New(time.Hour)
+	e := memengine.New(memengine.Options{Retention: time.Hour})
 	defer e.Close()
 	echo := adapters.Target{Name: memengine.Echo}
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: []byte(`{"seconds":60}`), Key: "k", Caller: "alice"})
@@ -69,7 +69,7 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 	e.Close()
-	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrUnavailable) || err.Error() != "memory: engine unavailable: the engine was closed" {
+	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrUnavailable) || err.Error() != "memory: engine unavailable: the engine is closed, or was opened unavailable" {
 		t.Errorf("Describe after Close: %v", err)
 	}
 }

@@ -16,8 +16,8 @@
 // timeout ends its executions TIMED_OUT.
 //
 // Every Open starts an empty engine: executions live as long as it, and only ended ones are
-// forgotten, retention after they end. A closed engine answers every call with
-// adapters.ErrUnavailable, as an engine whose server went away.
+// forgotten, retention after they end. A closed engine, or one opened with unavailable: true,
+// answers every call with adapters.ErrUnavailable, as an engine whose server is down.
 //
 // It is also the smallest complete engine in taskgate: README.md's "Adding an engine" walks
 // through it.
@@ -70,10 +70,17 @@ type Engine struct {
 
 var _ adapters.Engine = (*Engine)(nil)
 
-// New returns an empty engine that forgets an ended execution retention after it ended; zero
-// keeps them as long as the engine.
-func New(retention time.Duration) *Engine {
-	return &Engine{retention: retention, execs: map[string]*execution{}}
+// Options configure an engine: what an engine block says.
+type Options struct {
+	// Retention is how long an ended execution stays readable; zero keeps it as long as the engine.
+	Retention time.Duration
+	// Unavailable makes the engine answer every call with adapters.ErrUnavailable.
+	Unavailable bool
+}
+
+// New returns an empty engine.
+func New(o Options) *Engine {
+	return &Engine{retention: o.Retention, closed: o.Unavailable, execs: map[string]*execution{}}
 }
 
 // execution is one run of a program. Its fields after done are guarded by Engine.mu.
@@ -91,7 +98,7 @@ type execution struct {
 	done    chan struct{} // closed when the execution ends
 }
 
-var errClosed = fmt.Errorf("memory: %w: the engine was closed", adapters.ErrUnavailable)
+var errClosed = fmt.Errorf("memory: %w: the engine is closed, or was opened unavailable", adapters.ErrUnavailable)
 
 // Close stops every execution; the engine answers nothing after it, and Wait returns.
 func (e *Engine) Close() error {
