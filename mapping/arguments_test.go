@@ -12,7 +12,7 @@ tools:
   - name: args
     description: Takes every kind of argument.
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -50,7 +50,7 @@ tools:
   - name: draft7
     description: Takes a draft-07 schema.
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       $schema: http://json-schema.org/draft-07/schema#
       type: object
@@ -60,7 +60,7 @@ tools:
   - name: no_args
     description: Takes nothing.
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object, properties: {}, additionalProperties: false}
 `
 

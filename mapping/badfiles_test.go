@@ -115,7 +115,7 @@ m.yaml:1:14: engines: must be a mapping, not a string`,
 		src: `engines:
   a: {}
 `,
-		want: `m.yaml:2:6: engines.a: needs alpha: or beta: (add alpha: {url: http://x} or beta: {})`,
+		want: `m.yaml:2:6: engines.a: needs alpha:, beta: or memory: (add alpha: {url: http://x}, beta: {} or memory: {})`,
 	},
 	{
 		name: "engine with both kinds",
@@ -133,7 +133,7 @@ m.yaml:1:14: engines: must be a mapping, not a string`,
     alfa: {url: "http://x"}
 `,
 		want: `m.yaml:3:5: engines.a: unknown key "alfa" (did you mean "alpha"?)
-m.yaml:3:5: engines.a: needs alpha: or beta: (add alpha: {url: http://x} or beta: {})`,
+m.yaml:3:5: engines.a: needs alpha:, beta: or memory: (add alpha: {url: http://x}, beta: {} or memory: {})`,
 	},
 	{
 		name: "engine empty",
@@ -283,11 +283,11 @@ m.yaml:3:5: engines.a: needs alpha: or beta: (add alpha: {url: http://x} or beta
   - name: a
     description: d
     engine: local
-    job:
+    work:
       name: ${TASKGATE_TEST_UNSET}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:9:13: tools[0].job.name: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
+		want: `m.yaml:9:13: tools[0].work.name: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
 	},
 
 	// Tools.
@@ -320,7 +320,7 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     poll_interval: 1s
 `,
@@ -332,7 +332,7 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     name: b
 `,
@@ -344,7 +344,7 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: wait and echo
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:5:11: tools[0].name: "wait and echo" is not a valid tool name (use 1 to 64 letters, digits, "_", "-" and ".")`,
@@ -355,7 +355,7 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: a123456789b123456789c123456789d123456789e123456789f123456789g12345
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:5:11: tools[0].name: "a123456789b123456789c123456789d123456789e123456789f123456789g12345" is not a valid tool name (use 1 to 64 letters, digits, "_", "-" and ".")`,
@@ -366,7 +366,7 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: a
     description: "  "
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:6:18: tools[0].description: is empty (say what the tool does: MCP clients show it to the model)`,
@@ -378,7 +378,7 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
     title:
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:6:11: tools[0].title: has no value (give it a value or remove the key)`,
@@ -386,29 +386,29 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 	{
 		name: "duplicate tool name",
 		src: engines + `tools:
-  - {name: a, description: d, engine: local, job: {name: A}, inputSchema: {type: object}}
-  - {name: a, description: d, engine: local, job: {name: A}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: {type: object}}
 `,
 		want: `m.yaml:6:12: tools[1].name: tool "a" is already defined at m.yaml:5:12 (tool names must be unique across all mapping files)`,
 	},
 	{
 		name: "unknown engine",
 		src: engines + `tools:
-  - {name: a, description: d, engine: locl, job: {name: A}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: locl, work: {name: A}, inputSchema: {type: object}}
 `,
 		want: `m.yaml:5:39: tools[0].engine: no engine named "locl" (did you mean "local"? known engines: local, remote)`,
 	},
 	{
 		name: "unknown engine, no near match",
 		src: engines + `tools:
-  - {name: a, description: d, engine: prod, job: {name: A}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: prod, work: {name: A}, inputSchema: {type: object}}
 `,
 		want: `m.yaml:5:39: tools[0].engine: no engine named "prod" (known engines: local, remote)`,
 	},
 	{
 		name: "no engines at all",
 		src: `tools:
-  - {name: a, description: d, engine: prod, job: {name: A}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: prod, work: {name: A}, inputSchema: {type: object}}
 `,
 		want: `m.yaml:2:39: tools[0].engine: no engine named "prod" (no engines are defined: add one under engines:)`,
 	},
@@ -418,11 +418,11 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: a
     description: d
     engine: remote
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:5:5: tools[0]: missing required key "queue": engine "remote" is Beta (add queue: NAME)
-m.yaml:8:5: tools[0].job: engine "remote" is Beta, not Alpha (Beta engines take queue: NAME)`,
+m.yaml:8:5: tools[0].work: engine "remote" is Beta, not Alpha (Beta engines take queue: NAME)`,
 	},
 	{
 		name: "two targets",
@@ -431,10 +431,10 @@ m.yaml:8:5: tools[0].job: engine "remote" is Beta, not Alpha (Beta engines take 
     description: d
     engine: local
     queue: Q
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:8:5: tools[0].queue: engine "local" is Alpha, not Beta (Alpha engines take job: {name: ...})`,
+		want: `m.yaml:8:5: tools[0].queue: engine "local" is Alpha, not Beta (Alpha engines take work: {name: ...})`,
 	},
 	{
 		name: "target missing keys",
@@ -442,11 +442,11 @@ m.yaml:8:5: tools[0].job: engine "remote" is Beta, not Alpha (Beta engines take 
   - name: a
     description: d
     engine: local
-    job: {nmae: A}
+    work: {nmae: A}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:8:10: tools[0].job: missing required key "name" (the job to start)
-m.yaml:8:11: tools[0].job: unknown key "nmae" (did you mean "name"?)`,
+		want: `m.yaml:8:11: tools[0].work: missing required key "name" (the work to start)
+m.yaml:8:12: tools[0].work: unknown key "nmae" (did you mean "name"?)`,
 	},
 	{
 		name: "target of the wrong kind",
@@ -454,10 +454,10 @@ m.yaml:8:11: tools[0].job: unknown key "nmae" (did you mean "name"?)`,
   - name: a
     description: d
     engine: local
-    job: A
+    work: A
     inputSchema: {type: object}
 `,
-		want: `m.yaml:8:10: tools[0].job: must be a mapping, not a string (write job: {name: ...})`,
+		want: `m.yaml:8:11: tools[0].work: must be a mapping, not a string (write work: {name: ...})`,
 	},
 	{
 		name: "target without value",
@@ -476,7 +476,7 @@ m.yaml:8:11: tools[0].job: unknown key "nmae" (did you mean "name"?)`,
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     taskSupport: later
     inputSchema: {type: object}
 `,
@@ -488,7 +488,7 @@ m.yaml:8:11: tools[0].job: unknown key "nmae" (did you mean "name"?)`,
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     invocation: sync
     inputSchema: {type: object}
 `,
@@ -500,7 +500,7 @@ m.yaml:8:11: tools[0].job: unknown key "nmae" (did you mean "name"?)`,
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     protocolErrors: [Crash, "", 3]
     text: "(.name"
     inputSchema: {type: object}
@@ -515,7 +515,7 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     protocolErrors: Crash
     inputSchema: {type: object}
 `,
@@ -527,7 +527,7 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
   - name: a
     description: d
     engine: local
-    job: {name: A, timeout: 1d}
+    work: {name: A, timeout: 1d}
     timeout: 60
     pollInterval: 50ms
     ttl: forever
@@ -535,12 +535,12 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
   - name: b
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     timeout: 0s
     ttl: -1h
     inputSchema: {type: object}
 `,
-		want: `m.yaml:8:29: tools[0].job.timeout: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)
+		want: `m.yaml:8:30: tools[0].work.timeout: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)
 m.yaml:9:14: tools[0].timeout: "60" is not a duration (use a Go duration like 30s, 5m, 24h)
 m.yaml:10:19: tools[0].pollInterval: must be at least 100ms, not 50ms (use a Go duration like 30s, 5m, 24h)
 m.yaml:11:10: tools[0].ttl: "forever" is not a duration (use a Go duration like 30s, 5m, 24h, or unlimited)
@@ -552,9 +552,9 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 	{
 		name: "inputSchema not a mapping",
 		src: engines + `tools:
-  - {name: a, description: d, engine: local, job: {name: A}, inputSchema: object}
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: object}
 `,
-		want: `m.yaml:5:75: tools[0].inputSchema: must be a mapping, not a string (write a JSON Schema like {type: object, properties: {...}})`,
+		want: `m.yaml:5:76: tools[0].inputSchema: must be a mapping, not a string (write a JSON Schema like {type: object, properties: {...}})`,
 	},
 	{
 		name: "inputSchema without type",
@@ -562,7 +562,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       properties: {a: {type: string}}
 `,
@@ -574,7 +574,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: array}
 `,
 		want: `m.yaml:9:25: tools[0].inputSchema.type: must be object (tool arguments and structured results are JSON objects)`,
@@ -585,7 +585,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       requried: [a]
@@ -606,7 +606,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -620,7 +620,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -634,7 +634,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -650,7 +650,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       $schema: http://json-schema.org/draft-04/schema#
       type: object
@@ -663,7 +663,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       properties: {a: {type: string}}
@@ -677,7 +677,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     outputSchema: {type: string}
 `,
@@ -689,7 +689,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -705,7 +705,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     input: '{seconds text}'
 `,
@@ -717,7 +717,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     result: 'summarize(.)'
 `,
@@ -729,7 +729,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     input: ''
 `,
@@ -741,7 +741,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     input: {seconds: 1}
 `,
@@ -756,7 +756,7 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
     name: a
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
   - <<: *base
     name: b

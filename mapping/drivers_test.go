@@ -13,7 +13,7 @@ import (
 // which use every part of adapters.Block: the loader must not know any real engine.
 //
 //	engines: {a: {alpha: {url: http://x, wait: 1s, strict: true, limits: {max: "3"}}}, b: {beta: {zone: z1}}}
-//	tools:   [{..., engine: a, job: {name: A, timeout: 1m}}, {..., engine: b, queue: Q}]
+//	tools:   [{..., engine: a, work: {name: A, timeout: 1m}}, {..., engine: b, queue: Q}]
 func init() {
 	adapters.Register("alpha", alpha{})
 	adapters.Register("beta", beta{})
@@ -37,13 +37,13 @@ func (alphaConfig) Open(context.Context, adapters.OpenOptions) (adapters.Engine,
 
 func (alpha) Info() adapters.DriverInfo {
 	return adapters.DriverInfo{
-		Title: "Alpha", TargetKey: "job",
-		EngineExample: "alpha: {url: http://x}", TargetExample: "job: {name: ...}",
+		Title: "Alpha", TargetKey: "work",
+		EngineExample: "alpha: {url: http://x}", TargetExample: "work: {name: ...}",
 		Schema: []byte(`{
 			"engine": {"description": "An alpha engine.", "type": "object", "additionalProperties": false,
 				"properties": {"url": {"type": "string"}, "wait": {"$ref": "#/$defs/duration"}, "strict": {"type": "boolean"},
 					"limits": {"type": "object", "properties": {"max": {"type": "string"}}}}},
-			"target": {"description": "The job to start.", "type": "object", "required": ["name"],
+			"target": {"description": "The work to start.", "type": "object", "required": ["name"],
 				"properties": {"name": {"type": "string"}, "timeout": {"$ref": "#/$defs/duration"}}}}`),
 	}
 }
@@ -71,12 +71,12 @@ func (alpha) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 
 func (alpha) DecodeTarget(tool adapters.Block) adapters.Target {
 	var t adapters.Target
-	job, ok := tool.Block("job", "write job: {name: ...}")
+	work, ok := tool.Block("work", "write work: {name: ...}")
 	if !ok {
 		return t
 	}
-	t.Name, _ = job.Required("name", "the job to start")
-	t.Timeout, _ = job.Duration("timeout")
+	t.Name, _ = work.Required("name", "the work to start")
+	t.Timeout, _ = work.Duration("timeout")
 	return t
 }
 

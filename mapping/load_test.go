@@ -198,7 +198,7 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("zone = %q", got)
 	}
 	if tool, _ := set.Tool("summarize"); tool.Target.Name != "Summarize" {
-		t.Errorf("job = %q", tool.Target.Name)
+		t.Errorf("work = %q", tool.Target.Name)
 	}
 
 	// An explicit environment replaces the process's.
@@ -213,7 +213,7 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("zone from Loader.Env = %q, want the default, since the process's variable is not there", got)
 	}
 	if tool, _ := set.Tool("summarize"); tool.Target.Name != "Other" {
-		t.Errorf("job from Loader.Env = %q", tool.Target.Name)
+		t.Errorf("work from Loader.Env = %q", tool.Target.Name)
 	}
 }
 
@@ -264,14 +264,14 @@ tools:
     name: first
     description: Shared description.
     engine: local
-    job: &job {name: !!str 123, timeout: 1m}
+    work: &work {name: !!str 123, timeout: 1m}
     pollInterval: 1s
     inputSchema: {type: object}
   - <<: [{ttl: 1h}, *first]
     name: second
     ? description
     : !!str 2024
-    job: {<<: *job, timeout: 2m}
+    work: {<<: *work, timeout: 2m}
     input: |
       {
         a: .b
@@ -300,18 +300,18 @@ func TestRefsThroughTheDrivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := adapters.Ref{ID: "job-1"}
-	if got := set.FormatRef("wait_and_echo", ref); got != "alpha:job-1" {
+	ref := adapters.Ref{ID: "work-1"}
+	if got := set.FormatRef("wait_and_echo", ref); got != "alpha:work-1" {
 		t.Errorf("FormatRef of an alpha tool = %q", got)
 	}
-	if got := set.FormatRef("order.pipeline-v2", ref); got != "job-1" {
+	if got := set.FormatRef("order.pipeline-v2", ref); got != "work-1" {
 		t.Errorf("FormatRef of a beta tool = %q", got)
 	}
 	alphaTool, _ := set.Tool("wait_and_echo")
-	if got, err := alphaTool.ParseRef("alpha:job-1"); err != nil || got != ref {
+	if got, err := alphaTool.ParseRef("alpha:work-1"); err != nil || got != ref {
 		t.Errorf("ParseRef = %v, %v", got, err)
 	}
-	if _, err := alphaTool.ParseRef("job-1"); err == nil {
+	if _, err := alphaTool.ParseRef("work-1"); err == nil {
 		t.Errorf("an alpha tool read a beta id")
 	}
 }

@@ -16,7 +16,7 @@ tools:
   - name: jq
     description: d
     engine: local
-    job: {name: A}
+    work: {name: A}
     inputSchema: {type: object}
     input: %q
     result: %q
@@ -113,7 +113,7 @@ func TestResultText(t *testing.T) {
 		src := fmt.Sprintf(`
 engines: {local: {alpha: {url: "http://x"}}}
 tools:
-  - {name: jq, description: d, engine: local, job: {name: A}, inputSchema: {type: object}, text: %q}
+  - {name: jq, description: d, engine: local, work: {name: A}, inputSchema: {type: object}, text: %q}
 `, c.prog)
 		set, err := Parse("jq.yaml", []byte(src))
 		if err != nil {
