@@ -30,6 +30,16 @@ func (s *Set) Tool(name string) (*Tool, bool) {
 // FormatRef writes a Ref of the named tool's executions as its engine's own id.
 func (s *Set) FormatRef(tool string, r adapters.Ref) string { return s.byName[tool].FormatRef(r) }
 
+// ReadsRef reports whether the driver of some tool's engine reads id as a Ref.
+func (s *Set) ReadsRef(id string) bool {
+	for _, t := range s.Tools {
+		if _, err := t.ParseRef(id); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Engine is one engine block: a named connection to an engine of the kind its driver reads.
 type Engine struct {
 	Name string

@@ -127,7 +127,7 @@ func TestNativeTokensAreTheEngineIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, token.Native{Format: set.FormatRef})
+	e := newEnv(t, token.Native{Refs: set})
 	c := e.client(ext)
 	id := call(t, c, "wait_and_echo", map[string]any{"seconds": 0, "text": "plain"})["taskId"].(string)
 	if !strings.HasPrefix(id, "taskgate/WaitAndEcho/") {

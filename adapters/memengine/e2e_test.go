@@ -126,7 +126,7 @@ func TestServedEndToEnd(t *testing.T) {
 
 // TestNativeIDs: with native task ids, the driver writes and reads them.
 func TestNativeIDs(t *testing.T) {
-	c := serve(t, func(set *mapping.Set) token.Codec { return token.Native{Format: set.FormatRef} })
+	c := serve(t, func(set *mapping.Set) token.Codec { return token.Native{Refs: set} })
 	id := c.Decode(t, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"seconds": 0, "text": "native"}})["taskId"].(string)
 	if !strings.HasPrefix(id, "memory:echo/") {
 		t.Fatalf("native task id %q, want memory:echo/...", id)
@@ -138,5 +138,33 @@ func TestNativeIDs(t *testing.T) {
 		if _, err := c.Call(t, "tasks/get", map[string]any{"taskId": other}); err == nil || err.Message != "Failed to retrieve task: Task not found" {
 			t.Errorf("tasks/get %q: %v, want Task not found", other, err)
 		}
+	}
+}
+
+// TestClientTokensWithNativeIDs: a SEP-1391 client's own token, which no driver reads as an
+// engine id, still finds the execution it started when task ids are native.
+func TestClientTokensWithNativeIDs(t *testing.T) {
+	c := serve(t, func(set *mapping.Set) token.Codec { return token.Native{Refs: set} })
+	c.Experimental = []string{"sep1391"}
+	const clientToken = "my-own-token-1"
+	res := c.Decode(t, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"seconds": 0, "text": "by my token"},
+		"operation": map[string]any{"token": clientToken}})
+	if op, _ := res["operation"].(map[string]any); op == nil || !strings.HasPrefix(op["token"].(string), "memory:echo/k-") {
+		t.Fatalf("tools/call with an operation = %v", res)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := c.Decode(t, "tools/async/status", map[string]any{"token": clientToken})
+		if st["status"] == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools/async/status by the client's token = %v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := c.Decode(t, "tools/async/result", map[string]any{"token": clientToken})
+	if jsonOf(got["result"].(map[string]any)["structuredContent"]) != `{"text":"by my token"}` {
+		t.Fatalf("tools/async/result by the client's token = %v", got)
 	}
 }

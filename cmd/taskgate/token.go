@@ -45,7 +45,7 @@ func newTokenCmd() *cobra.Command {
 func codec(set *mapping.Set, format, keys, devKeyFile string) (token.Codec, error) {
 	switch format {
 	case "native":
-		return token.Native{Format: set.FormatRef}, nil
+		return token.Native{Refs: set}, nil
 	case "sealed", "":
 	default:
 		return nil, usageError{fmt.Sprintf("--token-format %q: want sealed or native", format)}

@@ -68,7 +68,7 @@ func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error
 		return err
 	}
 	defer closeAll(engines)
-	_, err = newServer(ctx, set, engines, token.Native{Format: set.FormatRef}, mcpserver.NoTaskHandles, stderr)
+	_, err = newServer(ctx, set, engines, token.Native{Refs: set}, mcpserver.NoTaskHandles, stderr)
 	return err
 }
 

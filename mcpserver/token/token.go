@@ -203,23 +203,29 @@ func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
 
 // Native hands out the engine's own id, as the engine's driver writes it, for single-user setups.
 type Native struct {
-	// Format writes a Ref of the named tool's executions as its engine's own id
-	// (mapping.Set.FormatRef).
-	Format func(tool string, r adapters.Ref) string
+	Refs Refs
+}
+
+// Refs write and read the engine ids of mapped tools: a *mapping.Set.
+type Refs interface {
+	// FormatRef writes a Ref of the named tool's executions as its engine's own id.
+	FormatRef(tool string, r adapters.Ref) string
+	// ReadsRef reports whether the driver of some tool's engine reads id as a Ref.
+	ReadsRef(id string) bool
 }
 
 // Issue writes the Ref as the tool's engine writes it.
-func (n Native) Issue(c Claims) string { return n.Format(c.Tool, c.Ref) }
+func (n Native) Issue(c Claims) string { return n.Refs.FormatRef(c.Tool, c.Ref) }
 
 // maxNativeLen bounds what is parsed at all: an ARN is at most 2048 characters, a Temporal workflow
 // id 1000 plus a run id.
 const maxNativeLen = 2100
 
-// Open checks that id could be an engine's id at all and returns empty Claims: which tool's
-// execution it names, if any, only the mapped tools' drivers can tell (mapping.Tool.ParseRef),
-// and whether that tool's engine owns it.
-func (Native) Open(id string, _ time.Time) (Claims, error) {
-	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+// Open checks that some mapped engine's driver reads id, and returns empty Claims: which tool's
+// execution it names, if any, is for the caller to find with each tool's driver
+// (mapping.Tool.ParseRef), and whether that tool's engine owns it.
+func (n Native) Open(id string, _ time.Time) (Claims, error) {
+	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !n.Refs.ReadsRef(id) {
 		return Claims{}, ErrMalformed
 	}
 	return Claims{}, nil

@@ -103,16 +103,22 @@ func TestParseKeysErrors(t *testing.T) {
 	}
 }
 
+// refs write "tool:ID" and read what starts with "echo:".
+type refs struct{}
+
+func (refs) FormatRef(tool string, r adapters.Ref) string { return tool + ":" + r.ID }
+func (refs) ReadsRef(id string) bool                      { return strings.HasPrefix(id, "echo:") }
+
 func TestNative(t *testing.T) {
-	n := Native{Format: func(tool string, r adapters.Ref) string { return tool + ":" + r.ID }}
+	n := Native{Refs: refs{}}
 	if got := n.Issue(Claims{Tool: "echo", Ref: adapters.Ref{ID: "x"}}); got != "echo:x" {
-		t.Errorf("Issue = %q, want what Format writes", got)
+		t.Errorf("Issue = %q, want what the tool's driver writes", got)
 	}
-	// Only the tools' drivers can read a native id: Open checks it could be one at all.
+	// Only the tools' drivers can tell which tool an id is of: Open checks that one reads it.
 	if got, err := n.Open("echo:x", time.Now()); err != nil || got != (Claims{}) {
 		t.Errorf("Open = %+v, %v; want empty claims", got, err)
 	}
-	for _, bad := range []string{"", "a\x00/b", "a\x7fb", strings.Repeat("a", 3000)} {
+	for _, bad := range []string{"", "other:x", "echo:a\x00b", "echo:\x7f", "echo:" + strings.Repeat("a", 3000)} {
 		if _, err := n.Open(bad, time.Now()); !errors.Is(err, ErrMalformed) {
 			t.Errorf("Open(%q): err = %v, want ErrMalformed", bad, err)
 		}
