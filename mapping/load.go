@@ -253,6 +253,11 @@ func (d *doc) at(n ast.Node) string {
 // the block has problems, the kind is known when the key is, so that tools can be checked.
 func (d *doc) engine(e entry) *engineDef {
 	def := &engineDef{engine: &Engine{Name: e.key}, d: d, at: e.keyAt}
+	if len(d.l.drivers) == 0 {
+		d.errorf(e.value, "this program was built without engine drivers: import some, as the taskgate command imports adapters/builtin",
+			"%s: no kind of engine is registered", e.path)
+		return def
+	}
 	names := make([]string, len(d.l.drivers))
 	for i, ds := range d.l.drivers {
 		names[i] = ds.name
@@ -261,12 +266,7 @@ func (d *doc) engine(e entry) *engineDef {
 	if !ok {
 		return def
 	}
-	var kinds []entry
-	for _, ke := range o.es {
-		if slices.Contains(names, ke.key) {
-			kinds = append(kinds, ke)
-		}
-	}
+	kinds := o.es // the keys it allows are the kinds
 	switch len(kinds) {
 	case 0:
 		var keys, examples []string
@@ -274,11 +274,7 @@ func (d *doc) engine(e entry) *engineDef {
 			keys = append(keys, ds.name+":")
 			examples = append(examples, ds.info.EngineExample)
 		}
-		if len(keys) == 0 {
-			d.errorf(o.at, "this program was built without any engine driver", "%s: needs the kind of engine", e.path)
-		} else {
-			d.errorf(o.at, "add "+orList(examples), "%s: needs %s", e.path, orList(keys))
-		}
+		d.errorf(o.at, "add "+orList(examples), "%s: needs %s", e.path, orList(keys))
 	case 1:
 		ds := d.l.drivers[slices.Index(names, kinds[0].key)]
 		def.driver, def.engine.Kind = ds, ds.name

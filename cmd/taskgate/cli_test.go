@@ -110,3 +110,14 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+func TestDevWithoutACacheFolder(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"dev"}, nil, &stdout, &stderr)
+	const want = "taskgate: finding the user's cache folder, where taskgate keeps its tools and dev state: neither $XDG_CACHE_HOME nor $HOME are defined; set XDG_CACHE_HOME or HOME\n"
+	if code != 1 || stderr.String() != want {
+		t.Errorf("dev without HOME: exit %d, stderr %q; want 1, %q", code, &stderr, want)
+	}
+}
