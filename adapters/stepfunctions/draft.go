@@ -46,7 +46,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	fs.StringVar(&cfg.RoleARN, "role-arn", "", "a role to assume (cross-account)")
 	prefix := fs.String("prefix", "", "only state machines whose name starts with this")
 	tags := tagFlag{}
-	fs.Var(tags, "tag", "only state machines with this tag KEY=VALUE (repeatable)")
+	fs.Var(tags, "tag", "only state machines with this tag `KEY=VALUE` (repeatable)")
 	return func(ctx context.Context, w, warn io.Writer) error {
 		e, err := New(ctx, cfg)
 		if err != nil {
