@@ -134,10 +134,10 @@ type Engine interface {
 	Check(ctx context.Context, t Target) (TargetInfo, error)
 	// Start starts one execution and returns only once Describe on the Ref would resolve.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
-	// KeyRef is the Ref that Start gives for an idempotency key and no Caller, computed without an
+	// KeyRef is the Ref that Start gives for an idempotency key and caller, computed without an
 	// engine call (the Run may be empty: the latest run). It lets a client's own key be resolved
 	// with no table.
-	KeyRef(t Target, key string) Ref
+	KeyRef(t Target, key, caller string) Ref
 	// Owns reports, without any engine call, whether r could be an execution of t. It is the
 	// check that keeps untrusted references away from executions taskgate was not asked to serve.
 	Owns(t Target, r Ref) bool
@@ -154,6 +154,15 @@ type Engine interface {
 	Cancel(ctx context.Context, t Target, r Ref, reason string) error
 	// Close releases connections.
 	Close() error
+}
+
+// ScopedKey is an idempotency key in the space of its caller: adapters derive their execution ids
+// from it, so that two callers' same key names two executions and neither learns of the other's.
+func ScopedKey(key, caller string) string {
+	if caller == "" {
+		return key
+	}
+	return caller + "\x00" + key
 }
 
 // Errors every adapter wraps (with %w) so that callers can tell cases apart with errors.Is.

@@ -56,10 +56,6 @@ func (s *Server) addOperationMethods() error {
 	return nil
 }
 
-// operationKey scopes a client's token to the caller before it becomes an idempotency key, so that
-// one caller's token never names another caller's execution.
-func operationKey(caller, clientToken string) string { return caller + "\x00" + clientToken }
-
 // startOperation starts an operation; a client token makes the start idempotent.
 func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) (mcp.Result, error) {
 	var op struct {
@@ -73,9 +69,8 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 		return nil, s.rpcError(operations{}, invalid("operation.token is longer than %d characters", maxClientToken))
 	}
 	opts := startOptions{}
-	if op.Token != "" {
-		opts.key = operationKey(callerOf(ctx), op.Token)
-	}
+	// The engine scopes the key to the caller: one caller's token never names another's execution.
+	opts.key = op.Token
 	if op.KeepAlive != nil {
 		if *op.KeepAlive <= 0 || *op.KeepAlive > math.MaxInt32 {
 			return nil, s.rpcError(operations{}, invalid("operation.keepAlive must be a positive number of seconds"))
@@ -87,7 +82,7 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 		return s.toolAnswer(c, operations{}, toolErr, err)
 	}
 	if opts.key != "" {
-		s.unknownTokens.DeleteIf(opts.key, func(time.Time) bool { return true })
+		s.unknownTokens.DeleteIf(adapters.ScopedKey(opts.key, callerOf(ctx)), func(time.Time) bool { return true })
 	}
 	started := &toolOutput{text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", tool.Name)}
 	return &operationStarted{callToolResult: *started.wire(c.modern), Operation: operationInfo{
@@ -138,8 +133,9 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 // readByClientToken finds the execution a client token started without any lookup table: the
 // token derives one engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*task, error) {
-	key := operationKey(callerOf(ctx), clientToken)
-	if until, ok := s.unknownTokens.Get(key); ok && s.now().Before(until) {
+	caller := callerOf(ctx)
+	scoped := adapters.ScopedKey(clientToken, caller)
+	if until, ok := s.unknownTokens.Get(scoped); ok && s.now().Before(until) {
 		return nil, &taskError{kind: errNotFound}
 	}
 	type found struct {
@@ -157,7 +153,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	for i, tool := range candidates {
 		go func() {
 			e := s.engines[tool.Engine]
-			st, err := e.Describe(ctx, tool.Target, e.KeyRef(tool.Target, key))
+			st, err := e.Describe(ctx, tool.Target, e.KeyRef(tool.Target, clientToken, caller))
 			results <- found{i, st, err}
 		}()
 	}
@@ -177,12 +173,12 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 		if engineErr != nil {
 			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
-		s.unknownTokens.Update(key, func(until *time.Time) { *until = s.now().Add(unknownFor) })
+		s.unknownTokens.Update(scoped, func(until *time.Time) { *until = s.now().Add(unknownFor) })
 		return nil, &taskError{kind: errNotFound}
 	}
 	tool := candidates[best]
-	ref := s.engines[tool.Engine].KeyRef(tool.Target, key)
-	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL, Caller: callerOf(ctx)}, status: bestStatus}
+	ref := s.engines[tool.Engine].KeyRef(tool.Target, clientToken, caller)
+	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL, Caller: caller}, status: bestStatus}
 	if err := s.fetchResult(ctx, t); err != nil {
 		return nil, err
 	}

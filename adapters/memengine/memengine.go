@@ -87,7 +87,6 @@ func New(o Options) *Engine {
 type execution struct {
 	program string
 	sum     [sha256.Size]byte // of the compacted input
-	caller  string
 	started time.Time
 	timers  []*time.Timer
 
@@ -145,7 +144,8 @@ func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInf
 }
 
 // Start starts one execution. With a key, the execution's id comes from the key; the same key
-// with the same input and caller gives the same execution, else adapters.ErrKeyConflict.
+// with the same input gives the same execution, else adapters.ErrKeyConflict; another caller's same
+// key is another execution.
 func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
 	if err := checkTarget(t); err != nil {
 		return adapters.Ref{}, err
@@ -160,7 +160,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	}
 	id := t.Name + "/" + uuid.NewString()
 	if req.Key != "" {
-		id = keyID(t, req.Key)
+		id = keyID(t, req.Key, req.Caller)
 	}
 	sum := sha256.Sum256(compact.Bytes())
 
@@ -170,16 +170,13 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 		return adapters.Ref{}, errClosed
 	}
 	if x, ok := e.execs[id]; ok {
-		switch {
-		case x.caller != req.Caller:
-			return adapters.Ref{}, fmt.Errorf("memory: %w: another caller used this key; use a new key", adapters.ErrKeyConflict)
-		case x.sum != sum:
+		if x.sum != sum {
 			return adapters.Ref{}, fmt.Errorf("memory: %w: execution %s was started under this key with other input; repeat it, or use a new key", adapters.ErrKeyConflict, id)
 		}
 		return adapters.Ref{ID: id}, nil
 	}
 	now := time.Now()
-	x := &execution{program: t.Name, sum: sum, caller: req.Caller, started: now, updated: now,
+	x := &execution{program: t.Name, sum: sum, started: now, updated: now,
 		state: adapters.Submitted, native: waiting, done: make(chan struct{})}
 	e.execs[id] = x
 	if t.Timeout > 0 {
@@ -246,14 +243,14 @@ func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
 
 // keyID is the execution id for an idempotency key: the key's hash, so that any key gives a
 // valid id and the key itself is not visible in it.
-func keyID(t adapters.Target, key string) string {
-	sum := sha256.Sum256([]byte(key))
+func keyID(t adapters.Target, key, caller string) string {
+	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
 	return t.Name + "/k-" + hex.EncodeToString(sum[:16])
 }
 
-// KeyRef is the Ref Start gives for key.
-func (e *Engine) KeyRef(t adapters.Target, key string) adapters.Ref {
-	return adapters.Ref{ID: keyID(t, key)}
+// KeyRef is the Ref Start gives for key and caller.
+func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
+	return adapters.Ref{ID: keyID(t, key, caller)}
 }
 
 // Owns reports whether r is shaped like an execution Start returns for t: "PROGRAM/UUID" or

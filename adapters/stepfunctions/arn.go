@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/taskgate/taskgate/adapters"
 )
 
 // machineARN is a parsed state machine ARN:
@@ -97,10 +99,6 @@ func validName(s string) bool {
 // a valid name and the key itself is not visible in the execution ARN. The caller who used the key
 // is hashed in too, so that another caller's same key names another execution.
 func keyName(key, caller string) string {
-	h := sha256.New()
-	if caller != "" {
-		h.Write([]byte(caller + "\x00"))
-	}
-	h.Write([]byte(key))
-	return "k-" + hex.EncodeToString(h.Sum(nil))[:40]
+	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
+	return "k-" + hex.EncodeToString(sum[:])[:40]
 }

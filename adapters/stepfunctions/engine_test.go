@@ -83,7 +83,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if want := executionARN(machine, "k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
 		t.Errorf("Start with a key: Ref %s, want %s", first.ID, want)
 	}
-	if ref := e.KeyRef(echo, key); ref != first {
+	if ref := e.KeyRef(echo, key, ""); ref != first {
 		t.Errorf("KeyRef = %v, want the Ref Start gave, %v", ref, first)
 	}
 	awaitOutcome(t, e, echo, first)

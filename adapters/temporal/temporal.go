@@ -180,7 +180,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 		sreq.WorkflowExecutionTimeout = durationpb.New(t.Timeout)
 	}
 	if req.Key != "" {
-		sreq.WorkflowId = keyWorkflowID(t, req.Key)
+		sreq.WorkflowId = keyWorkflowID(t, req.Key, req.Caller)
 		// A running execution with this id is returned as is; an ended one is reported as already
 		// started: either way no second execution starts, and existing() checks the input.
 		sreq.WorkflowIdConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
@@ -203,7 +203,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 // existing checks that the execution an idempotency key already names was started with the same
-// input by the same caller, and returns its Ref. runID is any run of its chain.
+// input, and returns its Ref. runID is any run of its chain.
 func (e *Engine) existing(ctx context.Context, t adapters.Target, req adapters.StartRequest, id, runID, sum string) (adapters.Ref, error) {
 	what := "start " + t.Name
 	d, err := e.describe(ctx, what, id, runID)
@@ -220,11 +220,8 @@ func (e *Engine) existing(ctx context.Context, t adapters.Target, req adapters.S
 			return adapters.Ref{}, err
 		}
 	}
-	// The caller is checked first, so that no caller learns of another's workflow.
+	// The workflow id already depends on the caller (adapters.ScopedKey): only the input can differ.
 	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
-	if e.memoString(fields[MemoCaller]) != req.Caller {
-		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: another caller used this key; use a new key", what, adapters.ErrKeyConflict)
-	}
 	if e.memoString(fields[MemoInputSHA256]) != sum {
 		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: workflow %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, id)
 	}
@@ -245,8 +242,8 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil
 }
 
-func keyWorkflowID(t adapters.Target, key string) string {
-	sum := sha256.Sum256([]byte(key))
+func keyWorkflowID(t adapters.Target, key, caller string) string {
+	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
 	return idPrefix + t.Name + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
 }
 
