@@ -1,114 +1,68 @@
 package mcpserver
 
-import (
-	"context"
-	"encoding/json"
+import "github.com/taskgate/taskgate/adapters"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-const (
-	extensionTasks      = "io.modelcontextprotocol/tasks"
-	experimentalSEP1391 = "sep1391"
-	modernVersion       = "2026-07-28"
-)
-
-// caps is what the caller of one request speaks, read from the request alone (and, on stdio, from
-// what the client declared when it initialized the connection).
-type caps struct {
-	// modern: protocol 2026-07-28 or later, with per-request capabilities.
-	modern bool
-	// tasks: modern, the tasks extension; legacy, capabilities.tasks in initialize.
-	tasks bool
-	// sep1391: the experimental capability "sep1391".
-	sep1391 bool
-	// known: the client's declarations are known. False for legacy requests over stateless HTTP,
-	// where the SDK keeps nothing of initialize.
-	known bool
-	// task and operation are the hoisted 2025-11-25 `task` and SEP-1391 `operation` params.
-	task, operation json.RawMessage
-	// progress is the request's progress token, if any.
-	progress any
-	// session can carry notifications back within the request.
-	session *mcp.ServerSession
-	// conn is the id of the stdio connection the request came on, if any.
-	conn string
+// dialect is how one request's caller speaks about tasks (PROTOCOL.md): its words for a task's
+// status and for ids that lead nowhere. One is chosen when the request arrives, and every answer
+// about a task in that request is worded through it.
+type dialect interface {
+	status(t *task) string
+	notFound() string
+	expired() string
 }
 
-// noTasks reports whether the client is known to support no kind of task.
-func (c caps) noTasks() bool { return c.known && !c.tasks && !c.sep1391 }
+// extension is the tasks extension on 2026-07-28: a tool error is still a completed task; only a
+// protocol error fails it.
+type extension struct{}
 
-type capsKey struct{}
-
-func capsOf(ctx context.Context) caps {
-	c, _ := ctx.Value(capsKey{}).(caps)
-	return c
-}
-
-// clientRequest is what every *mcp.ServerRequest[P] offers, whatever its params.
-type clientRequest interface {
-	ProtocolVersion() string
-	ClientCapabilities() *mcp.ClientCapabilities
-}
-
-func capsFromRequest(req mcp.Request) caps {
-	var c caps
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-		c.session = ss
-	}
-	params := req.GetParams()
-	var meta map[string]any
-	if params != nil {
-		meta = params.GetMeta()
-	}
-	if rp, ok := params.(mcp.RequestParams); ok {
-		c.progress = rp.GetProgressToken()
-	}
-	c.conn, _ = meta[metaConn].(string)
-	c.task = rawMeta(meta, metaTask)
-	c.operation = rawMeta(meta, metaOperation)
-	r, ok := req.(clientRequest)
-	if !ok {
-		return c
-	}
-	if r.ProtocolVersion() >= modernVersion {
-		c.modern, c.known = true, true
-		if cc := r.ClientCapabilities(); cc != nil {
-			_, c.tasks = cc.Extensions[extensionTasks]
-			_, c.sep1391 = cc.Experimental[experimentalSEP1391]
+func (extension) status(t *task) string {
+	switch t.status.State {
+	case adapters.Succeeded, adapters.Failed:
+		if t.failure != nil {
+			return "failed"
 		}
-		return c
+		return "completed"
+	case adapters.Cancelled:
+		return "cancelled"
 	}
-	if d := rawMeta(meta, metaClient); d != nil {
-		var decl declared
-		if json.Unmarshal(d, &decl) == nil {
-			c.known, c.tasks, c.sep1391 = true, decl.Tasks, decl.SEP1391
+	return "working"
+}
+
+func (extension) notFound() string { return "Failed to retrieve task: Task not found" }
+func (extension) expired() string  { return "Failed to retrieve task: Task has expired" }
+
+// legacy is tasks on 2025-11-25, where a tool error fails the task.
+type legacy struct{ extension }
+
+func (legacy) status(t *task) string { return endedWord(t, "working", "cancelled") }
+
+// operations is SEP-1391.
+type operations struct{}
+
+func (operations) status(t *task) string {
+	if t.status.State == adapters.Submitted {
+		return "submitted"
+	}
+	return endedWord(t, "working", "canceled")
+}
+
+func (operations) notFound() string { return "Failed to retrieve operation: Operation not found" }
+func (operations) expired() string  { return "Failed to retrieve operation: Operation has expired" }
+
+// handles is the handle tools of clients without tasks: they speak the words of 2025-11-25.
+type handles struct{ legacy }
+
+// endedWord is completed or failed for an ended task, cancelled (spelled as the dialect does) for a
+// cancelled one, and running otherwise.
+func endedWord(t *task, running, cancelled string) string {
+	switch t.status.State {
+	case adapters.Succeeded, adapters.Failed:
+		if t.failed() {
+			return "failed"
 		}
+		return "completed"
+	case adapters.Cancelled:
+		return cancelled
 	}
-	return c
-}
-
-// rawMeta returns a _meta value as JSON, nil when absent.
-func rawMeta(meta map[string]any, key string) json.RawMessage {
-	v, ok := meta[key]
-	if !ok || v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// reply builds a result of a kind the SDK has no type for; modern results carry resultType.
-func reply(c caps, resultType string, fields map[string]any) *object {
-	o := &object{fields: map[string]any{}}
-	for k, v := range fields {
-		o.fields[k] = v
-	}
-	if c.modern {
-		o.fields["resultType"] = resultType
-	}
-	return o
+	return running
 }

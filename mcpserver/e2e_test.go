@@ -30,11 +30,17 @@ const ext = "io.modelcontextprotocol/tasks"
 type counting struct {
 	adapters.Engine
 	starts, reads atomic.Int64
+	// started is the Ref of the latest start.
+	started atomic.Value
 }
 
 func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {
 	c.starts.Add(1)
-	return c.Engine.Start(ctx, t, r)
+	ref, err := c.Engine.Start(ctx, t, r)
+	if err == nil {
+		c.started.Store(ref)
+	}
+	return ref, err
 }
 
 func (c *counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
@@ -64,6 +70,19 @@ var workerOnce sync.Once
 
 func newEnv(t *testing.T, tokens token.Codec, mode ...mcpserver.NoTaskMode) *env {
 	t.Helper()
+	return newEnvConfig(t, func(c *mcpserver.Config) {
+		if tokens != nil {
+			c.Tokens = tokens
+		}
+		if len(mode) > 0 {
+			c.NoTaskClients = mode[0]
+		}
+	})
+}
+
+// newEnvConfig serves the example and test tools on the Temporal server, with the config edited.
+func newEnvConfig(t *testing.T, edit func(*mcpserver.Config)) *env {
+	t.Helper()
 	addr := testenv.TemporalAddress(t)
 	t.Setenv("TEMPORAL_ADDRESS", addr)
 	set, err := mapping.Load("../examples/temporal/tools.yaml", "testdata/test-tools.yaml")
@@ -87,21 +106,17 @@ func newEnv(t *testing.T, tokens token.Codec, mode ...mcpserver.NoTaskMode) *env
 		}
 	})
 	c := &counting{Engine: eng}
-	if tokens == nil {
-		keys, _ := token.ParseKeys(token.NewKey("t1"))
-		tokens, _ = token.NewSealed(keys)
-	}
-	cfg := mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: tokens}
-	if len(mode) > 0 {
-		cfg.NoTaskClients = mode[0]
-	}
+	keys, _ := token.ParseKeys(token.NewKey("t1"))
+	sealed, _ := token.NewSealed(keys)
+	cfg := mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: sealed}
+	edit(&cfg)
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
-	return &env{srv: srv, url: hs.URL, engine: eng, count: c, tokens: tokens}
+	return &env{srv: srv, url: hs.URL, engine: eng, count: c, tokens: cfg.Tokens}
 }
 
 func (e *env) client(extensions ...string) *rpctest.Client {

@@ -76,7 +76,7 @@ func TestTaskErrors(t *testing.T) {
 
 	misrouted := rpctest.HTTP{URL: e.url}
 	_, err = misrouted.RoundTrip(t, 77, "tasks/get", map[string]any{"taskId": id}, map[string][]string{"Mcp-Name": {"another-task"}, "Mcp-Protocol-Version": {"2026-07-28"}})
-	wantError(t, "Mcp-Name that does not match the task", err, -32602, `Mcp-Name header "another-task" does not match params.taskId of tasks/get`)
+	wantError(t, "Mcp-Name that does not match the task", err, -32020, `Header mismatch: Mcp-Name header "another-task" does not match params.taskId of tasks/get`)
 
 	discover := c.Decode(t, "server/discover", nil)
 	if ext := discover["capabilities"].(map[string]any)["extensions"]; jsonOf(ext) != `{"io.modelcontextprotocol/tasks":{}}` {

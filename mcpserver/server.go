@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -96,6 +95,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 
+	// The SDK knows no tools: the middleware answers tools/list and tools/call from the mapping.
 	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
 	opts.Capabilities.AddExtension(extensionTasks, nil)
 	opts.Capabilities.Experimental = map[string]any{experimentalSEP1391: map[string]any{}}
@@ -104,10 +104,6 @@ func New(cfg Config) (*Server, error) {
 		if isHandleTool(t.Name) {
 			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)
 		}
-		s.mcp.AddTool(mcpTool(t), s.callSync)
-	}
-	if s.noTask == NoTaskHandles {
-		s.addHandleTools()
 	}
 	if err := s.addTaskMethods(); err != nil {
 		return nil, err
@@ -140,28 +136,3 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 
 // MCP is the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
-func (s *Server) HTTPHandler() http.Handler {
-	return httpRewrite(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log}))
-}
-
-// ServeStdio serves one client on standard input and output until it disconnects or ctx ends.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Serve(ctx, &mcp.StdioTransport{})
-}
-
-// Serve serves one client on a connection-oriented transport (stdio, in-memory) until it
-// disconnects or ctx ends.
-func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, stdioTransport{Transport: t, s: s})
-}
-
-func mcpTool(t *mapping.Tool) *mcp.Tool {
-	tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
-	if t.OutputSchema != nil {
-		tool.OutputSchema = t.OutputSchema
-	}
-	return tool
-}

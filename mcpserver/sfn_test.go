@@ -181,7 +181,7 @@ func TestStepFunctionsThroughMCP(t *testing.T) {
 			t.Fatalf("the same key and input started two executions")
 		}
 		args["orderId"] = "another"
-		if _, err := op(args); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "idempotency key already used with other input") {
+		if _, err := op(args); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "idempotency key was already used with other arguments") {
 			t.Fatalf("same key, other input: %v", err)
 		}
 		pollOperation(t, sep, key, "completed")

@@ -1,14 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
@@ -22,9 +24,41 @@ type task struct {
 	claims token.Claims
 	status adapters.Status
 	// result is the tool result once the execution ended with an output or an error.
-	result *mcp.CallToolResult
-	// failure is set instead of result when the ended execution cannot be turned into a result.
+	result *toolOutput
+	// failure is set instead of result when the execution ended in a protocol error: a failure
+	// type the tool lists under protocolErrors, or an output that cannot become a result.
 	failure *jsonrpc.Error
+}
+
+// toolOutput is what a tool call returns, before it is put on the wire for one protocol version.
+type toolOutput struct {
+	text       string
+	structured json.RawMessage
+	isError    bool
+}
+
+// wire renders the output for a client of protocol 2026-07-28 (modern) or an earlier one, where
+// structuredContent must be an object: other values are left to the text.
+func (o *toolOutput) wire(modern bool) *callToolResult {
+	r := &callToolResult{Content: []textContent{{Text: o.text}}, IsError: o.isError}
+	if o.structured != nil && (modern || isObject(o.structured)) {
+		r.StructuredContent = o.structured
+	}
+	return r
+}
+
+func toolError(format string, args ...any) *toolOutput {
+	return &toolOutput{text: fmt.Sprintf(format, args...), isError: true}
+}
+
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// failed reports whether the task ended with an error of either kind.
+func (t *task) failed() bool {
+	return t.failure != nil || (t.result != nil && t.result.isError)
 }
 
 func (t *task) createdAt() time.Time {
@@ -73,41 +107,19 @@ func (t *task) message() string {
 	return ""
 }
 
-// errTaskNotFound is the one answer for every id that does not lead to a task this caller may see:
-// malformed, forged, of an unmapped target, of another caller, or gone from the engine.
-func errTaskNotFound() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgTaskNotFound}
-}
-
-func errTaskExpired() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgTaskExpired}
-}
-
-const (
-	msgTaskNotFound = "Failed to retrieve task: Task not found"
-	msgTaskExpired  = "Failed to retrieve task: Task has expired"
-)
-
-// errEngine turns an engine failure into -32603. An unreachable or throttling engine is marked
-// retryable: nothing changed, and the same call may succeed in a moment.
-func errEngine(what string, err error) error {
-	if !errors.Is(err, adapters.ErrUnavailable) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", what, err)}
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: json.RawMessage(`{"retryable":true}`),
-		Message: fmt.Sprintf("%s: the engine did not answer (%v); the task is unchanged, retry in a moment", what, err)}
-}
-
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
 // must open, name a mapped tool (or, for native ids, be owned by one), belong to that tool's
 // target, and belong to the caller.
 func (s *Server) resolve(id, caller string) (*task, error) {
+	if id == "" {
+		return nil, invalid("Failed to retrieve task: taskId is required")
+	}
 	claims, err := s.tokens.Open(id, s.now())
 	switch {
 	case errors.Is(err, token.ErrExpired):
-		return nil, errTaskExpired()
+		return nil, &taskError{kind: errExpired}
 	case err != nil:
-		return nil, errTaskNotFound()
+		return nil, &taskError{kind: errNotFound}
 	}
 	var tool *mapping.Tool
 	if claims.Tool != "" {
@@ -124,7 +136,7 @@ func (s *Server) resolve(id, caller string) (*task, error) {
 		}
 	}
 	if tool == nil || claims.Caller != caller {
-		return nil, errTaskNotFound()
+		return nil, &taskError{kind: errNotFound}
 	}
 	return &task{id: id, tool: tool, claims: claims}, nil
 }
@@ -133,15 +145,12 @@ func (s *Server) resolve(id, caller string) (*task, error) {
 // visible, not gone.
 func (s *Server) describe(ctx context.Context, t *task) error {
 	st, err := s.engines[t.tool.Engine].Describe(ctx, t.tool.Target, t.claims.Ref)
-	if errors.Is(err, adapters.ErrNotFound) {
-		if !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < s.grace {
-			t.status = adapters.Status{State: adapters.Submitted, Native: "NOT_YET_VISIBLE", Started: t.claims.Created, Updated: t.claims.Created}
-			return nil
-		}
-		return errTaskNotFound()
+	if errors.Is(err, adapters.ErrNotFound) && !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < s.grace {
+		t.status = adapters.Status{State: adapters.Submitted, Native: "NOT_YET_VISIBLE", Started: t.claims.Created, Updated: t.claims.Created}
+		return nil
 	}
 	if err != nil {
-		return errEngine("Failed to retrieve task", err)
+		return engineError("Failed to retrieve the task", err)
 	}
 	t.status = st
 	return nil
@@ -169,20 +178,61 @@ func (s *Server) fetchResult(ctx context.Context, t *task) error {
 	}
 	o, err := s.engines[t.tool.Engine].Outcome(ctx, t.tool.Target, t.claims.Ref)
 	if err != nil {
-		return errEngine("Failed to retrieve task result", err)
+		return engineError("Failed to retrieve the task result", err)
 	}
-	s.settle(t, o)
+	t.result, t.failure = settle(t.tool, o)
 	return nil
 }
 
-// settle turns an outcome into the task's tool result (or its protocol failure).
-func (s *Server) settle(t *task, o adapters.Outcome) {
-	res, err := toolResult(t.tool, o)
-	if err != nil {
-		t.failure = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		return
+// settle turns how an execution ended into the tool's result, or into a protocol error when the
+// failure type is one of the tool's protocolErrors or the output cannot become a result.
+func settle(tool *mapping.Tool, o adapters.Outcome) (*toolOutput, *jsonrpc.Error) {
+	switch o.State {
+	case adapters.Succeeded:
+		structured, err := tool.StructuredResult(o.Output)
+		if err == nil {
+			var text string
+			if text, err = tool.ResultText(structured); err == nil {
+				out := &toolOutput{text: text}
+				if !isJSONNull(structured) {
+					out.structured = structured
+				}
+				return out, nil
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("%s succeeded, but its output could not be turned into the tool result: %v", tool.Name, err)}
+	case adapters.Failed:
+		if slices.Contains(tool.ProtocolErrors, o.Error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failureText(o)}
+		}
+		return &toolOutput{text: failureText(o), isError: true}, nil
+	case adapters.Cancelled:
+		return toolError("The workflow was cancelled (%s)%s", o.Native, prefixed(": ", o.Cause)), nil
 	}
-	t.result = res
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the workflow is %s (%s) and has no result", o.State, o.Native)}
+}
+
+func failureText(o adapters.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The workflow ended %s", o.Native)
+	if o.Error != "" {
+		fmt.Fprintf(&b, " with error %s", o.Error)
+	}
+	b.WriteString(prefixed(": ", o.Cause))
+	return b.String()
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+func isJSONNull(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) == 0 || string(b) == "null"
 }
 
 // startOptions are what a dialect adds to a start.
@@ -196,25 +246,34 @@ type startOptions struct {
 	keepAlive time.Duration
 }
 
-// start validates the arguments and starts one execution. A non-nil *mcp.CallToolResult is a tool
-// error (bad arguments, an engine limit) for the caller to see: nothing was started.
-func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMessage, opts startOptions) (*task, *mcp.CallToolResult, error) {
+// prepare checks the arguments and turns them into the engine input. A *toolOutput is a tool
+// error for the caller to see: nothing starts.
+func prepare(tool *mapping.Tool, args json.RawMessage) (json.RawMessage, *toolOutput) {
 	if err := tool.ValidateArguments(args); err != nil {
-		return nil, toolError("Invalid arguments for %s: %v", tool.Name, err), nil
+		return nil, toolError("Invalid arguments for %s: %v", tool.Name, err)
 	}
 	input, err := tool.EngineInput(args)
 	if err != nil {
-		return nil, toolError("%v", err), nil
+		return nil, toolError("%v", err)
 	}
-	e := s.engines[tool.Engine]
-	ref, err := e.Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: opts.caller})
+	return input, nil
+}
+
+// start validates the arguments and starts one execution. A non-nil *toolOutput is a tool error
+// (bad arguments, an engine limit) for the caller to see: nothing was started.
+func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMessage, opts startOptions) (*task, *toolOutput, error) {
+	input, toolErr := prepare(tool, args)
+	if toolErr != nil {
+		return nil, toolErr, nil
+	}
+	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: opts.caller})
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
 		return nil, toolError("Could not start %s: %v", tool.Name, err), nil
 	case errors.Is(err, adapters.ErrKeyConflict):
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to start %s: %v", tool.Name, err)}
+		return nil, nil, &taskError{kind: errConflict, msg: fmt.Sprintf("Failed to start %s: this idempotency key was already used with other arguments", tool.Name), cause: err}
 	case err != nil:
-		return nil, nil, errEngine("Failed to start "+tool.Name, err)
+		return nil, nil, engineError("Failed to start "+tool.Name, err)
 	}
 	ttl := tool.TTL
 	if opts.ttl > 0 && (ttl == 0 || opts.ttl < ttl) {
@@ -228,19 +287,11 @@ func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMes
 	return t, nil, nil
 }
 
-// cancel asks the engine to stop the task's execution. ErrEnded is returned as is, for dialects
-// that report it.
+// cancel asks the engine to stop the task's execution; errEnded when it had already ended.
 func (s *Server) cancel(ctx context.Context, t *task, who string) error {
 	reason := fmt.Sprintf("cancelled through taskgate by %s (task of tool %s)", who, t.tool.Name)
-	err := s.engines[t.tool.Engine].Cancel(ctx, t.tool.Target, t.claims.Ref, reason)
-	switch {
-	case err == nil, errors.Is(err, adapters.ErrEnded):
-		return err
-	case errors.Is(err, adapters.ErrNotFound):
-		return errTaskNotFound()
-	default:
-		return errEngine("Failed to cancel task", err)
+	if err := s.engines[t.tool.Engine].Cancel(ctx, t.tool.Target, t.claims.Ref, reason); err != nil {
+		return engineError("Failed to cancel the task", err)
 	}
+	return nil
 }
-
-func isEnded(err error) bool { return errors.Is(err, adapters.ErrEnded) }

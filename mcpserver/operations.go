@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -26,24 +25,30 @@ type operationParams struct {
 // maxClientToken bounds client-chosen operation tokens.
 const maxClientToken = 256
 
-func errOperationNotFound() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve operation: Operation not found"}
-}
-
-func errOperationExpired() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve operation: Operation has expired"}
-}
-
-// asOperationError restates the task errors of read/resolve in the words of this dialect.
-func asOperationError(err error) error {
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
-		if rpcErr.Message == msgTaskExpired {
-			return errOperationExpired()
+func (s *Server) addOperationMethods() error {
+	for method, h := range map[string]func(caps, *task) (mcp.Result, error){
+		"tools/async/status": s.operationStatus,
+		"tools/async/result": s.operationResult,
+	} {
+		err := mcp.AddReceivingCustomMethod(s.mcp, method, func(ctx context.Context, _ *mcp.ServerSession, p *operationParams) (mcp.Result, error) {
+			var tok string
+			if p != nil {
+				tok = p.Token
+			}
+			t, err := s.readOperation(ctx, tok)
+			if err == nil {
+				var res mcp.Result
+				if res, err = h(capsOf(ctx), t); err == nil {
+					return res, nil
+				}
+			}
+			return nil, s.rpcError(operations{}, err)
+		})
+		if err != nil {
+			return err
 		}
-		return errOperationNotFound()
 	}
-	return err
+	return nil
 }
 
 // operationKey scopes a client's token to the caller before it becomes an idempotency key, so that
@@ -56,13 +61,11 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 		Token     string   `json:"token"`
 		KeepAlive *float64 `json:"keepAlive"`
 	}
-	if c.operation != nil {
-		if err := json.Unmarshal(c.operation, &op); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `operation must be an object like {"token": "...", "keepAlive": 3600}`}
-		}
+	if c.operation != nil && json.Unmarshal(c.operation, &op) != nil {
+		return nil, s.rpcError(operations{}, invalid(`operation must be an object like {"token": "...", "keepAlive": 3600}`))
 	}
 	if len(op.Token) > maxClientToken {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("operation.token is longer than %d characters", maxClientToken)}
+		return nil, s.rpcError(operations{}, invalid("operation.token is longer than %d characters", maxClientToken))
 	}
 	opts := startOptions{}
 	if op.Token != "" {
@@ -70,26 +73,21 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 	}
 	if op.KeepAlive != nil {
 		if *op.KeepAlive <= 0 || *op.KeepAlive > math.MaxInt32 {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "operation.keepAlive must be a positive number of seconds"}
+			return nil, s.rpcError(operations{}, invalid("operation.keepAlive must be a positive number of seconds"))
 		}
 		opts.keepAlive = time.Duration(*op.KeepAlive * float64(time.Second))
 	}
 	t, toolErr, err := s.start(ctx, tool, args, opts)
-	if err != nil {
-		return nil, err
+	if err != nil || toolErr != nil {
+		return s.toolAnswer(c, operations{}, toolErr, err)
 	}
-	if toolErr != nil {
-		return toolErr, nil
-	}
-	fields := callToolFields(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-		Text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", tool.Name)}}})
-	fields["operation"] = map[string]any{
-		"token":         t.id,
-		"status":        "working",
-		"keepAlive":     s.keepAliveSeconds(t),
-		"pollFrequency": math.Max(1, math.Round(t.tool.PollInterval.Seconds())),
-	}
-	return reply(c, "complete", fields), nil
+	started := &toolOutput{text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", tool.Name)}
+	return &operationStarted{callToolResult: *started.wire(c.modern), Operation: operationInfo{
+		Token:         t.id,
+		Status:        "working",
+		KeepAlive:     s.keepAliveSeconds(t),
+		PollFrequency: math.Max(1, math.Round(t.tool.PollInterval.Seconds())),
+	}}, nil
 }
 
 // keepAliveSeconds is how long the result stays readable after the operation ends: the engine's
@@ -114,23 +112,23 @@ func (s *Server) keepAliveSeconds(t *task) *int64 {
 // readOperation reads an operation by the token the server returned or by the client's own token.
 func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 	if tok == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve operation: token is required"}
+		return nil, invalid("Failed to retrieve operation: token is required")
 	}
 	t, err := s.read(ctx, tok, "")
 	if err == nil {
 		if t.status.State.Terminal() && t.claims.KeepAlive > 0 && s.now().After(t.status.Updated.Add(t.claims.KeepAlive)) {
-			return nil, errOperationExpired()
+			return nil, &taskError{kind: errExpired}
 		}
 		return t, nil
 	}
 	if _, openErr := s.tokens.Open(tok, s.now()); openErr == nil || errors.Is(openErr, token.ErrExpired) || len(tok) > maxClientToken {
-		return nil, asOperationError(err)
+		return nil, err
 	}
 	return s.readByClientToken(ctx, tok)
 }
 
 // readByClientToken finds the execution a client token started without any lookup table: the
-// token derives one engine id per async tool, and all of them are asked at once.
+// token derives one engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*task, error) {
 	key := operationKey("", clientToken)
 	type found struct {
@@ -147,7 +145,8 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	results := make(chan found, len(candidates))
 	for i, tool := range candidates {
 		go func() {
-			st, err := s.engines[tool.Engine].Describe(ctx, tool.Target, s.engines[tool.Engine].KeyRef(tool.Target, key))
+			e := s.engines[tool.Engine]
+			st, err := e.Describe(ctx, tool.Target, e.KeyRef(tool.Target, key))
 			results <- found{i, st, err}
 		}()
 	}
@@ -165,9 +164,9 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	}
 	if best < 0 {
 		if engineErr != nil {
-			return nil, errEngine("Failed to retrieve operation", engineErr)
+			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
-		return nil, errOperationNotFound()
+		return nil, &taskError{kind: errNotFound}
 	}
 	tool := candidates[best]
 	ref := s.engines[tool.Engine].KeyRef(tool.Target, key)
@@ -178,51 +177,27 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	return t, nil
 }
 
-func (s *Server) operationStatus(ctx context.Context, _ *mcp.ServerSession, p *operationParams) (*object, error) {
-	t, err := s.readOperation(ctx, p.Token)
-	if err != nil {
-		return nil, err
-	}
-	fields := map[string]any{"status": operationStatusWord(t)}
+func (s *Server) operationStatus(_ caps, t *task) (mcp.Result, error) {
+	res := &operationStatus{Status: operations{}.status(t)}
 	switch {
 	case t.failure != nil:
-		fields["error"] = t.failure.Message
-	case t.result != nil && t.result.IsError:
-		fields["error"] = textOf(t.result)
+		res.Error = t.failure.Message
+	case t.result != nil && t.result.isError:
+		res.Error = t.result.text
 	}
-	return reply(capsOf(ctx), "complete", fields), nil
+	return res, nil
 }
 
-func operationStatusWord(t *task) string {
-	switch t.status.State {
-	case adapters.Submitted:
-		return "submitted"
-	case adapters.Working:
-		return "working"
-	case adapters.Cancelled:
-		return "canceled"
-	case adapters.Succeeded, adapters.Failed:
-		if t.failure != nil || t.result.IsError {
-			return "failed"
-		}
-		return "completed"
-	}
-	return "unknown"
-}
-
-func (s *Server) operationResult(ctx context.Context, _ *mcp.ServerSession, p *operationParams) (*object, error) {
-	t, err := s.readOperation(ctx, p.Token)
-	if err != nil {
-		return nil, err
-	}
+// operationResult answers once the operation completed or failed (the review thread of SEP-1391
+// asks for the failure's content too); a protocol failure is answered as the error itself.
+func (s *Server) operationResult(c caps, t *task) (mcp.Result, error) {
 	switch {
 	case t.failure != nil:
 		return nil, t.failure
 	case t.result == nil:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: fmt.Sprintf("Failed to retrieve operation result: the operation is %s, not completed or failed", operationStatusWord(t))}
+		return nil, invalid("Failed to retrieve operation result: the operation is %s, not completed or failed", operations{}.status(t))
 	}
-	return reply(capsOf(ctx), "complete", map[string]any{"result": t.result}), nil
+	return &operationResult{Result: t.result.wire(c.modern)}, nil
 }
 
 // cancelOperation stops the operation a token names, for notifications/cancelled; there is no
@@ -234,7 +209,7 @@ func (s *Server) cancelOperation(tok, caller string) {
 	if err == nil {
 		err = s.cancel(ctx, t, "an MCP client (notifications/cancelled)")
 	}
-	if err != nil && !isEnded(err) {
+	if err != nil && kindOf(err) != errEnded {
 		s.log.Warn("cancelling an operation after notifications/cancelled failed", "error", err)
 	}
 }

@@ -1,0 +1,226 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/rpctest"
+)
+
+// TestToolsListFitsTheCaller shows tools/list as each kind of client gets it: cacheable and typed
+// on 2026-07-28, with execution.taskSupport on 2025-11-25, and without the outputSchema that a
+// handle would break for clients that may get handles.
+func TestToolsListFitsTheCaller(t *testing.T) {
+	e := newEnv(t, nil)
+	raw, rerr := e.client(ext).Call(t, "tools/list", nil)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var modern struct {
+		ResultType string           `json:"resultType"`
+		TTLMs      *int64           `json:"ttlMs"`
+		CacheScope string           `json:"cacheScope"`
+		Tools      []map[string]any `json:"tools"`
+	}
+	mustUnmarshal(t, raw, &modern)
+	if modern.ResultType != "complete" || modern.TTLMs == nil || *modern.TTLMs != 300000 || modern.CacheScope != "private" || len(modern.Tools) == 0 {
+		t.Fatalf("2026-07-28 tools/list: %s", raw)
+	}
+	for _, tool := range modern.Tools {
+		if tool["execution"] != nil || tool["invocationMode"] != nil {
+			t.Fatalf("2026-07-28 tool with another version's fields: %v", tool)
+		}
+	}
+
+	legacy, _ := initialize(t, e.stdio(t), map[string]any{"tasks": map[string]any{}})
+	tools := toolsByName(t, legacy)
+	if jsonOf(tools["wait_and_echo"]["execution"]) != `{"taskSupport":"required"}` || jsonOf(tools["echo_optional"]["execution"]) != `{"taskSupport":"optional"}` || tools["quick_echo"]["execution"] != nil {
+		t.Fatalf("2025-11-25 execution.taskSupport: %v / %v / %v", tools["wait_and_echo"]["execution"], tools["echo_optional"]["execution"], tools["quick_echo"]["execution"])
+	}
+
+	noTasks := toolsByName(t, e.client())
+	if noTasks["wait_and_echo"]["outputSchema"] != nil || noTasks["echo_optional"]["outputSchema"] == nil || toolsByName(t, e.client(ext))["wait_and_echo"]["outputSchema"] == nil {
+		t.Fatalf("handles mode: only tools that answer a handle lose their outputSchema: %v / %v",
+			noTasks["wait_and_echo"]["outputSchema"], noTasks["echo_optional"]["outputSchema"])
+	}
+}
+
+// TestOptionalToolRunsAsATaskOrWaits: a task for the client that takes one, the result in the
+// call for the others, with the text that the mapping's text: program writes.
+func TestOptionalToolRunsAsATaskOrWaits(t *testing.T) {
+	e := newEnv(t, nil)
+	args := map[string]any{"seconds": 1, "text": "optional"}
+	created := call(t, e.client(ext), "echo_optional", args)
+	if created["resultType"] != "task" || created["taskId"] == nil {
+		t.Fatalf("with the extension: %v", created)
+	}
+	done := waitFor(t, e.client(ext), created["taskId"].(string), "completed")
+	if firstText(t, done["result"].(map[string]any)) != "Echo: optional" || done["result"].(map[string]any)["resultType"] != "complete" {
+		t.Fatalf("completed: %v", done)
+	}
+
+	waited := call(t, e.client(), "echo_optional", args)
+	if waited["resultType"] != "complete" || firstText(t, waited) != "Echo: optional" || jsonOf(waited["structuredContent"]) != `{"text":"optional"}` {
+		t.Fatalf("without the extension: %v", waited)
+	}
+
+	legacy, _ := initialize(t, e.stdio(t), map[string]any{"tasks": map[string]any{}})
+	if r := call(t, legacy, "echo_optional", args); firstText(t, r) != "Echo: optional" {
+		t.Fatalf("2025-11-25 without a task param: %v", r)
+	}
+	_, rerr := legacy.Call(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": args})
+	wantError(t, "2025-11-25, a required tool without a task param", rerr, -32601, `method not found: "tools/call"`)
+}
+
+// TestProtocolErrorsFailTheTask: a failure type under protocolErrors ends the task failed with a
+// JSON-RPC error in every dialect; other failures stay tool errors the model reads.
+func TestProtocolErrorsFailTheTask(t *testing.T) {
+	e := newEnv(t, nil)
+	args := map[string]any{"seconds": 0, "reason": "the disk is on fire"}
+	c := e.client(ext)
+	id := call(t, c, "fail_as_protocol_error", args)["taskId"].(string)
+	got := waitFor(t, c, id, "failed", "completed")
+	errObj, _ := got["error"].(map[string]any)
+	if got["status"] != "failed" || got["result"] != nil || errObj["code"] != float64(-32603) || !strings.Contains(errObj["message"].(string), "the disk is on fire") {
+		t.Fatalf("extension: %v", got)
+	}
+	toolErr := waitFor(t, c, call(t, c, "wait_and_fail", args)["taskId"].(string), "completed", "failed")
+	if toolErr["status"] != "completed" || toolErr["result"].(map[string]any)["isError"] != true {
+		t.Fatalf("a failure not listed stays a tool error: %v", toolErr)
+	}
+
+	legacy, _ := initialize(t, e.stdio(t), map[string]any{"tasks": map[string]any{}})
+	created := legacy.Decode(t, "tools/call", map[string]any{"name": "fail_as_protocol_error", "arguments": args, "task": map[string]any{}})
+	_, rerr := legacy.Call(t, "tasks/result", map[string]any{"taskId": created["task"].(map[string]any)["taskId"]})
+	if rerr == nil || rerr.Code != -32603 || !strings.Contains(rerr.Message, "the disk is on fire") || !strings.Contains(string(rerr.Data), "related-task") {
+		t.Fatalf("2025-11-25 tasks/result: %v", rerr)
+	}
+
+	sep := e.client()
+	sep.Experimental = []string{"sep1391"}
+	op := sep.Decode(t, "tools/call", map[string]any{"name": "fail_as_protocol_error", "arguments": args, "operation": map[string]any{}})
+	status := pollOperation(t, sep, op["operation"].(map[string]any)["token"].(string), "failed")
+	if !strings.Contains(status["error"].(string), "the disk is on fire") {
+		t.Fatalf("SEP-1391 status: %v", status)
+	}
+
+	handle := call(t, e.client(), "wait_and_fail", args)["structuredContent"].(map[string]any)["handle"].(string)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		st := call(t, e.client(), "task_status", map[string]any{"handle": handle})
+		if w := st["structuredContent"].(map[string]any)["status"]; w == "failed" {
+			break
+		} else if w != "working" || time.Now().After(deadline) {
+			t.Fatalf("task_status of a failed workflow: %v", st)
+		}
+	}
+}
+
+// TestStructuredContentPerVersion: 2026-07-28 takes any JSON value; earlier versions only objects,
+// so a bare string stays in the text.
+func TestStructuredContentPerVersion(t *testing.T) {
+	e := newEnv(t, nil)
+	args := map[string]any{"seconds": 0, "text": "bare"}
+	modern := call(t, e.client(), "echo_bare_string", args)
+	if modern["structuredContent"] != "bare" || firstText(t, modern) != `"bare"` {
+		t.Fatalf("2026-07-28: %v", modern)
+	}
+	legacy, _ := initialize(t, e.stdio(t), map[string]any{})
+	old := call(t, legacy, "echo_bare_string", args)
+	if _, has := old["structuredContent"]; has || firstText(t, old) != `"bare"` {
+		t.Fatalf("2025-11-25: %v", old)
+	}
+}
+
+// TestAbandonedWaitCancelsTheExecution: a client without tasks can only stop a waiting call by
+// giving it up, over HTTP by closing the request and on stdio by notifications/cancelled.
+func TestAbandonedWaitCancelsTheExecution(t *testing.T) {
+	e := newEnv(t, nil)
+	args := map[string]any{"seconds": 120, "text": "abandoned"}
+	cancelled := func(t *testing.T) {
+		t.Helper()
+		var ref adapters.Ref
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			ref, _ = e.count.started.Load().(adapters.Ref)
+			st, err := e.engine.Describe(context.Background(), adapters.Target{}, ref)
+			if err == nil && st.State == adapters.Cancelled {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the abandoned execution %s is %v (%v)", ref, st.Native, err)
+			}
+		}
+	}
+
+	t.Run("http", func(t *testing.T) {
+		ctx, stop := context.WithCancel(context.Background())
+		before := e.count.starts.Load()
+		go func() {
+			for e.count.starts.Load() == before {
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond)
+			stop()
+		}()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_optional","arguments":{"seconds":120,"text":"abandoned"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "echo_optional")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Fatalf("the call answered HTTP %d instead of waiting", resp.StatusCode)
+		}
+		cancelled(t)
+	})
+
+	t.Run("stdio", func(t *testing.T) {
+		conn := e.stdio(t)
+		initialize(t, conn, map[string]any{})
+		before := e.count.starts.Load()
+		params, _ := json.Marshal(map[string]any{"name": "echo_optional", "arguments": args})
+		id, _ := jsonrpc.MakeID(float64(4242))
+		if err := conn.C.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "tools/call", Params: params}); err != nil {
+			t.Fatal(err)
+		}
+		for e.count.starts.Load() == before {
+			time.Sleep(50 * time.Millisecond)
+		}
+		conn.Notify(t, "notifications/cancelled", map[string]any{"requestId": 4242, "reason": "the user gave up"})
+		cancelled(t)
+	})
+}
+
+// TestRequestsTaskgateDoesNotServe: batches, and the methods of capabilities it does not declare.
+func TestRequestsTaskgateDoesNotServe(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, version := range []string{"2025-03-26", "2026-07-28"} {
+		status, body := post(t, e.url, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, version, "ping")
+		if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32600`) || !strings.Contains(body, "batches are not served") {
+			t.Fatalf("a batch on %s: HTTP %d %s", version, status, body)
+		}
+	}
+	for _, c := range []*rpctest.Client{e.client(ext), mustInit(t, e)} {
+		for _, m := range []string{"prompts/list", "resources/list", "resources/templates/list", "completion/complete"} {
+			_, rerr := c.Call(t, m, nil)
+			wantError(t, m, rerr, -32601, `method not found: "`+m+`"`)
+		}
+	}
+	_, rerr := e.client(ext).Call(t, "tasks/list", nil)
+	if rerr == nil || rerr.Code != -32601 {
+		t.Fatalf("tasks/list on 2026-07-28: %v", rerr)
+	}
+}
+
+func mustInit(t *testing.T, e *env) *rpctest.Client {
+	c, _ := initialize(t, e.stdio(t), map[string]any{})
+	return c
+}

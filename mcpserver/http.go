@@ -1,0 +1,137 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxMessage bounds one request on every transport: go-sdk's own limit for HTTP bodies.
+const maxMessage = mcp.DefaultMaxRequestBodyBytes
+
+// codeHeaderMismatch is the extension's HeaderMismatch error.
+const codeHeaderMismatch = -32020
+
+// HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
+func (s *Server) HTTPHandler() http.Handler {
+	return s.httpFront(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log}))
+}
+
+// envelope is what the front reads of a request: the body's params stay undecoded.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// httpFront is the HTTP entry: it refuses what taskgate does not serve before the SDK sees it
+// (batches, a task method whose Mcp-Name header names another task), rewrites the requests that
+// carry params the SDK would drop, and carries the client's lifetime to the handlers.
+func (s *Server) httpFront(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("panic while serving an HTTP request", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				writeError(w, http.StatusInternalServerError, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the request could not be served"})
+			}
+		}()
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
+		r.Body.Close()
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			writeError(w, http.StatusRequestEntityTooLarge, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("Invalid Request: the body is longer than the limit of %d bytes", maxMessage)})
+			return
+		case err != nil:
+			return // the client went away
+		}
+		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+			writeError(w, http.StatusBadRequest, nil, errBatch)
+			return
+		}
+		var env envelope
+		if json.Unmarshal(body, &env) == nil && env.Method != "" {
+			if msg := mismatchedName(r.Header.Get("Mcp-Name"), env.Method, env.Params); msg != "" {
+				writeError(w, http.StatusBadRequest, env.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
+				return
+			}
+			if needsHoist(env.Method, env.Params) {
+				if params, err := hoist(env.Method, env.Params, nil, ""); err == nil {
+					body = rewrite(body, env, params)
+				}
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context())))
+	})
+}
+
+// rewrite is the request with new params.
+func rewrite(body []byte, env envelope, params json.RawMessage) []byte {
+	var whole map[string]json.RawMessage
+	if json.Unmarshal(body, &whole) != nil {
+		return body
+	}
+	whole["params"] = params
+	out, err := json.Marshal(whole)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(errorResponse(id, e))
+}
+
+// clientGoneKey carries the HTTP request's context to the handlers: the stateless SDK handler runs
+// them in a context that outlives the request, so a blocking call (tasks/result, a waiting tool)
+// would otherwise go on for a client that left.
+type clientGoneKey struct{}
+
+// withClient ends ctx when the HTTP client that sent the request goes away.
+func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if req, ok := ctx.Value(clientGoneKey{}).(context.Context); ok {
+		stop := context.AfterFunc(req, cancel)
+		return ctx, func() { stop(); cancel() }
+	}
+	return ctx, cancel
+}
+
+// mismatchedName checks the routing header of a task method against the task it names: an
+// intermediary routes by the header, taskgate acts on the body, and they must agree. A missing
+// header is accepted (clients before 2026-07-28 send none).
+func mismatchedName(header, method string, params json.RawMessage) string {
+	if header == "" || !strings.HasPrefix(method, "tasks/") {
+		return ""
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) == nil && strings.TrimSpace(header) == p.TaskID {
+		return ""
+	}
+	return fmt.Sprintf("Header mismatch: Mcp-Name header %q does not match params.taskId of %s", header, method)
+}

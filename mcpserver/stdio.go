@@ -1,0 +1,305 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeStdio serves one client on standard input and output until it disconnects or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.ServeIO(ctx, os.Stdin, os.Stdout)
+}
+
+// ServeIO serves one client on a byte stream of one JSON-RPC message per line, as stdio carries
+// it, until the stream ends or ctx does.
+func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	out := &lockedWriter{w: w}
+	return s.Serve(ctx, &mcp.IOTransport{
+		Reader: io.NopCloser(&lineFilter{in: bufio.NewReaderSize(r, 64<<10), refusals: out}),
+		Writer: out,
+	})
+}
+
+// Serve serves one client on a connection-oriented transport (stdio, in-memory) until it
+// disconnects or ctx ends.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, stdioTransport{Transport: t, s: s})
+}
+
+// lockedWriter makes each Write whole: go-sdk writes one message per Write, and the line filter
+// writes its refusals between them.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// lineFilter passes on only the lines of a stdio stream that are one JSON-RPC message, and
+// answers the others itself: go-sdk ends the whole connection at the first line it cannot decode,
+// and serves the batches that MCP removed in 2025-06-18.
+type lineFilter struct {
+	in       *bufio.Reader
+	refusals io.Writer
+	pending  []byte
+	err      error
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, err := readLine(f.in, maxMessage)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errLineTooLong) {
+			return 0, err
+		}
+		f.err = err
+		if len(bytes.TrimSpace(line)) == 0 && !errors.Is(err, errLineTooLong) {
+			continue
+		}
+		if refusal := refuse(line, err); refusal != nil {
+			f.refusals.Write(refusal)
+			if errors.Is(err, errLineTooLong) {
+				f.err = nil
+			}
+			continue
+		}
+		f.pending = append(line, '\n')
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+var errLineTooLong = errors.New("message too long")
+
+// readLine reads one line without its end, up to max bytes; a longer line is skipped to its end
+// and reported as errLineTooLong.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			line = nil
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err == nil || err == io.EOF {
+				return nil, errLineTooLong
+			}
+			return nil, err
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return bytes.TrimRight(line, "\r\n"), err
+		}
+	}
+}
+
+// refuse is the error response for a line that is not one JSON-RPC message, or nil for a line the
+// SDK may read.
+func refuse(line []byte, readErr error) []byte {
+	var e *jsonrpc.Error
+	trimmed := bytes.TrimSpace(line)
+	switch {
+	case errors.Is(readErr, errLineTooLong):
+		e = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: the message is longer than the limit of 4 MiB"}
+	case !json.Valid(trimmed):
+		e = &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: the line is not JSON; send one JSON-RPC message per line"}
+	case trimmed[0] == '[':
+		e = errBatch
+	default:
+		if _, err := jsonrpc.DecodeMessage(trimmed); err == nil {
+			return nil
+		}
+		e = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response"}
+	}
+	return append(errorResponse(idOf(trimmed), e), '\n')
+}
+
+var errBatch = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+	Message: "Invalid Request: JSON-RPC batches are not served (MCP removed them in 2025-06-18); send one message at a time"}
+
+// idOf is the id of a message that may be malformed, or null.
+func idOf(msg []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(msg, &m) != nil || len(m.ID) == 0 {
+		return json.RawMessage("null")
+	}
+	switch m.ID[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return m.ID
+	}
+	return json.RawMessage("null")
+}
+
+func errorResponse(id json.RawMessage, e *jsonrpc.Error) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, e})
+	return b
+}
+
+// stdioTransport wraps a transport with the rewrite and remembers, per connection, what the client
+// declared and which request started which SEP-1391 operation (for notifications/cancelled).
+type stdioTransport struct {
+	mcp.Transport
+	s *Server
+}
+
+func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn := &stdioConn{Connection: c, s: t.s, started: newStarted(), id: uuid.NewString()}
+	t.s.conns.Store(conn.id, conn)
+	return conn, nil
+}
+
+type stdioConn struct {
+	mcp.Connection
+	s       *Server
+	id      string
+	mu      sync.Mutex
+	decl    *declared
+	started *started
+}
+
+func (c *stdioConn) Close() error {
+	c.s.conns.Delete(c.id)
+	return c.Connection.Close()
+}
+
+// notify sends a notification to the client of this connection.
+func (c *stdioConn) notify(ctx context.Context, method string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return c.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return msg, err
+	}
+	c.mu.Lock()
+	if req.Method == "initialize" {
+		d := declaredIn(req.Params)
+		c.decl = &d
+	}
+	d := c.decl
+	c.mu.Unlock()
+	if req.Method == "notifications/cancelled" {
+		c.cancelOperation(req.Params)
+	}
+	if params, err := hoist(req.Method, req.Params, d, c.id); err == nil {
+		req.Params = params
+	}
+	if req.Method == "tools/call" && req.IsCall() {
+		c.started.expect(req.ID)
+	}
+	return req, nil
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil {
+		c.started.record(resp.ID, resp.Result)
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// cancelOperation stops the operation that the cancelled request started, if it was one.
+func (c *stdioConn) cancelOperation(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	if token, ok := c.started.token(id); ok {
+		c.s.cancelOperation(token, "")
+	}
+}
+
+// started maps the request ids of a connection's SEP-1391 starts to their tokens, bounded so a
+// long connection cannot grow it: the oldest are forgotten (their cancellation then only reaches
+// the SDK, and the client can still use the token).
+type started struct {
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]bool
+	tokens  map[jsonrpc.ID]string
+	order   []jsonrpc.ID
+}
+
+const maxRemembered = 1024
+
+func newStarted() *started {
+	return &started{pending: map[jsonrpc.ID]bool{}, tokens: map[jsonrpc.ID]string{}}
+}
+
+func (o *started) expect(id jsonrpc.ID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.pending) < maxRemembered {
+		o.pending[id] = true
+	}
+}
+
+func (o *started) record(id jsonrpc.ID, result json.RawMessage) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.pending[id] {
+		return
+	}
+	delete(o.pending, id)
+	var r struct {
+		Operation *struct {
+			Token string `json:"token"`
+		} `json:"operation"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.Operation == nil || r.Operation.Token == "" {
+		return
+	}
+	o.tokens[id] = r.Operation.Token
+	o.order = append(o.order, id)
+	if len(o.order) > maxRemembered {
+		delete(o.tokens, o.order[0])
+		o.order = o.order[1:]
+	}
+}
+
+func (o *started) token(id jsonrpc.ID) (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t, ok := o.tokens[id]
+	return t, ok
+}

@@ -1,0 +1,223 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/mapping"
+)
+
+// The task methods, shared by the tasks extension (2026-07-28) and tasks on 2025-11-25: each
+// answers in the caller's dialect (PROTOCOL.md sections 1 and 2).
+
+const metaRelatedTask = "io.modelcontextprotocol/related-task"
+
+type taskParams struct {
+	mcp.ParamsBase
+	TaskID         string          `json:"taskId"`
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+}
+
+func taskID(p *taskParams) string {
+	if p == nil {
+		return ""
+	}
+	return p.TaskID
+}
+
+// taskDialect is the dialect of a task method's caller, or the error a caller without tasks gets.
+func taskDialect(c caps) (dialect, error) {
+	if c.modern {
+		if !c.tasks {
+			return nil, errMissingTasksCapability("")
+		}
+		return extension{}, nil
+	}
+	return legacy{}, nil
+}
+
+func (s *Server) addTaskMethods() error {
+	for method, h := range map[string]func(context.Context, caps, dialect, string) (mcp.Result, error){
+		"tasks/get":    s.tasksGet,
+		"tasks/cancel": s.tasksCancel,
+		"tasks/update": s.tasksUpdate,
+		"tasks/result": s.tasksResult,
+	} {
+		err := mcp.AddReceivingCustomMethod(s.mcp, method, func(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (mcp.Result, error) {
+			c := capsOf(ctx)
+			d, err := taskDialect(c)
+			if err != nil {
+				return nil, err
+			}
+			res, err := h(ctx, c, d, taskID(p))
+			if err != nil {
+				return nil, s.rpcError(d, err)
+			}
+			return res, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return s.addOperationMethods()
+}
+
+func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+	t, err := s.read(ctx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	if _, isLegacy := d.(legacy); isLegacy {
+		return &legacyTask{legacyTaskInfo: legacyInfo(t)}, nil
+	}
+	res := &detailedTask{taskInfo: extensionTask(t)}
+	switch {
+	case t.failure != nil:
+		res.Error = t.failure
+	case t.result != nil:
+		res.Result = t.result.wire(true)
+	}
+	return res, nil
+}
+
+// tasksCancel is cooperative in the extension (an ended task keeps its outcome, and the answer is
+// the same); 2025-11-25 answers with the task, already cancelled, and refuses an ended one.
+func (s *Server) tasksCancel(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+	_, isLegacy := d.(legacy)
+	t, err := s.resolve(id, "")
+	if err != nil {
+		return nil, err
+	}
+	if isLegacy {
+		if err := s.describe(ctx, t); err != nil {
+			return nil, err
+		}
+		if t.status.State.Terminal() {
+			return nil, invalid("Cannot cancel task: it is already %s", legacy{}.status(t))
+		}
+	}
+	err = s.cancel(ctx, t, "an MCP client")
+	switch {
+	case kindOf(err) == errEnded && isLegacy:
+		return nil, invalid("Cannot cancel task: it has already ended")
+	case err != nil && kindOf(err) != errEnded:
+		return nil, err
+	case !isLegacy:
+		return &ack{}, nil
+	}
+	t.status = adapters.Status{State: adapters.Cancelled, Native: "CANCEL_REQUESTED", Started: t.status.Started, Updated: s.now(),
+		Message: "Cancellation requested; the workflow is stopping."}
+	return &legacyTask{legacyTaskInfo: legacyInfo(t)}, nil
+}
+
+func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+	if _, isLegacy := d.(legacy); isLegacy {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is part of the tasks extension on 2026-07-28"}
+	}
+	if _, err := s.resolve(id, ""); err != nil {
+		return nil, err
+	}
+	return nil, invalid("Failed to update task: the task has no open input requests")
+}
+
+// tasksResult exists only on 2025-11-25: it blocks until the task has ended (or the client goes
+// away) and returns what the call would have returned, tagged with the task.
+func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+	if _, isLegacy := d.(legacy); !isLegacy {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result does not exist in the tasks extension: poll tasks/get"}
+	}
+	for waited := false; ; waited = true {
+		t, err := s.read(ctx, id, "")
+		if err != nil {
+			return nil, err
+		}
+		if t.status.State.Terminal() {
+			if waited {
+				s.notifyStatus(ctx, c, t)
+			}
+			related := map[string]any{metaRelatedTask: map[string]any{"taskId": id}}
+			if t.failure != nil {
+				failure := *t.failure
+				failure.Data, _ = json.Marshal(map[string]any{"_meta": related})
+				return nil, &failure
+			}
+			res := t.result
+			if res == nil { // cancelled
+				res = toolError("%s", t.message())
+			}
+			out := res.wire(false)
+			out.Meta = related
+			return out, nil
+		}
+		// Wait blocks cheaply in the engine until the execution ends; then read again, which also
+		// re-checks the id's expiry.
+		if _, err := s.engines[t.tool.Engine].Wait(ctx, t.tool.Target, t.claims.Ref); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, engineError("Failed to wait for the task", err)
+		}
+	}
+}
+
+// legacyCreate starts a task for a `task`-augmented tools/call; the client's ttl can only shorten
+// the tool's.
+func (s *Server) legacyCreate(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) (mcp.Result, error) {
+	var meta struct {
+		TTL *float64 `json:"ttl"`
+	}
+	if err := json.Unmarshal(c.task, &meta); err != nil {
+		return nil, s.rpcError(legacy{}, invalid(`task must be an object like {"ttl": 60000}`))
+	}
+	opts := startOptions{}
+	if meta.TTL != nil {
+		if *meta.TTL <= 0 {
+			return nil, s.rpcError(legacy{}, invalid("task.ttl must be a positive number of milliseconds"))
+		}
+		opts.ttl = time.Duration(*meta.TTL) * time.Millisecond
+	}
+	t, toolErr, err := s.start(ctx, tool, args, opts)
+	if err != nil || toolErr != nil {
+		// 2025-11-25 has no way to hand back a tool error instead of a task: the call itself fails.
+		if toolErr != nil {
+			err = invalid("%s", toolErr.text)
+		}
+		return nil, s.rpcError(legacy{}, err)
+	}
+	return &legacyCreateTaskResult{Task: legacyInfo(t)}, nil
+}
+
+// extensionTask renders a task for the extension.
+func extensionTask(t *task) taskInfo {
+	return taskInfo{
+		TaskID: t.id, Status: extension{}.status(t), StatusMessage: t.message(),
+		CreatedAt: timestamp(t.createdAt()), LastUpdatedAt: timestamp(t.updatedAt()),
+		TTLMs: t.ttlMs(), PollIntervalMs: t.tool.PollInterval.Milliseconds(),
+	}
+}
+
+// legacyInfo renders a task for 2025-11-25.
+func legacyInfo(t *task) legacyTaskInfo {
+	return legacyTaskInfo{
+		TaskID: t.id, Status: legacy{}.status(t), StatusMessage: t.message(),
+		CreatedAt: timestamp(t.createdAt()), LastUpdatedAt: timestamp(t.updatedAt()),
+		TTL: t.ttlMs(), PollInterval: t.tool.PollInterval.Milliseconds(),
+	}
+}
+
+// notifyStatus tells a 2025-11-25 client on a connection that can carry notifications (stdio) that
+// a task it waits on changed status. The notification is optional: failures are only logged.
+func (s *Server) notifyStatus(ctx context.Context, c caps, t *task) {
+	conn, ok := s.conns.Load(c.conn)
+	if !ok || !c.tasks {
+		return
+	}
+	if err := conn.(*stdioConn).notify(ctx, "notifications/tasks/status", legacyInfo(t)); err != nil {
+		s.log.Warn("notifications/tasks/status not sent", "error", err)
+	}
+}

@@ -1,0 +1,226 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+// route is how one tools/call is served.
+type route int
+
+const (
+	routeWait      route = iota + 1 // the call waits for the result
+	routeExtension                  // a task of the extension (2026-07-28)
+	routeLegacy                     // a task of 2025-11-25
+	routeOperation                  // a SEP-1391 operation
+	routeHandle                     // a handle for the handle tools
+	routeRefuse                     // the client cannot take this tool
+)
+
+// routeOf decides how a call of tool is served to the caller c.
+func (s *Server) routeOf(c caps, tool *mapping.Tool) route {
+	if tool.TaskSupport == mapping.TaskForbidden {
+		return routeWait
+	}
+	optional := tool.TaskSupport == mapping.TaskOptional
+	switch {
+	case c.operation != nil:
+		return routeOperation
+	case c.modern && c.tasks:
+		return routeExtension
+	case c.task != nil && !c.modern:
+		return routeLegacy
+	case c.sep1391 && !optional:
+		return routeOperation
+	case optional:
+		return routeWait
+	case !c.modern && c.tasks:
+		return routeRefuse // a 2025-11-25 client that can send `task` must send it
+	}
+	switch s.noTask {
+	case NoTaskWait:
+		return routeWait
+	case NoTaskHide:
+		return routeRefuse
+	}
+	return routeHandle
+}
+
+// callTool serves tools/call of a mapped tool, or of a handle tool.
+func (s *Server) callTool(ctx context.Context, c caps, name string, args json.RawMessage) (mcp.Result, error) {
+	tool, ok := s.set.Tool(name)
+	if !ok {
+		if s.noTask == NoTaskHandles && isHandleTool(name) {
+			return s.handleTool(ctx, c, name, args).wire(c.modern), nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	switch s.routeOf(c, tool) {
+	case routeExtension:
+		t, toolErr, err := s.start(ctx, tool, args, startOptions{})
+		if err != nil || toolErr != nil {
+			return s.toolAnswer(c, extension{}, toolErr, err)
+		}
+		return &createTaskResult{taskInfo: extensionTask(t)}, nil
+	case routeLegacy:
+		return s.legacyCreate(ctx, c, tool, args)
+	case routeOperation:
+		return s.startOperation(ctx, c, tool, args)
+	case routeHandle:
+		return s.startHandle(ctx, c, tool, args), nil
+	case routeRefuse:
+		if c.modern {
+			return nil, errMissingTasksCapability(tool.Name)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("tool %s runs only as a task: call it with a `task` param", tool.Name)}
+	}
+	return s.callAndWait(ctx, c, tool, args).wire(c.modern), nil
+}
+
+// toolAnswer is the answer of a call that started nothing: a tool error the model reads, or an
+// error of the request.
+func (s *Server) toolAnswer(c caps, d dialect, toolErr *toolOutput, err error) (mcp.Result, error) {
+	if err != nil {
+		return nil, s.rpcError(d, err)
+	}
+	return toolErr.wire(c.modern), nil
+}
+
+func errMissingTasksCapability(tool string) error {
+	data, _ := json.Marshal(map[string]any{
+		"requiredCapabilities": map[string]any{"extensions": map[string]any{extensionTasks: map[string]any{}}},
+	})
+	msg := "Missing required client capability"
+	if tool != "" {
+		msg += ": tool " + tool + " runs only as a task; declare the " + extensionTasks + " extension"
+	}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: msg, Data: data}
+}
+
+// callAndWait serves a call that waits for its result, up to the tool's timeout: tools that may
+// not run as tasks, and clients that take no task. A client that gives up the call (cancels it, or
+// closes the HTTP request) cancels the execution: it has no other way to. Progress notifications
+// carry the engine's status when the client asked for them.
+func (s *Server) callAndWait(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) *toolOutput {
+	input, toolErr := prepare(tool, args)
+	if toolErr != nil {
+		return toolErr
+	}
+	e := s.engines[tool.Engine]
+	waitCtx, stop := context.WithTimeout(ctx, tool.Timeout)
+	defer stop()
+	var ref adapters.Ref
+	var o adapters.Outcome
+	var err error
+	if tool.TaskSupport == mapping.TaskForbidden {
+		// Run serves targets that cannot be described after they start (Express) as well.
+		ref, o, err = e.Run(waitCtx, tool.Target, adapters.StartRequest{Input: input})
+	} else if ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input}); err == nil {
+		if c.progress != nil && c.session != nil {
+			go s.reportProgress(waitCtx, c, tool, ref)
+		}
+		o, err = e.Wait(waitCtx, tool.Target, ref)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, adapters.ErrInvalid):
+		return toolError("Could not start %s: %v", tool.Name, err)
+	case ctx.Err() != nil:
+		s.abandon(tool, ref)
+		return toolError("%s was cancelled: the client stopped waiting", tool.Name)
+	case errors.Is(err, context.DeadlineExceeded):
+		return toolError("%s did not finish within its timeout of %s; the execution goes on in the engine", tool.Name, tool.Timeout)
+	default:
+		id := s.report(engineError("Failed to run "+tool.Name, err))
+		return toolError("%s could not be run: the engine did not answer as expected; retry in a moment (error id %s)", tool.Name, id)
+	}
+	res, failure := settle(tool, o)
+	if failure != nil {
+		return toolError("%s", failure.Message)
+	}
+	return res
+}
+
+// abandon cancels the execution of a call its client gave up on.
+func (s *Server) abandon(tool *mapping.Tool, ref adapters.Ref) {
+	if ref == (adapters.Ref{}) {
+		return
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	reason := fmt.Sprintf("cancelled through taskgate: the MCP client stopped waiting for %s", tool.Name)
+	if err := s.engines[tool.Engine].Cancel(ctx, tool.Target, ref, reason); err != nil && !errors.Is(err, adapters.ErrEnded) {
+		s.log.Warn("cancelling an abandoned call failed", "tool", tool.Name, "ref", ref.String(), "error", err)
+	}
+}
+
+// reportProgress sends one progress notification per poll interval until ctx ends.
+func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool, ref adapters.Ref) {
+	t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Created: s.now()}}
+	tick := time.NewTicker(tool.PollInterval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if s.describe(ctx, t) != nil {
+			continue
+		}
+		c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: c.progress, Progress: float64(n), Message: t.message(),
+		})
+	}
+}
+
+// listTools answers tools/list: each tool as the caller can use it. SEP-1391 clients see
+// invocationMode, 2025-11-25 clients execution.taskSupport; clients without tasks see what
+// --no-task-clients says.
+func (s *Server) listTools(c caps) mcp.Result {
+	res := &listToolsResult{Tools: []toolEntry{}, TTLMs: toolsListTTL.Milliseconds()}
+	// Handle tools are for clients that may not do tasks: known not to, or legacy ones over HTTP.
+	mayGetHandles := s.noTask == NoTaskHandles && (c.noTasks() || !c.known)
+	for _, t := range s.set.Tools {
+		e := toolEntry{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+		required := t.TaskSupport == mapping.TaskRequired
+		switch {
+		case c.sep1391:
+			e.InvocationMode = "sync"
+			if t.TaskSupport != mapping.TaskForbidden {
+				e.InvocationMode = "async"
+			}
+		case c.modern && c.tasks:
+		case !c.modern && (c.tasks || !c.known):
+			if t.TaskSupport != mapping.TaskForbidden {
+				e.Execution = &toolExecution{TaskSupport: string(t.TaskSupport)}
+			}
+		case required && s.noTask == NoTaskHide:
+			continue
+		case required && s.noTask == NoTaskHandles:
+			e.Description += " " + handleNote
+		}
+		if required && mayGetHandles {
+			// The call may answer a handle, which the tool's outputSchema does not describe.
+			e.OutputSchema = nil
+		}
+		res.Tools = append(res.Tools, e)
+	}
+	if mayGetHandles {
+		for _, h := range handleTools {
+			res.Tools = append(res.Tools, toolEntry{Name: h.name, Description: h.description, InputSchema: handleSchema})
+		}
+	}
+	return res
+}
