@@ -169,13 +169,7 @@ func TestAbandonedWaitCancelsTheExecution(t *testing.T) {
 			stop()
 		}()
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_optional","arguments":{"seconds":120,"text":"abandoned"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "echo_optional")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := http.DefaultClient.Do(modernRequest(ctx, e.url, body, "tools/call", "echo_optional")); err == nil {
 			resp.Body.Close()
 			t.Fatalf("the call answered HTTP %d instead of waiting", resp.StatusCode)
 		}
@@ -218,6 +212,19 @@ func TestRequestsTaskgateDoesNotServe(t *testing.T) {
 	if rerr == nil || rerr.Code != -32601 {
 		t.Fatalf("tasks/list on 2026-07-28: %v", rerr)
 	}
+}
+
+// modernRequest is a raw 2026-07-28 POST with the headers that version requires.
+func modernRequest(ctx context.Context, url, body, method, name string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	return req
 }
 
 func mustInit(t *testing.T, e *env) *rpctest.Client {

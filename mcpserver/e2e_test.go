@@ -108,7 +108,9 @@ func newEnvConfig(t *testing.T, edit func(*mcpserver.Config)) *env {
 	c := &counting{Engine: eng}
 	keys, _ := token.ParseKeys(token.NewKey("t1"))
 	sealed, _ := token.NewSealed(keys)
-	cfg := mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: sealed}
+	// Rate limits have tests of their own; the others send as fast as they like.
+	cfg := mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: sealed,
+		Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
 	edit(&cfg)
 	srv, err := mcpserver.New(cfg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -45,20 +46,40 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 				writeError(w, http.StatusInternalServerError, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the request could not be served"})
 			}
 		}()
+		select {
+		case s.inFlight <- struct{}{}:
+			defer func() { <-s.inFlight }()
+		default:
+			busy(w, "too many requests in flight")
+			return
+		}
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
-		r.Body.Close()
+		if r.ContentLength > maxMessage {
+			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
+			return
+		}
+		// Bodies in memory at once stay within the budget: a flood of large bodies is refused
+		// instead of growing the process.
+		reserve := r.ContentLength
+		if reserve < 0 {
+			reserve = maxMessage
+		}
+		if !s.bodies.TryAcquire(reserve) {
+			busy(w, "too many request bodies in memory")
+			return
+		}
+		defer s.bodies.Release(reserve)
+		body, err := readBody(w, r)
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			writeError(w, http.StatusRequestEntityTooLarge, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: fmt.Sprintf("Invalid Request: the body is longer than the limit of %d bytes", maxMessage)})
+			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
 			return
 		case err != nil:
-			return // the client went away
+			return // the client went away, or sent less than it announced
 		}
 		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 			writeError(w, http.StatusBadRequest, nil, errBatch)
@@ -68,6 +89,11 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 		if json.Unmarshal(body, &env) == nil && env.Method != "" {
 			if msg := mismatchedName(r.Header.Get("Mcp-Name"), env.Method, env.Params); msg != "" {
 				writeError(w, http.StatusBadRequest, env.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
+				return
+			}
+			if retry, ok := s.rates.allow(principalOf(r.Context()), env.Method, s.now()); !ok {
+				w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
+				writeError(w, http.StatusTooManyRequests, env.ID, errRateLimited(env.Method, retry))
 				return
 			}
 			if needsHoist(env.Method, env.Params) {
@@ -80,6 +106,29 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context())))
 	})
+}
+
+var errTooLarge = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+	Message: fmt.Sprintf("Invalid Request: the body is longer than the limit of %d bytes", maxMessage)}
+
+// readBody reads a body of at most maxMessage bytes, into a buffer of its announced length.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	defer r.Body.Close()
+	size := int64(64 << 10)
+	if r.ContentLength >= 0 {
+		size = r.ContentLength + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxMessage))
+	return buf.Bytes(), err
+}
+
+// busy answers 503: the request was not served, and may be sent again in a moment.
+func busy(w http.ResponseWriter, why string) {
+	w.Header().Set("Retry-After", "1")
+	data, _ := json.Marshal(map[string]any{"retryable": true, "retryAfterMs": 1000})
+	writeError(w, http.StatusServiceUnavailable, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: data,
+		Message: "Server busy: " + why + "; retry in a second"})
 }
 
 // rewrite is the request with new params.

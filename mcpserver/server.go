@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/coalesce"
@@ -40,6 +41,10 @@ type Config struct {
 	FreshFor time.Duration
 	// NoTaskClients says how clients with no task support get async tools. Default NoTaskHandles.
 	NoTaskClients NoTaskMode
+	// Limits bound what callers may ask of the engines and of the process.
+	Limits Limits
+	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
+	Audit *slog.Logger
 }
 
 // Server is one taskgate MCP server. Any number of them may serve the same mapping and engines.
@@ -52,6 +57,11 @@ type Server struct {
 	grace   time.Duration
 	noTask  NoTaskMode
 	now     func() time.Time
+	audit   *slog.Logger
+	// rates, inFlight and bodies enforce Config.Limits.
+	rates    *rateLimits
+	inFlight chan struct{}
+	bodies   *semaphore.Weighted
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
@@ -74,6 +84,13 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.audit = cfg.Audit; s.audit == nil {
+		s.audit = s.log
+	}
+	limits := cfg.Limits.withDefaults()
+	s.rates = newRateLimits(limits)
+	s.inFlight = make(chan struct{}, limits.MaxInFlight)
+	s.bodies = semaphore.NewWeighted(limits.BodyBudget)
 	if s.grace == 0 {
 		s.grace = 10 * time.Second
 	}

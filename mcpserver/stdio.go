@@ -202,11 +202,24 @@ func (c *stdioConn) notify(ctx context.Context, method string, params any) error
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok {
-		return msg, err
+	for {
+		msg, err := c.Connection.Read(ctx)
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok {
+			return msg, err
+		}
+		if retry, ok := c.s.rates.allow(localPrincipal, req.Method, c.s.now()); !ok && req.IsCall() {
+			if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: errRateLimited(req.Method, retry)}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return c.prepare(req), nil
 	}
+}
+
+// prepare applies the rewrite to one request and remembers what the connection needs of it.
+func (c *stdioConn) prepare(req *jsonrpc.Request) *jsonrpc.Request {
 	c.mu.Lock()
 	if req.Method == "initialize" {
 		d := declaredIn(req.Params)
@@ -223,7 +236,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if req.Method == "tools/call" && req.IsCall() {
 		c.started.expect(req.ID)
 	}
-	return req, nil
+	return req
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {

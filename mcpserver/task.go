@@ -264,9 +264,11 @@ func prepare(tool *mapping.Tool, args json.RawMessage) (json.RawMessage, *toolOu
 func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMessage, opts startOptions) (*task, *toolOutput, error) {
 	input, toolErr := prepare(tool, args)
 	if toolErr != nil {
+		s.auditLine(ctx, "start", tool, adapters.Ref{}, "refused: invalid arguments")
 		return nil, toolErr, nil
 	}
 	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: opts.caller})
+	s.auditLine(ctx, "start", tool, ref, outcome(err))
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
 		return nil, toolError("Could not start %s: %v", tool.Name, err), nil
@@ -283,15 +285,38 @@ func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMes
 		TTL: ttl, KeepAlive: opts.keepAlive}
 	t := &task{id: s.tokens.Issue(claims), tool: tool, claims: claims,
 		status: adapters.Status{State: adapters.Working, Native: "STARTED", Message: "Started.", Started: claims.Created, Updated: claims.Created}}
-	s.log.Info("task started", "tool", tool.Name, "ref", ref.String())
 	return t, nil, nil
 }
 
 // cancel asks the engine to stop the task's execution; errEnded when it had already ended.
 func (s *Server) cancel(ctx context.Context, t *task, who string) error {
 	reason := fmt.Sprintf("cancelled through taskgate by %s (task of tool %s)", who, t.tool.Name)
-	if err := s.engines[t.tool.Engine].Cancel(ctx, t.tool.Target, t.claims.Ref, reason); err != nil {
+	err := s.engines[t.tool.Engine].Cancel(ctx, t.tool.Target, t.claims.Ref, reason)
+	s.auditLine(ctx, "cancel", t.tool, t.claims.Ref, outcome(err))
+	if err != nil {
 		return engineError("Failed to cancel the task", err)
 	}
 	return nil
+}
+
+// auditLine records one start, cancel or answer: who, which tool, which execution, and how it
+// went. Task ids are bearer handles and never appear in it.
+func (s *Server) auditLine(ctx context.Context, event string, tool *mapping.Tool, ref adapters.Ref, outcome string) {
+	s.audit.Info("audit", "event", event, "principal", principalOf(ctx), "tool", tool.Name, "engine", tool.Engine,
+		"execution", ref.String(), "outcome", outcome)
+}
+
+// outcome is an engine call's result in an audit line.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, adapters.ErrEnded):
+		return "already ended"
+	case errors.Is(err, adapters.ErrKeyConflict):
+		return "refused: idempotency key conflict"
+	case errors.Is(err, adapters.ErrInvalid):
+		return "refused: " + err.Error()
+	}
+	return "failed: " + err.Error()
 }

@@ -126,18 +126,23 @@ func (s *Server) callAndWait(ctx context.Context, c caps, tool *mapping.Tool, ar
 	if tool.TaskSupport == mapping.TaskForbidden {
 		// Run serves targets that cannot be described after they start (Express) as well.
 		ref, o, err = e.Run(waitCtx, tool.Target, adapters.StartRequest{Input: input})
-	} else if ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input}); err == nil {
-		if c.progress != nil && c.session != nil {
-			go s.reportProgress(waitCtx, c, tool, ref)
+		s.auditLine(ctx, "run", tool, ref, outcome(err))
+	} else {
+		ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input})
+		s.auditLine(ctx, "start", tool, ref, outcome(err))
+		if err == nil {
+			if c.progress != nil && c.session != nil {
+				go s.reportProgress(waitCtx, c, tool, ref)
+			}
+			o, err = e.Wait(waitCtx, tool.Target, ref)
 		}
-		o, err = e.Wait(waitCtx, tool.Target, ref)
 	}
 	switch {
 	case err == nil:
 	case errors.Is(err, adapters.ErrInvalid):
 		return toolError("Could not start %s: %v", tool.Name, err)
 	case ctx.Err() != nil:
-		s.abandon(tool, ref)
+		s.abandon(ctx, tool, ref)
 		return toolError("%s was cancelled: the client stopped waiting", tool.Name)
 	case errors.Is(err, context.DeadlineExceeded):
 		return toolError("%s did not finish within its timeout of %s; the execution goes on in the engine", tool.Name, tool.Timeout)
@@ -153,14 +158,16 @@ func (s *Server) callAndWait(ctx context.Context, c caps, tool *mapping.Tool, ar
 }
 
 // abandon cancels the execution of a call its client gave up on.
-func (s *Server) abandon(tool *mapping.Tool, ref adapters.Ref) {
+func (s *Server) abandon(ctx context.Context, tool *mapping.Tool, ref adapters.Ref) {
 	if ref == (adapters.Ref{}) {
 		return
 	}
-	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer stop()
 	reason := fmt.Sprintf("cancelled through taskgate: the MCP client stopped waiting for %s", tool.Name)
-	if err := s.engines[tool.Engine].Cancel(ctx, tool.Target, ref, reason); err != nil && !errors.Is(err, adapters.ErrEnded) {
+	err := s.engines[tool.Engine].Cancel(ctx, tool.Target, ref, reason)
+	s.auditLine(ctx, "cancel", tool, ref, outcome(err))
+	if err != nil && !errors.Is(err, adapters.ErrEnded) {
 		s.log.Warn("cancelling an abandoned call failed", "tool", tool.Name, "ref", ref.String(), "error", err)
 	}
 }

@@ -1,0 +1,124 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/time/rate"
+)
+
+// Limits protect the engines' API quotas and the process's memory from any one caller. Zero
+// fields take the defaults; a negative rate turns that limit off.
+type Limits struct {
+	// MaxInFlight bounds the HTTP requests served at once; more are answered 503. Default 512.
+	MaxInFlight int
+	// BodyBudget bounds the bytes of HTTP request bodies held at once; a body that does not fit is
+	// answered 503. Default 32 MiB.
+	BodyBudget int64
+	// CallsPerSecond bounds each principal's tools/call, with bursts of twice as many. Default 10.
+	CallsPerSecond float64
+	// PollsPerSecond bounds each principal's other task requests (tasks/*, tools/async/*), with
+	// bursts of twice as many. Default 50.
+	PollsPerSecond float64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxInFlight == 0 {
+		l.MaxInFlight = 512
+	}
+	if l.BodyBudget == 0 {
+		l.BodyBudget = 32 << 20
+	}
+	if l.CallsPerSecond == 0 {
+		l.CallsPerSecond = 10
+	}
+	if l.PollsPerSecond == 0 {
+		l.PollsPerSecond = 50
+	}
+	return l
+}
+
+// rateLimits keeps one pair of token buckets per principal. Principals idle for a minute are
+// forgotten, so that the map stays as small as the set of active callers.
+type rateLimits struct {
+	calls, polls rate.Limit
+	mu           sync.Mutex
+	buckets      map[string]*buckets
+	swept        time.Time
+}
+
+type buckets struct {
+	calls, polls *rate.Limiter
+	seen         time.Time
+}
+
+func newRateLimits(l Limits) *rateLimits {
+	limit := func(perSecond float64) rate.Limit {
+		if perSecond < 0 {
+			return rate.Inf
+		}
+		return rate.Limit(perSecond)
+	}
+	return &rateLimits{calls: limit(l.CallsPerSecond), polls: limit(l.PollsPerSecond), buckets: map[string]*buckets{}}
+}
+
+// limited is the method's bucket of a request, or nil for methods that are not limited.
+func (r *rateLimits) bucket(b *buckets, method string) *rate.Limiter {
+	switch method {
+	case "tools/call":
+		return b.calls
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list", "tools/async/status", "tools/async/result":
+		return b.polls
+	}
+	return nil
+}
+
+// allow takes one request of principal from its bucket; when the bucket is empty it says how
+// long until it would not be.
+func (r *rateLimits) allow(principal, method string, now time.Time) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.swept) > time.Minute {
+		for p, b := range r.buckets {
+			if now.Sub(b.seen) > time.Minute {
+				delete(r.buckets, p)
+			}
+		}
+		r.swept = now
+	}
+	b, ok := r.buckets[principal]
+	if !ok {
+		b = &buckets{calls: rate.NewLimiter(r.calls, burst(r.calls)), polls: rate.NewLimiter(r.polls, burst(r.polls))}
+		r.buckets[principal] = b
+	}
+	b.seen = now
+	lim := r.bucket(b, method)
+	if lim == nil {
+		return 0, true
+	}
+	res := lim.ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}
+
+func burst(l rate.Limit) int {
+	if l == rate.Inf {
+		return 0
+	}
+	return max(1, int(math.Ceil(2*float64(l))))
+}
+
+// errRateLimited is the JSON-RPC error of a request over its principal's rate.
+func errRateLimited(method string, retry time.Duration) *jsonrpc.Error {
+	ms := max(1, retry.Milliseconds())
+	data, _ := json.Marshal(map[string]any{"retryAfterMs": ms, "retryable": true})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: data,
+		Message: fmt.Sprintf("Rate limit exceeded for %s: retry in %d ms (the limit protects the workflow engine's API quota)", method, ms)}
+}
