@@ -183,6 +183,7 @@ function checksFor(transport) {
 
     c("plain callTool wait_and_fail waits for the failure (--no-task-clients wait)", () =>
       using(transport, { mode: "wait" }, async (client) => {
+        await client.listTools(); // as a client does before it calls
         const reason = marker("sdk1-waitfail");
         const result = await client.callTool({ name: "wait_and_fail", arguments: { seconds: 0.5, reason } });
         assert(result.isError === true && textOf(result).includes(reason), `the call answered ${show(result)}, want isError with ${reason}`);
