@@ -11,6 +11,8 @@ export const config = {
   // MCP endpoints of `taskgate dev --http` in the default mode (handles) and under --no-task-clients wait.
   url: need("TASKGATE_URL"),
   waitUrl: need("TASKGATE_WAIT_URL"),
+  // The Temporal CLI, to see what became of a workflow whose call a client abandoned.
+  temporalCLI: need("TEMPORAL_CLI"),
 };
 
 function need(name) {
@@ -147,4 +149,34 @@ export async function runChecks(checks, { concurrency = 4, timeoutMs = 90000, fi
   await Promise.all(Array.from({ length: Math.min(concurrency, selected.length) }, worker));
   console.log(`clients: ${selected.length - failed} of ${selected.length} checks passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return failed;
+}
+
+/**
+ * The workflow of the given type, started after `since`, whose input contains `marker`, as
+ * {workflowId, status} (status like "RUNNING", "CANCELED"), or undefined. Asks the Temporal server
+ * directly (Temporal CLI), since a call a client abandoned left the client no task id to ask with.
+ */
+export async function findWorkflow(type, marker, since) {
+  const cli = (...args) => runCommand(config.temporalCLI, [...args, "--address", config.temporal, "-o", "json"], { timeoutMs: 20000 });
+  const listed = await cli("workflow", "list", "--limit", "200", "--query", `WorkflowType='${type}' AND StartTime >= '${new Date(since - 2000).toISOString()}'`);
+  if (listed.code !== 0) fail(`temporal workflow list: ${listed.stderr.trim()}`);
+  for (const wf of JSON.parse(listed.stdout || "[]")) {
+    const shown = await cli("workflow", "show", "-w", wf.execution.workflowId, "-r", wf.execution.runId);
+    if (shown.code !== 0) continue;
+    const payload = JSON.parse(shown.stdout).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    if (payload && Buffer.from(payload, "base64").toString("utf8").includes(marker)) {
+      return { workflowId: wf.execution.workflowId, status: String(wf.status).replace("WORKFLOW_EXECUTION_STATUS_", "") };
+    }
+  }
+  return undefined;
+}
+
+/** Polls findWorkflow until `until(wf)` holds or timeoutMs passes; returns the last one seen. */
+export async function watchWorkflow(type, marker, since, until, timeoutMs = 20000) {
+  let wf;
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(300)) {
+    wf = await findWorkflow(type, marker, since);
+    if (wf && until(wf)) break;
+  }
+  return wf;
 }

@@ -5,7 +5,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { assert, config, devArgs, marker, serverCrash, serverEnv, show, sleep, textOf } from "./lib.mjs";
+import { assert, config, devArgs, marker, serverCrash, serverEnv, show, sleep, textOf, watchWorkflow } from "./lib.mjs";
 
 export const NAME = "sdk@1.32.2";
 
@@ -188,6 +188,32 @@ function checksFor(transport) {
         const result = await client.callTool({ name: "wait_and_fail", arguments: { seconds: 0.5, reason } });
         assert(result.isError === true && textOf(result).includes(reason), `the call answered ${show(result)}, want isError with ${reason}`);
         return `isError, text ${show(textOf(result), 120)}`;
+      }),
+    ),
+
+    // A client without tasks can only stop a waiting call by abandoning it, and the workflow behind
+    // the call must then end cancelled, not run on unseen. On stdio the SDK's per-request abort
+    // sends notifications/cancelled for the request. Over HTTP this SDK's abort only sends
+    // notifications/cancelled in a new POST and leaves the request open (its POSTs use the
+    // transport's AbortController, aborted by close(); a stateless server cannot tie that
+    // notification to a request), so there the client abandons the call by closing: the request's
+    // connection closes.
+    c(`abandoning a waiting call cancels its workflow (--no-task-clients wait; ${transport === "stdio" ? "AbortSignal: notifications/cancelled" : "client.close(): the request closes"})`, () =>
+      using(transport, { mode: "wait" }, async (client) => {
+        const text = marker("sdk1-abandon");
+        const since = Date.now();
+        const abort = new AbortController();
+        // No tools/list first: this SDK refuses a plain call of a tool it has seen listed as
+        // taskSupport "required", which taskgate lists over stateless HTTP (see the plain-call checks).
+        const call = client.callTool({ name: "wait_and_echo", arguments: { seconds: 120, text } }, undefined, { signal: abort.signal, timeout: 180000 });
+        call.catch(() => {});
+        const running = await watchWorkflow("WaitAndEcho", text, since, (wf) => wf.status === "RUNNING");
+        assert(running?.status === "RUNNING", `the waiting call started no running workflow: ${show(running)}`);
+        if (transport === "stdio") abort.abort("the user gave up");
+        else await client.close();
+        const ended = await watchWorkflow("WaitAndEcho", text, since, (wf) => wf.status !== "RUNNING");
+        assert(ended.status === "CANCELED", `after the client abandoned the call its workflow is ${ended.status}, want CANCELED (${ended.workflowId})`);
+        return `workflow ${ended.status}`;
       }),
     ),
 
