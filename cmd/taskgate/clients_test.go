@@ -3,21 +3,34 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/testenv"
 )
 
 // TestGoSDKClient drives `taskgate dev` with the Go SDK's own client (go-sdk's mcp.Client, which
 // declares no task support), over stdio (mcp.CommandTransport) and HTTP
 // (mcp.StreamableClientTransport), on protocol 2026-07-28 (server/discover) and on 2025-11-25
 // (initialize): tools/list and plain calls, in the default --no-task-clients mode (a handle, then
-// task_status and task_result) and under --no-task-clients wait (the call waits for the result).
+// task_status and task_result) and under --no-task-clients wait (the call waits for the result;
+// abandoning it, by cancelling the call's context, cancels the workflow).
 func TestGoSDKClient(t *testing.T) {
 	home := t.TempDir()
+	temporalClient, err := client.Dial(client.Options{HostPort: testenv.TemporalAddress(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(temporalClient.Close)
 	servers := map[string]*process{"handles": startHTTP(t, home), "wait": startHTTP(t, home, "--no-task-clients", "wait")}
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		for _, transport := range []string{"stdio", "http"} {
@@ -107,6 +120,31 @@ func TestGoSDKClient(t *testing.T) {
 					if !failed.IsError || !strings.Contains(text(failed), "no luck "+version) {
 						t.Errorf("wait_and_fail = %s, want a tool error with the reason", show(failed))
 					}
+
+					// The client gives up on a waiting call: the SDK sends notifications/cancelled (and
+					// over HTTP ends the request). The workflow must end cancelled.
+					marker := fmt.Sprintf("abandoned %s %s %d", version, transport, time.Now().UnixNano())
+					since := time.Now()
+					callCtx, giveUp := context.WithCancel(ctx)
+					done := make(chan error, 1)
+					go func() {
+						_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "wait_and_echo", Arguments: map[string]any{"seconds": 120, "text": marker}})
+						done <- err
+					}()
+					if st := watchWorkflow(t, ctx, temporalClient, marker, since, func(st enumspb.WorkflowExecutionStatus) bool {
+						return st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+					}); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+						t.Fatalf("the waiting call's workflow is %v, want RUNNING", st)
+					}
+					giveUp()
+					if err := <-done; err == nil {
+						t.Errorf("the abandoned call returned no error")
+					}
+					if st := watchWorkflow(t, ctx, temporalClient, marker, since, func(st enumspb.WorkflowExecutionStatus) bool {
+						return st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+					}); st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+						t.Errorf("after the client abandoned the call, its workflow is %v, want CANCELED", st)
+					}
 				})
 			})
 		}
@@ -153,4 +191,48 @@ func structuredField(r *mcp.CallToolResult, key string) any {
 func show(r *mcp.CallToolResult) string {
 	b, _ := json.Marshal(r)
 	return string(b)
+}
+
+// watchWorkflow finds the WaitAndEcho workflow started since `since` whose input contains marker,
+// and polls its status until done(status) or 20 s pass; it returns the last status seen
+// (UNSPECIFIED: no such workflow).
+func watchWorkflow(t *testing.T, ctx context.Context, c client.Client, marker string, since time.Time, done func(enumspb.WorkflowExecutionStatus) bool) enumspb.WorkflowExecutionStatus {
+	t.Helper()
+	var id, run string
+	status := enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if id == "" {
+			list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf(
+				"WorkflowType='%s' AND StartTime >= '%s'", temporalexamples.WaitAndEchoName, since.Add(-2*time.Second).UTC().Format(time.RFC3339))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range list.GetExecutions() {
+				iter := c.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+				if !iter.HasNext() {
+					continue
+				}
+				ev, err := iter.Next()
+				if err != nil {
+					continue
+				}
+				for _, p := range ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads() {
+					if strings.Contains(string(p.GetData()), marker) {
+						id, run = e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
+					}
+				}
+			}
+			if id == "" {
+				continue
+			}
+		}
+		d, err := c.DescribeWorkflowExecution(ctx, id, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status = d.GetWorkflowExecutionInfo().GetStatus(); done(status) {
+			break
+		}
+	}
+	return status
 }
