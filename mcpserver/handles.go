@@ -83,7 +83,7 @@ func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.
 		return toolError(`Invalid arguments for %s: argument "handle" is required`, name)
 	}
 	if name == "task_cancel" {
-		t, err := s.resolve(a.Handle, "")
+		t, err := s.resolve(ctx, a.Handle)
 		if err == nil {
 			err = s.cancel(ctx, t, "an MCP client (task_cancel)")
 		}
@@ -96,7 +96,7 @@ func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.
 		structured, _ := json.Marshal(map[string]string{"status": "cancelling"})
 		return &toolOutput{text: "Cancellation requested.", structured: structured}
 	}
-	t, err := s.read(ctx, a.Handle, "")
+	t, err := s.read(ctx, a.Handle)
 	if err != nil {
 		return s.handleError(name, err)
 	}

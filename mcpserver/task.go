@@ -109,8 +109,8 @@ func (t *task) message() string {
 
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
 // must open, name a mapped tool (or, for native ids, be owned by one), belong to that tool's
-// target, and belong to the caller.
-func (s *Server) resolve(id, caller string) (*task, error) {
+// target, and belong to the caller. An id of another caller is not found, like any other.
+func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 	if id == "" {
 		return nil, invalid("Failed to retrieve task: taskId is required")
 	}
@@ -135,7 +135,7 @@ func (s *Server) resolve(id, caller string) (*task, error) {
 			}
 		}
 	}
-	if tool == nil || claims.Caller != caller {
+	if tool == nil || (claims.Tool != "" && claims.Caller != callerOf(ctx)) {
 		return nil, &taskError{kind: errNotFound}
 	}
 	return &task{id: id, tool: tool, claims: claims}, nil
@@ -157,8 +157,8 @@ func (s *Server) describe(ctx context.Context, t *task) error {
 }
 
 // read resolves and describes a task and, once it has ended, fetches its result.
-func (s *Server) read(ctx context.Context, id, caller string) (*task, error) {
-	t, err := s.resolve(id, caller)
+func (s *Server) read(ctx context.Context, id string) (*task, error) {
+	t, err := s.resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -238,8 +238,7 @@ func isJSONNull(b json.RawMessage) bool {
 // startOptions are what a dialect adds to a start.
 type startOptions struct {
 	// key makes the start idempotent (already scoped to the caller).
-	key    string
-	caller string
+	key string
 	// ttl shortens the tool's ttl when set.
 	ttl time.Duration
 	// keepAlive bounds how long the result stays readable after the execution ended.
@@ -267,7 +266,7 @@ func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMes
 		s.auditLine(ctx, "start", tool, adapters.Ref{}, "refused: invalid arguments")
 		return nil, toolErr, nil
 	}
-	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: opts.caller})
+	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: callerOf(ctx)})
 	s.auditLine(ctx, "start", tool, ref, outcome(err))
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
@@ -281,7 +280,7 @@ func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMes
 	if opts.ttl > 0 && (ttl == 0 || opts.ttl < ttl) {
 		ttl = opts.ttl
 	}
-	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: opts.caller, Created: s.now().UTC().Truncate(time.Millisecond),
+	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now().UTC().Truncate(time.Millisecond),
 		TTL: ttl, KeepAlive: opts.keepAlive}
 	t := &task{id: s.tokens.Issue(claims), tool: tool, claims: claims,
 		status: adapters.Status{State: adapters.Working, Native: "STARTED", Message: "Started.", Started: claims.Created, Updated: claims.Created}}

@@ -68,7 +68,7 @@ func (s *Server) addTaskMethods() error {
 }
 
 func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
-	t, err := s.read(ctx, id, "")
+	t, err := s.read(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mc
 // the same); 2025-11-25 answers with the task, already cancelled, and refuses an ended one.
 func (s *Server) tasksCancel(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
 	_, isLegacy := d.(legacy)
-	t, err := s.resolve(id, "")
+	t, err := s.resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, id string) 
 	if _, isLegacy := d.(legacy); isLegacy {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is part of the tasks extension on 2026-07-28"}
 	}
-	if _, err := s.resolve(id, ""); err != nil {
+	if _, err := s.resolve(ctx, id); err != nil {
 		return nil, err
 	}
 	return nil, invalid("Failed to update task: the task has no open input requests")
@@ -132,7 +132,7 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) 
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result does not exist in the tasks extension: poll tasks/get"}
 	}
 	for waited := false; ; waited = true {
-		t, err := s.read(ctx, id, "")
+		t, err := s.read(ctx, id)
 		if err != nil {
 			return nil, err
 		}

@@ -164,14 +164,21 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	}
 	var nsMissing *serviceerror.NamespaceNotFound
 	var notFound *serviceerror.NotFound
+	var throttled *serviceerror.ResourceExhausted
 	switch {
+	case errors.As(err, &throttled):
+		return fmt.Errorf("temporal: %s: %w at %s (%s), retry later: %w", what, adapters.ErrUnavailable, e.address, throttled.Cause, err)
+	case serviceerror.ToStatus(err).Code() == codes.ResourceExhausted:
+		// Not the server throttling (that is a serviceerror.ResourceExhausted with its cause): gRPC's
+		// own message size limit, which no retry can pass.
+		return fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, adapters.ErrInvalid, err)
 	case errors.As(err, &nsMissing):
 		return fmt.Errorf("temporal: %s: namespace %q does not exist on %s: create it (temporal operator namespace create) or fix the namespace setting: %w", what, e.namespace, e.address, err)
 	case errors.As(err, &notFound):
 		return fmt.Errorf("temporal: %s: %w in namespace %q: %w", what, adapters.ErrNotFound, e.namespace, err)
 	}
 	switch serviceerror.ToStatus(err).Code() {
-	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted:
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 		return fmt.Errorf("temporal: %s: %w at %s, retry later: %w", what, adapters.ErrUnavailable, e.address, err)
 	case codes.InvalidArgument:
 		return fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err)

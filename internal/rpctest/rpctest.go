@@ -112,8 +112,11 @@ func (c *Client) Decode(t testing.TB, method string, params map[string]any) map[
 	return m
 }
 
-// HTTP posts to a Streamable HTTP endpoint.
-type HTTP struct{ URL string }
+// HTTP posts to a Streamable HTTP endpoint, with Header (e.g. Authorization) on every request.
+type HTTP struct {
+	URL    string
+	Header http.Header
+}
 
 func (h HTTP) RoundTrip(t testing.TB, id int, method string, params any, header http.Header) (json.RawMessage, *Error) {
 	t.Helper()
@@ -122,8 +125,10 @@ func (h HTTP) RoundTrip(t testing.TB, id int, method string, params any, header 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Method", method)
-	for k, v := range header {
-		req.Header[k] = v
+	for _, h := range []http.Header{h.Header, header} {
+		for k, v := range h {
+			req.Header[k] = v
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
