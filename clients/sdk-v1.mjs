@@ -133,15 +133,16 @@ function checksFor(transport) {
       }),
     ),
 
-    // A client that declares no tasks capability: the SDK's own task client example
-    // (simpleTaskInteractiveClient) connects this way, since in 2025-11-25 the `tasks` client
-    // capability is about requests the client receives. It still reads execution.taskSupport.
-    c("callToolStream wait_and_echo, client declares no tasks capability (as the SDK's task client example)", () =>
-      using(transport, {}, async (client) => {
+    // A client that declares no tasks capability and asks for a task explicitly, as the SDK's own
+    // task client example (simpleTaskInteractiveClient) does: in 2025-11-25 the client's `tasks`
+    // capability is about requests the client receives, and the `task` option is the request.
+    c("callToolStream wait_and_echo with an explicit task option, client declares no tasks capability (as the SDK's task client example)", () =>
+      using(transport, { capabilities: { elicitation: {}, sampling: {} } }, async (client) => {
         await client.listTools();
         const text = marker("sdk1-nocap");
-        const messages = await drain(client.experimental.tasks.callToolStream({ name: "wait_and_echo", arguments: { seconds: 1, text } }));
+        const messages = await drain(client.experimental.tasks.callToolStream({ name: "wait_and_echo", arguments: { seconds: 1, text } }, CallToolResultSchema, { task: { ttl: 60000 } }));
         const last = messages.at(-1);
+        assert(messages[0]?.type === "taskCreated", `first message ${show(messages[0])}, want taskCreated (${summary(messages)})`);
         assert(last?.type === "result" && last.result.structuredContent?.text === text, `stream ${summary(messages)} ended ${show(last?.result ?? last?.error?.message ?? last)}, want the echoed text ${text}`);
         return `${summary(messages)}; text ${show(last.result.structuredContent.text)}`;
       }),
