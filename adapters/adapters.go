@@ -2,6 +2,9 @@
 // executions as MCP tasks. It imports no engine SDK; each engine lives in a package of its own
 // (adapters/temporal, adapters/stepfunctions) and proves itself with adapters/enginetest.
 //
+// An engine package also registers a Driver (driver.go), which reads its part of mapping files,
+// opens engines and writes and reads their ids: nothing outside the package names the engine.
+//
 // The contract is stateless by design: a Ref is the engine's own identifier and nothing else, and
 // every call is answered by asking the engine. An adapter may cache what can never change (the
 // outcome of an ended execution) but never what can.
@@ -34,7 +37,8 @@ type StartRequest struct {
 	// same input yields the same execution; with other input, an error wrapping ErrKeyConflict.
 	Key string
 	// Caller identifies who started it, when callers are authenticated. Adapters record it where the
-	// engine can later filter on it (a memo or search attribute, a name prefix). Empty when unknown.
+	// engine can later filter on it (a memo or search attribute, a name prefix), and the same Key
+	// from another Caller never yields this execution. Empty when unknown.
 	Caller string
 }
 
@@ -130,8 +134,9 @@ type Engine interface {
 	Check(ctx context.Context, t Target) (TargetInfo, error)
 	// Start starts one execution and returns only once Describe on the Ref would resolve.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
-	// KeyRef is the Ref that Start gives for an idempotency key, computed without an engine call
-	// (the Run may be empty: the latest run). It lets a client's own key be resolved with no table.
+	// KeyRef is the Ref that Start gives for an idempotency key and no Caller, computed without an
+	// engine call (the Run may be empty: the latest run). It lets a client's own key be resolved
+	// with no table.
 	KeyRef(t Target, key string) Ref
 	// Owns reports, without any engine call, whether r could be an execution of t. It is the
 	// check that keeps untrusted references away from executions taskgate was not asked to serve.

@@ -11,12 +11,12 @@ import (
 func transformTool(t *testing.T, prog string) *Tool {
 	t.Helper()
 	src := fmt.Sprintf(`
-engines: {local: {temporal: {address: "127.0.0.1:7233"}}}
+engines: {local: {alpha: {url: "http://x"}}}
 tools:
   - name: jq
     description: d
     engine: local
-    workflow: {type: A, taskQueue: q}
+    work: {name: A}
     inputSchema: {type: object}
     input: %q
     result: %q
@@ -111,9 +111,9 @@ func TestResultText(t *testing.T) {
 		{`.name | error`, `{"name":"boom"}`, "", `tool "jq": text transform: the jq program failed: error: boom`},
 	} {
 		src := fmt.Sprintf(`
-engines: {local: {temporal: {address: "127.0.0.1:7233"}}}
+engines: {local: {alpha: {url: "http://x"}}}
 tools:
-  - {name: jq, description: d, engine: local, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}, text: %q}
+  - {name: jq, description: d, engine: local, work: {name: A}, inputSchema: {type: object}, text: %q}
 `, c.prog)
 		set, err := Parse("jq.yaml", []byte(src))
 		if err != nil {

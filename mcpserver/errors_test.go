@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -122,7 +123,11 @@ func TestSyncToolAnswersInTheCall(t *testing.T) {
 }
 
 func TestNativeTokensAreTheEngineIDs(t *testing.T) {
-	e := newEnv(t, token.Native{})
+	set, err := mapping.Load("../examples/temporal/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, token.Native{Refs: set})
 	c := e.client(ext)
 	id := call(t, c, "wait_and_echo", map[string]any{"seconds": 0, "text": "plain"})["taskId"].(string)
 	if !strings.HasPrefix(id, "taskgate/WaitAndEcho/") {
@@ -132,6 +137,6 @@ func TestNativeTokensAreTheEngineIDs(t *testing.T) {
 	if done["ttlMs"] != float64(86400000) {
 		t.Fatalf("native task ttlMs = %v", done["ttlMs"])
 	}
-	_, err := c.Call(t, "tasks/get", map[string]any{"taskId": "taskgate/Other/x/y"})
-	wantError(t, "unowned native id", err, -32602, "Failed to retrieve task: Task not found")
+	_, rpcErr := c.Call(t, "tasks/get", map[string]any{"taskId": "taskgate/Other/x/y"})
+	wantError(t, "unowned native id", rpcErr, -32602, "Failed to retrieve task: Task not found")
 }

@@ -108,8 +108,9 @@ func (t *task) message() string {
 }
 
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
-// must open, name a mapped tool (or, for native ids, be owned by one), belong to that tool's
-// target, and belong to the caller. An id of another caller is not found, like any other.
+// must open, name a mapped tool (or, for native ids, read through a tool's driver as a Ref that
+// tool's engine owns), belong to that tool's target, and belong to the caller. An id of another
+// caller is not found, like any other.
 func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 	if id == "" {
 		return nil, invalid("Failed to retrieve task: taskId is required")
@@ -129,8 +130,8 @@ func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 		}
 	} else {
 		for _, t := range s.set.Tools {
-			if s.engines[t.Engine].Owns(t.Target, claims.Ref) {
-				tool = t
+			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref) {
+				tool, claims.Ref = t, ref
 				break
 			}
 		}

@@ -44,6 +44,12 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Submitted", testSubmitted},
 		{"ReadAfterCreate", testReadAfterCreate},
 		{"ConcurrentStarts", testConcurrentStarts},
+		{"Check", testCheck},
+		{"Invalid", testInvalid},
+		{"KeyRef", testKeyRef},
+		{"NativeRefs", testNativeRefs},
+		{"CallerBinding", testCallerBinding},
+		{"Unavailable", testUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -492,6 +498,152 @@ func testConcurrentStarts(t *testing.T, h Harness) {
 		}
 		checkSucceeded(t, "Wait", outs[i], texts[i])
 	}
+}
+
+func testCheck(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e := h.Engine()
+	for _, name := range []string{"echo", "fail", "timeout"} {
+		if _, err := e.Check(ctx, h.Target(name)); err != nil {
+			t.Errorf("Check(%s): %v", name, err)
+		}
+	}
+	info, err := e.Check(ctx, h.Target("absent"))
+	if err == nil && len(info.Warnings) == 0 {
+		t.Errorf("Check of a target the engine does not have: %+v, no error and no warning", info)
+	}
+	if err != nil && errors.Is(err, adapters.ErrUnavailable) {
+		t.Errorf("Check of a target the engine does not have: %v: the engine answered, it is not unavailable", err)
+	}
+	for name, tg := range map[string]adapters.Target{"wrongkind": h.Target("wrongkind"), "the zero Target": {}} {
+		if _, err := e.Check(ctx, tg); !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Check of %s %+v: error %v, want ErrInvalid", name, tg, err)
+		}
+	}
+}
+
+func testInvalid(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	if r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}); !errors.Is(err, adapters.ErrInvalid) {
+		t.Errorf("Start with input that is not JSON: Ref %v, error %v, want ErrInvalid", r, err)
+	}
+	valid := echoInput(t, 0, unique(t))
+	for name, tg := range map[string]adapters.Target{"wrongkind": h.Target("wrongkind"), "the zero Target": {}} {
+		if r, err := e.Start(ctx, tg, adapters.StartRequest{Input: valid}); !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Start of %s %+v: Ref %v, error %v, want ErrInvalid", name, tg, r, err)
+		}
+		if r, _, err := e.Run(ctx, tg, adapters.StartRequest{Input: valid}); !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Run of %s %+v: Ref %v, error %v, want ErrInvalid", name, tg, r, err)
+		}
+	}
+}
+
+func testKeyRef(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo, fail := h.Engine(), h.Target("echo"), h.Target("fail")
+	key := "key-" + unique(t)
+	kr := e.KeyRef(echo, key)
+	if again := e.KeyRef(echo, key); again != kr {
+		t.Errorf("KeyRef is not stable: %v, then %v", kr, again)
+	}
+	if other := e.KeyRef(echo, key+"x"); other == kr {
+		t.Errorf("KeyRef of two keys: both %v", kr)
+	}
+	if other := e.KeyRef(fail, key); other == kr {
+		t.Errorf("KeyRef of one key for two targets: both %v", kr)
+	}
+	if _, err := e.Describe(ctx, echo, kr); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Describe(KeyRef) before any Start with the key: error %v, want ErrNotFound", err)
+	}
+
+	text := unique(t)
+	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 1, text), Key: key})
+	byRef, err := e.Describe(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Describe(Start's Ref): %v", err)
+	}
+	byKey, err := e.Describe(ctx, echo, kr)
+	if err != nil {
+		t.Fatalf("Describe(KeyRef) after Start with the key: %v", err)
+	}
+	if !byKey.Started.Equal(byRef.Started) {
+		t.Errorf("Describe(KeyRef) reads an execution started %v, Start's Ref one started %v: want the same execution", byKey.Started, byRef.Started)
+	}
+	if _, err := e.Wait(ctx, echo, r); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	out, err := e.Outcome(ctx, echo, kr)
+	if err != nil {
+		t.Fatalf("Outcome(KeyRef): %v", err)
+	}
+	checkSucceeded(t, "Outcome(KeyRef)", out, text)
+}
+
+func testNativeRefs(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	d, echo := h.Driver(), h.Target("echo")
+	refs := []adapters.Ref{
+		start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t))}),
+		start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Key: "key-" + unique(t)}),
+		h.Missing(),
+	}
+	for _, r := range refs {
+		id := d.FormatRef(r)
+		back, err := d.ParseRef(id)
+		if err != nil || back != r {
+			t.Errorf("ParseRef(FormatRef(%v)) = ParseRef(%q) = %v, %v; want the Ref back", r, id, back, err)
+		}
+	}
+	for _, garbage := range []string{"", "/", "not an id", "x/y/z"} {
+		if r, err := d.ParseRef(garbage); err == nil {
+			t.Errorf("ParseRef(%q) = %v, want an error", garbage, r)
+		}
+	}
+}
+
+func testCallerBinding(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	key := "key-" + unique(t)
+	in := echoInput(t, 0, unique(t))
+	alice := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Key: key, Caller: "alice"})
+	if again := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Key: key, Caller: "alice"}); again != alice {
+		t.Errorf("the same caller, key and input: Ref %v, want the first one %v", again, alice)
+	}
+	bob, err := e.Start(ctx, echo, adapters.StartRequest{Input: in, Key: key, Caller: "bob"})
+	switch {
+	case errors.Is(err, adapters.ErrKeyConflict):
+	case err != nil:
+		t.Errorf("another caller's Start with the same key: %v, want ErrKeyConflict or an execution of its own", err)
+	case bob == alice:
+		t.Errorf("another caller's Start with the same key and input got the first caller's execution %v", alice)
+	}
+}
+
+func testUnavailable(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	u, echo, r := h.Unreachable(), h.Target("echo"), h.Missing()
+	t.Cleanup(func() { u.Close() })
+	calls := map[string]func() error{
+		"Check": func() error { _, err := u.Check(ctx, echo); return err },
+		"Start": func() error {
+			_, err := u.Start(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t))})
+			return err
+		},
+		"Describe": func() error { _, err := u.Describe(ctx, echo, r); return err },
+		"Outcome":  func() error { _, err := u.Outcome(ctx, echo, r); return err },
+		"Cancel":   func() error { return u.Cancel(ctx, echo, r, "unavailable") },
+	}
+	var wg sync.WaitGroup
+	for name, call := range calls {
+		wg.Go(func() {
+			if err := call(); !errors.Is(err, adapters.ErrUnavailable) {
+				t.Errorf("%s on an engine whose server does not answer: error %v, want ErrUnavailable", name, err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func testContext(t *testing.T) context.Context {

@@ -8,14 +8,21 @@ import "github.com/taskgate/taskgate/adapters"
 type Harness interface {
 	// Engine is the engine under test.
 	Engine() adapters.Engine
+	// Driver is the engine's driver: the suite writes and reads the Refs Start returns with it.
+	Driver() adapters.Driver
 	// Target returns the target of one conformance workflow, by name:
-	//   "echo":    input {"seconds": n, "text": s}; waits n seconds, succeeds with output {"text": s}.
-	//   "fail":    input {"seconds": n, "reason": s}; waits n seconds, fails with error
-	//              "Example.Failure" and cause s.
-	//   "timeout": input {"seconds": n}; waits n seconds, but the execution itself times out after
-	//              2 seconds, so it ends Failed with native state "TIMED_OUT".
-	//   "unpolled": like "echo", but no worker serves it, so its executions stay Submitted (engines
-	//              without workers skip the test "Submitted").
+	//   "echo":      input {"seconds": n, "text": s}; waits n seconds, succeeds with output {"text": s}.
+	//   "fail":      input {"seconds": n, "reason": s}; waits n seconds, fails with error
+	//                "Example.Failure" and cause s.
+	//   "timeout":   input {"seconds": n}; waits n seconds, but the execution itself times out after
+	//                2 seconds, so it ends Failed with native state "TIMED_OUT".
+	//   "unpolled":  like "echo", but no worker serves it, so its executions stay Submitted (engines
+	//                without workers skip the test "Submitted").
+	//   "absent":    a target the engine does not have (a state machine nobody created, a task queue
+	//                no worker polls): Check must fail, or warn.
+	//   "wrongkind": a target of a shape the engine cannot serve, one its driver never decodes
+	//                (another kind of ARN, a workflow without a task queue): Check and Start must
+	//                fail with ErrInvalid.
 	// "echo" and "fail" must have different Names: the suite checks that Owns keeps them apart.
 	Target(name string) adapters.Target
 	// Missing returns a Ref that Owns accepts for Target("echo") but that names no execution.
@@ -23,6 +30,10 @@ type Harness interface {
 	// Foreign returns Refs that Owns must reject for Target("echo"): another target's executions,
 	// another account or namespace, malformed ids.
 	Foreign() []adapters.Ref
+	// Unreachable returns an engine like Engine() whose server does not answer (a closed port, a
+	// connection cut): every call that needs the server must fail with ErrUnavailable. The suite
+	// closes it.
+	Unreachable() adapters.Engine
 	// ShouldSkip says whether the engine cannot do what a named test checks, and why.
 	ShouldSkip(test string) (bool, string)
 	// Close releases what the harness set up.

@@ -21,17 +21,30 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("Check(%s): %v", arn, err)
 		}
 	}
-	h := harness{engine: e, arns: arns}
-	enginetest.RunConformanceTests(t, func(*testing.T) enginetest.Harness { return h })
+	enginetest.RunConformanceTests(t, func(t *testing.T) enginetest.Harness { return harness{t: t, engine: e, arns: arns} })
 }
 
 // harness shares one engine and one set of state machines among all subtests.
 type harness struct {
+	t      *testing.T
 	engine *stepfunctions.Engine
 	arns   map[string]string
 }
 
 func (h harness) Engine() adapters.Engine { return h.engine }
+
+func (h harness) Driver() adapters.Driver { return stepfunctions.Driver{} }
+
+// Unreachable is an engine for a closed port, with credentials of its own: without any, the SDK
+// fails before it tries the endpoint.
+func (h harness) Unreachable() adapters.Engine {
+	e, err := stepfunctions.New(h.t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1",
+		Env: adapters.Env{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return e
+}
 
 func (h harness) Target(name string) adapters.Target {
 	switch name {
@@ -41,6 +54,10 @@ func (h harness) Target(name string) adapters.Target {
 		return adapters.Target{Name: h.arns[sfnexamples.WaitAndFail]}
 	case "timeout":
 		return adapters.Target{Name: h.arns[sfnexamples.Timeout]}
+	case "absent":
+		return adapters.Target{Name: strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":stateMachine:absent-", 1)}
+	case "wrongkind":
+		return adapters.Target{Name: strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":activity:", 1)}
 	}
 	return adapters.Target{}
 }

@@ -12,8 +12,9 @@
 // digits of the key's SHA-256, and Step Functions itself keeps names unique per state machine for
 // 90 days after an execution ends: a repeated Start with the same input returns the same
 // execution, with other input an error wrapping adapters.ErrKeyConflict. Keys are scoped to the
-// state machine, not to a version or alias. StartRequest.Caller is not recorded: Step Functions
-// executions carry no tags or memo.
+// state machine, not to a version or alias. Step Functions executions carry no tags or memo, so
+// StartRequest.Caller is hashed into the name with the key: another caller's same key starts
+// another execution instead of reaching the first caller's.
 //
 // # Statuses
 //

@@ -222,16 +222,16 @@ func TestCheck(t *testing.T) {
 	for _, tc := range []struct{ arn, want string }{
 		{
 			strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1),
-			"state machine " + strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1) + " is in region eu-west-1, " +
+			"invalid request: state machine " + strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1) + " is in region eu-west-1, " +
 				"but this Step Functions engine uses region us-east-1: configure an engine for eu-west-1",
 		},
 		{
 			"arn:aws:states:us-east-1:123456789012:activity:orders",
-			`"arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
+			`invalid request: "arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
 				"arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME, optionally followed by :VERSION or :ALIAS",
 		},
 	} {
-		if _, err := e.Check(ctx, adapters.Target{Name: tc.arn}); err == nil || err.Error() != tc.want {
+		if _, err := e.Check(ctx, adapters.Target{Name: tc.arn}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != tc.want {
 			t.Errorf("Check(%s): error %v\nwant %s", tc.arn, err, tc.want)
 		}
 	}

@@ -60,13 +60,13 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 		return adapters.Ref{}, fmt.Errorf("state machine %s is an Express state machine, whose executions cannot be "+
 			"described later: serve it through Run (a synchronous tool)", t.Name)
 	}
-	return e.start(ctx, t, m, input, req.Key)
+	return e.start(ctx, t, m, input, req)
 }
 
-func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input, key string) (adapters.Ref, error) {
+func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input string, req adapters.StartRequest) (adapters.Ref, error) {
 	name := uuid.NewString()
-	if key != "" {
-		name = keyName(key)
+	if req.Key != "" {
+		name = keyName(req.Key, req.Caller)
 	}
 	out, err := e.client.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(t.Name),
@@ -75,7 +75,7 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 	})
 	var exists *types.ExecutionAlreadyExists
 	switch {
-	case key != "" && errors.As(err, &exists):
+	case req.Key != "" && errors.As(err, &exists):
 		return e.existing(ctx, m.execution(name), input)
 	case err != nil:
 		return adapters.Ref{}, startError(t.Name, err)
@@ -271,7 +271,7 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 		}
 		return e.runSync(ctx, t, input)
 	}
-	r, err := e.start(ctx, t, m, input, req.Key)
+	r, err := e.start(ctx, t, m, input, req)
 	if err != nil {
 		return adapters.Ref{}, adapters.Outcome{}, err
 	}

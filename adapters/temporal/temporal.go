@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -55,10 +54,6 @@ type Config struct {
 	Address string
 	// Namespace defaults to "default".
 	Namespace string
-	// TLS, when set, is used for the connection (Temporal Cloud, mTLS). Nil: plaintext.
-	TLS *tls.Config
-	// APIKey, when set, is sent with every call (Temporal Cloud API keys).
-	APIKey string
 }
 
 // Engine is a connection to one Temporal namespace. It is safe for concurrent use.
@@ -77,31 +72,31 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Address == "" {
 		return nil, errors.New("temporal: no address: set the Temporal frontend's host:port")
 	}
-	ns := cfg.Namespace
-	if ns == "" {
-		ns = "default"
+	return dial(ctx, client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace})
+}
+
+// dial connects with the SDK's client options (address, namespace, TLS, credentials, headers)
+// and checks that the frontend answers.
+func dial(ctx context.Context, opts client.Options) (*Engine, error) {
+	if opts.HostPort == "" {
+		opts.HostPort = client.DefaultHostPort
 	}
-	opts := client.Options{
-		HostPort:          cfg.Address,
-		Namespace:         ns,
-		ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS},
-		Logger:            log.NewStructuredLogger(slog.Default()),
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
 	}
-	if cfg.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
-	}
+	opts.Logger = log.NewStructuredLogger(slog.Default())
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("temporal: connecting to %s: %w", cfg.Address, ctx.Err())
+			return nil, fmt.Errorf("temporal: connecting to %s: %w", opts.HostPort, ctx.Err())
 		}
-		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", cfg.Address, err)
+		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", opts.HostPort, err)
 	}
 	return &Engine{
 		client:    c,
 		svc:       c.WorkflowService(),
-		namespace: ns,
-		address:   cfg.Address,
+		namespace: opts.Namespace,
+		address:   opts.HostPort,
 		dc:        converter.GetDefaultDataConverter(),
 	}, nil
 }
@@ -291,12 +286,6 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
 		return isLowerHex(h, 32)
 	}
 	return isUUID(rest)
-}
-
-// isUUID accepts only the canonical lowercase form, the one Temporal and uuid.NewString produce.
-func isUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
 }
 
 func isLowerHex(s string, n int) bool {

@@ -61,6 +61,20 @@ type harness struct {
 
 func (h *harness) Engine() adapters.Engine { return h.engine }
 
+func (h *harness) Driver() adapters.Driver { return temporal.Driver{} }
+
+// Unreachable dials the server through a proxy, then cuts the proxy: New checks that the server
+// answers, so an engine for a closed port cannot be made directly.
+func (h *harness) Unreachable() adapters.Engine {
+	addr, cut := enginetest.Proxy(h.t, testenv.TemporalAddress(h.t))
+	e, err := temporal.New(h.t.Context(), temporal.Config{Address: addr})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cut()
+	return e
+}
+
 func (h *harness) Target(name string) adapters.Target {
 	switch name {
 	case "echo":
@@ -71,9 +85,11 @@ func (h *harness) Target(name string) adapters.Target {
 		tg := h.target(temporalexamples.WaitAndEchoName)
 		tg.Timeout = 2 * time.Second
 		return tg
-	case "unpolled":
+	case "unpolled", "absent":
 		// The timeout only keeps executions nobody will ever serve from piling up in the server.
 		return adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: h.unpolled, Timeout: time.Minute}
+	case "wrongkind":
+		return adapters.Target{Name: temporalexamples.WaitAndEchoName}
 	}
 	h.t.Fatalf("the harness has no target %q", name)
 	return adapters.Target{}

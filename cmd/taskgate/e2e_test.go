@@ -43,11 +43,11 @@ type process struct {
 	endpoint string
 }
 
-// devEnv is the environment of a `taskgate dev` against the test's Temporal server, with its own
-// home, so that the processes of one test share their dev token key.
+// devEnv is the environment of a `taskgate dev` against the test's Temporal server, with a cache
+// folder of its own, so that the processes of one test share their dev token key.
 func devEnv(t *testing.T, home string) []string {
 	return append(os.Environ(), "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t), "HOME="+home,
-		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+		"XDG_CACHE_HOME="+filepath.Join(home, "cache"))
 }
 
 // startStdio runs `taskgate dev --stdio` as an MCP client would spawn it and speaks to it on its
@@ -253,8 +253,11 @@ func TestDevStartsItsOwnTemporal(t *testing.T) {
 	testenv.TemporalAddress(t) // the CLI that scripts/with-engines built is needed
 	tools := os.Getenv("TASKGATE_TOOLS")
 	if tools == "" {
-		home, _ := os.UserHomeDir()
-		tools = filepath.Join(home, ".cache", "taskgate-tools")
+		cache, err := cacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = cache
 	}
 	home := t.TempDir()
 	port := freePortPair(t)

@@ -3,26 +3,21 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
-
-// listFlag collects a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // transportFlags are the flags shared by serve and dev.
 type transportFlags struct {
@@ -43,47 +38,54 @@ func (f *transportFlags) check() error {
 	return nil
 }
 
-func (f *transportFlags) register(fs *flag.FlagSet, defaultHTTP string) {
+func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one MCP client on standard input/output")
-	fs.StringVar(&f.http, "http", defaultHTTP, "serve stateless Streamable HTTP on ADDR, at /mcp")
+	fs.StringVar(&f.http, "http", defaultHTTP, "serve stateless Streamable HTTP on `ADDR`, at /mcp")
 	fs.StringVar(&f.tokenFormat, "token-format", "sealed", "task ids: sealed (encrypted, tamper-proof) or native (the engine's own id)")
-	fs.StringVar(&f.tokenKeys, "token-keys", "", "token keys ID:BASE64[,...] (default $TASKGATE_TOKEN_KEYS); the first one seals")
+	fs.StringVar(&f.tokenKeys, "token-keys", "", "token keys `ID:BASE64[,...]` (default $TASKGATE_TOKEN_KEYS); the first one seals")
 	fs.StringVar(&f.noTaskClients, "no-task-clients", "handles", "how clients with no task support get async tools: handles (a handle and task_status/task_result/task_cancel tools), wait (the call waits for the result), hide (only sync tools)")
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var configs listFlag
-	fs.Var(&configs, "config", "mapping file or folder (repeatable)")
+func newServeCmd() *cobra.Command {
+	var configs []string
 	var tf transportFlags
-	tf.register(fs, "")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	cmd := &cobra.Command{
+		Use:   "serve --config PATH (--stdio | --http ADDR)",
+		Short: "Serve a mapping file or folder",
+		Long: "Serves the tools of mapping files (a folder: its *.yaml and *.yml files) over stdio or\n" +
+			"stateless Streamable HTTP. Engine settings the mapping leaves out come from each engine's\n" +
+			"own environment variables and profiles.",
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(configs) == 0 {
+				return usageError{"serve needs --config PATH (a mapping file or folder)"}
+			}
+			if tf.stdio == (tf.http != "") {
+				return usageError{"serve needs exactly one of --stdio or --http ADDR"}
+			}
+			if err := tf.check(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			set, err := mapping.Load(configs...)
+			if err != nil {
+				return err
+			}
+			tokens, err := codec(set, tf.tokenFormat, tf.tokenKeys, "")
+			if err != nil {
+				return err
+			}
+			engines, err := connect(ctx, set, adapters.OpenOptions{})
+			if err != nil {
+				return err
+			}
+			defer closeAll(engines)
+			return serve(ctx, set, engines, tokens, tf, cmd.ErrOrStderr(), nil)
+		},
 	}
-	if len(configs) == 0 {
-		return usageError{"serve needs --config PATH (a mapping file or folder)"}
-	}
-	if tf.stdio == (tf.http != "") {
-		return usageError{"serve needs exactly one of --stdio or --http ADDR"}
-	}
-	if err := tf.check(); err != nil {
-		return err
-	}
-	set, err := mapping.Load(configs...)
-	if err != nil {
-		return err
-	}
-	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, "")
-	if err != nil {
-		return err
-	}
-	engines, err := connect(ctx, set)
-	if err != nil {
-		return err
-	}
-	defer closeAll(engines)
-	return serve(ctx, set, engines, tokens, tf, stderr, nil)
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
+	tf.register(cmd.Flags(), "")
+	return cmd
 }
 
 // newServer builds the MCP server and checks every tool's target, printing the warnings.

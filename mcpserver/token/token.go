@@ -4,7 +4,8 @@
 // Sealed tokens (the default) are AES-256-GCM ciphertexts of {tool, ref, caller, createdAt, ttl}
 // under a key named by an id written in clear inside the token, so that keys can rotate: the first
 // key seals, every listed key opens. They are opaque, unguessable and tamper-evident. Native tokens
-// are the engine's own id (an execution ARN; "workflowID/runID") for single-user setups.
+// are the engine's own id (an execution ARN; "workflowID/runID"), written and read by the engine's
+// driver, for single-user setups.
 package token
 
 import (
@@ -104,8 +105,8 @@ func NewKey(id string) string {
 // Codec issues and opens task ids.
 type Codec interface {
 	Issue(c Claims) string
-	// Open reads a task id. Native codecs cannot know the tool, caller, creation time or ttl and
-	// return them zero; the caller resolves the tool from the Ref.
+	// Open reads a task id. Native codecs cannot know the tool, the Ref, the caller, the creation
+	// time or the ttl, and return them zero: the caller reads the id with each tool's driver.
 	Open(id string, now time.Time) (Claims, error)
 }
 
@@ -200,35 +201,32 @@ func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
 	return c, nil
 }
 
-// Native hands out the engine's own id: the execution ARN, or "workflowID/runID".
-type Native struct{}
+// Native hands out the engine's own id, as the engine's driver writes it, for single-user setups.
+type Native struct {
+	Refs Refs
+}
 
-// Issue returns the Ref as text.
-func (Native) Issue(c Claims) string { return c.Ref.String() }
+// Refs write and read the engine ids of mapped tools: a *mapping.Set.
+type Refs interface {
+	// FormatRef writes a Ref of the named tool's executions as its engine's own id.
+	FormatRef(tool string, r adapters.Ref) string
+	// ReadsRef reports whether the driver of some tool's engine reads id as a Ref.
+	ReadsRef(id string) bool
+}
+
+// Issue writes the Ref as the tool's engine writes it.
+func (n Native) Issue(c Claims) string { return n.Refs.FormatRef(c.Tool, c.Ref) }
 
 // maxNativeLen bounds what is parsed at all: an ARN is at most 2048 characters, a Temporal workflow
 // id 1000 plus a run id.
 const maxNativeLen = 2100
 
-// Open parses a native id. The Ref is only a candidate until a mapped target Owns it.
-func (Native) Open(id string, _ time.Time) (Claims, error) {
-	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+// Open checks that some mapped engine's driver reads id, and returns empty Claims: which tool's
+// execution it names, if any, is for the caller to find with each tool's driver
+// (mapping.Tool.ParseRef), and whether that tool's engine owns it.
+func (n Native) Open(id string, _ time.Time) (Claims, error) {
+	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !n.Refs.ReadsRef(id) {
 		return Claims{}, ErrMalformed
 	}
-	if strings.HasPrefix(id, "arn:") {
-		return Claims{Ref: adapters.Ref{ID: id}}, nil
-	}
-	wf, run, ok := cutLast(id, "/")
-	if !ok || wf == "" || run == "" {
-		return Claims{}, ErrMalformed
-	}
-	return Claims{Ref: adapters.Ref{ID: wf, Run: run}}, nil
-}
-
-func cutLast(s, sep string) (before, after string, ok bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+len(sep):], true
+	return Claims{}, nil
 }
