@@ -1,6 +1,7 @@
 // Package temporalexamples holds the Temporal workflows that taskgate's examples and tests serve:
-// three small ones whose timing and ending the caller controls (the conformance workflows), and
-// SummarizeDataset, a realistic one built from activities with retries.
+// three small ones whose timing and ending the caller controls (the conformance workflows),
+// SummarizeDataset, a realistic one built from activities with retries, and the fixtures of the
+// official MCP conformance suite (Greet, SlowCompute, FailingJob, ProtocolErrorJob).
 //
 // A worker serves them after Register:
 //
@@ -35,6 +36,10 @@ func Register(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(WaitAndFail, workflow.RegisterOptions{Name: WaitAndFailName})
 	r.RegisterWorkflowWithOptions(ContinueAsNewEcho, workflow.RegisterOptions{Name: ContinueAsNewEchoName})
 	r.RegisterWorkflowWithOptions(SummarizeDataset, workflow.RegisterOptions{Name: SummarizeDatasetName})
+	r.RegisterWorkflowWithOptions(Greet, workflow.RegisterOptions{Name: GreetName})
+	r.RegisterWorkflowWithOptions(SlowCompute, workflow.RegisterOptions{Name: SlowComputeName})
+	r.RegisterWorkflowWithOptions(FailingJob, workflow.RegisterOptions{Name: FailingJobName})
+	r.RegisterWorkflowWithOptions(ProtocolErrorJob, workflow.RegisterOptions{Name: ProtocolErrorJobName})
 	r.RegisterActivityWithOptions(ValidateDataset, activity.RegisterOptions{Name: validateActivity})
 	r.RegisterActivityWithOptions(ComputeStats, activity.RegisterOptions{Name: statsActivity})
 	r.RegisterActivityWithOptions(RenderSummary, activity.RegisterOptions{Name: renderActivity})
