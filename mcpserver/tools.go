@@ -192,6 +192,18 @@ func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool,
 	}
 }
 
+// legacyTaskSupport is a tool's execution.taskSupport for a 2025-11-25 client: "required" only
+// when a call without a task would be refused. A client whose declarations are unknown (stateless
+// HTTP) gets a handle or the waited-for result in the handles and wait modes, so the tool is
+// "optional" to it, and clients that honour the word (the TypeScript SDK refuses a plain call to a
+// required tool) may call it plainly.
+func legacyTaskSupport(c caps, t *mapping.Tool, mode NoTaskMode) mapping.TaskSupport {
+	if t.TaskSupport == mapping.TaskRequired && !c.known && mode != NoTaskHide {
+		return mapping.TaskOptional
+	}
+	return t.TaskSupport
+}
+
 // listTools answers tools/list: each tool as the caller can use it. SEP-1391 clients see
 // invocationMode, 2025-11-25 clients execution.taskSupport; clients without tasks see what
 // --no-task-clients says.
@@ -211,7 +223,7 @@ func (s *Server) listTools(c caps) mcp.Result {
 		case c.modern && c.tasks:
 		case !c.modern && (c.tasks || !c.known):
 			if t.TaskSupport != mapping.TaskForbidden {
-				e.Execution = &toolExecution{TaskSupport: string(t.TaskSupport)}
+				e.Execution = &toolExecution{TaskSupport: string(legacyTaskSupport(c, t, s.noTask))}
 			}
 		case required && s.noTask == NoTaskHide:
 			continue
