@@ -6,7 +6,7 @@ npm_tools() {
   local src=$1 name sum dest tmp
   name=$(basename "$src")
   sum=$( (cd "$src" && cat package.json package-lock.json && { [ ! -d stubs ] || find stubs -type f | sort | xargs cat; }) | sha256sum | cut -c1-16)
-  dest=${TASKGATE_TOOLS:-$HOME/.cache/taskgate-tools}/npm/$name-$sum
+  dest=${TASKGATE_TOOLS:?npm_tools runs under scripts/with-engines, which sets the tool cache}/npm/$name-$sum
   if [ ! -f "$dest/.installed" ]; then
     command -v npm >/dev/null || { echo "npm_tools: npm is needed once to install $src" >&2; return 1; }
     echo "installing $src/package-lock.json into $dest (once)" >&2
