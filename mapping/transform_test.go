@@ -63,6 +63,14 @@ func TestTransforms(t *testing.T) {
 	}
 }
 
+func TestTransformOutputIsBounded(t *testing.T) {
+	tool := transformTool(t, `"abcdefghi" * 1000000`)
+	_, err := tool.StructuredResult(json.RawMessage(`{}`))
+	if want := `tool "jq": result transform: the jq program yielded 9000002 bytes, more than the limit of 8388608`; errString(err) != want {
+		t.Fatalf("%v, want %s", err, want)
+	}
+}
+
 func prefixed(prefix, msg string) string {
 	if msg == "" {
 		return ""
