@@ -10,6 +10,51 @@ const engines = `engines:
 var badFiles = []struct {
 	name, src, want string
 }{
+	// auth: and allow:.
+	{
+		name: "auth without a way in",
+		src:  "auth: {origins: [\"https://console.example\"]}\n",
+		want: `m.yaml:1:7: auth: needs oauth:, apiKeys: or both (add oauth: {issuer: ..., audience: ..., jwksUrl: ...}, apiKeys: [{principal: ..., keyEnv: ...}], or both)`,
+	},
+	{
+		name: "bad oauth",
+		src: `auth:
+  oauth:
+    issuer: http://auth.example
+    jwksUrl: https://auth.example/jwks.json
+    keyFiles: [k.pem]
+    clockSkew: soon
+`,
+		want: `m.yaml:3:5: auth.oauth: missing required key "audience" (the resource identifier tokens must be for: this server's MCP URL, like https://mcp.example.com/mcp)
+m.yaml:3:5: auth.oauth: needs exactly one of jwksUrl and keyFiles (name the issuer's keys one way: jwksUrl: https://.../jwks.json, or keyFiles: [issuer.pem])
+m.yaml:3:13: auth.oauth.issuer: "http://auth.example" is not an https URL (an https URL, like https://auth.example.com (http only for localhost))
+m.yaml:6:16: auth.oauth.clockSkew: "soon" is not a duration (use a Go duration like 30s, 5m, 24h)`,
+	},
+	{
+		name: "bad api keys and origins",
+		src: `auth:
+  apiKeys:
+    - {principal: ci-bot, keyEnv: TASKGATE_KEY_CI}
+    - {principal: ci-bot, keyEnv: OTHER}
+    - {principal: "a b", keyEnv: 1KEY, key: sk-live-123}
+  origins: [console.example]
+`,
+		want: `m.yaml:4:19: auth.apiKeys[1].principal: principal "ci-bot" has a key already (one key per principal: rotate a key by changing the variable it names)
+m.yaml:5:19: auth.apiKeys[2].principal: "a b" is not a valid principal (1 to 128 letters, digits and ._@:/-, like ci-bot)
+m.yaml:5:34: auth.apiKeys[2].keyEnv: "1KEY" is not an environment variable name (letters, digits and _, not starting with a digit)
+m.yaml:5:40: auth.apiKeys[2]: unknown key "key" (known keys: keyEnv, principal, scopes)
+m.yaml:6:13: auth.origins[0]: "console.example" is not an origin (an origin is scheme://host[:port], like https://console.example.com)`,
+	},
+	{
+		name: "bad allow",
+		src: engines + `  gated: {alpha: {url: "http://x"}, allow: {}}
+tools:
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: {type: object}, allow: {scopes: deploy}}
+`,
+		want: `m.yaml:4:44: engines.gated.allow: names no scope and no principal (allow: {scopes: [deploy]} or allow: {principals: [alice]})
+m.yaml:6:99: tools[0].allow: names no scope and no principal (allow: {scopes: [deploy]} or allow: {principals: [alice]})
+m.yaml:6:108: tools[0].allow.scopes: must be a list of strings, not a string (the scopes a caller needs, like [deploy])`,
+	},
 	// The file as a whole.
 	{
 		name: "empty",
@@ -72,7 +117,7 @@ tools: []
 		name: "unknown key, no near match",
 		src: `extras: 1
 `,
-		want: `m.yaml:1:1: unknown key "extras" (known keys: engines, tools, version)`,
+		want: `m.yaml:1:1: unknown key "extras" (known keys: auth, engines, tools, version)`,
 	},
 	{
 		name: "duplicate top-level key",

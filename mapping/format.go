@@ -86,13 +86,19 @@ func Schema() json.RawMessage {
 		props[d.info.TargetKey] = d.target
 		targets = append(targets, map[string]any{"required": []any{d.info.TargetKey}})
 	}
+	var oneKind []any
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		oneKind = append(oneKind, map[string]any{"required": []any{k}})
+	}
+	kinds["allow"] = map[string]any{"description": "Who may use this engine's tools, unless a tool says otherwise.", "$ref": "#/$defs/allow"}
 	jsonObject(s, "$defs")["engine"] = map[string]any{
-		"description":          "One engine connection: exactly one key, the kind of engine.",
+		"description":          "One engine connection: exactly one key for the kind of engine, and optionally allow.",
 		"type":                 "object",
 		"additionalProperties": false,
 		"minProperties":        1,
-		"maxProperties":        1,
+		"maxProperties":        2,
 		"properties":           kinds,
+		"oneOf":                oneKind,
 	}
 	if len(targets) > 0 {
 		tool["oneOf"] = targets // exactly one target, of the kind of the tool's engine

@@ -89,6 +89,7 @@ type loader struct {
 	errs    []Error
 	engines map[string]*engineDef
 	tools   []*toolDef
+	auth    *Auth
 }
 
 func (ld Loader) newLoader() *loader {
@@ -222,6 +223,9 @@ func (d *doc) top(n ast.Node) {
 	if e, ok := o.m["tools"]; ok {
 		d.tools(e)
 	}
+	if e, ok := o.m["auth"]; ok {
+		d.auth(e)
+	}
 }
 
 func (d *doc) engines(e entry) {
@@ -262,11 +266,18 @@ func (d *doc) engine(e entry) *engineDef {
 	for i, ds := range d.l.drivers {
 		names[i] = ds.name
 	}
-	o, ok := d.object(e.value, e.path, names, nil)
+	o, ok := d.object(e.value, e.path, append(slices.Clone(names), "allow"), nil)
 	if !ok {
 		return def
 	}
-	kinds := o.es // the keys it allows are the kinds
+	var kinds []entry
+	for _, k := range o.es {
+		if k.key == "allow" {
+			def.engine.Allow = d.allow(k)
+		} else {
+			kinds = append(kinds, k)
+		}
+	}
 	switch len(kinds) {
 	case 0:
 		var keys, examples []string
@@ -365,6 +376,9 @@ func (d *doc) tool(n ast.Node, path string) {
 	if te, present := o.m["text"]; present {
 		t.Text = d.transform(te)
 	}
+	if ae, present := o.m["allow"]; present {
+		t.Allow = d.allow(ae)
+	}
 	if pe, present := o.m["protocolErrors"]; present {
 		t.ProtocolErrors = d.stringList(pe, "the failure types that are protocol errors, like [Internal.Crash, Example.Failure]")
 	}
@@ -373,7 +387,7 @@ func (d *doc) tool(n ast.Node, path string) {
 
 // finish checks what spans files (tool names, engines) and builds the Set.
 func (l *loader) finish() (*Set, error) {
-	s := &Set{Engines: map[string]*Engine{}, byName: map[string]*Tool{}}
+	s := &Set{Engines: map[string]*Engine{}, byName: map[string]*Tool{}, Auth: l.auth}
 	for name, e := range l.engines {
 		s.Engines[name] = e.engine
 	}
@@ -388,6 +402,9 @@ func (l *loader) finish() (*Set, error) {
 				first[t.Name] = def
 				s.byName[t.Name] = t
 			}
+		}
+		if e, ok := l.engines[t.Engine]; ok && t.Allow == nil {
+			t.Allow = e.engine.Allow
 		}
 		l.target(def)
 		s.Tools = append(s.Tools, t)

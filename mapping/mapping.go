@@ -17,7 +17,9 @@ type Set struct {
 	// Engines by name.
 	Engines map[string]*Engine
 	// Tools in the order of the files (sorted by path) and of each file.
-	Tools  []*Tool
+	Tools []*Tool
+	// Auth is how HTTP callers authenticate; nil when no file says.
+	Auth   *Auth
 	byName map[string]*Tool
 }
 
@@ -47,6 +49,8 @@ type Engine struct {
 	Kind string
 	// Config is the decoded block, which opens the engine.
 	Config adapters.EngineConfig
+	// Allow is the default of its tools' Allow.
+	Allow *Allow
 }
 
 // TaskSupport says whether a call of the tool runs as a task, in the words of MCP 2025-11-25's
@@ -86,6 +90,8 @@ type Tool struct {
 	Result *Transform
 	// Text turns the structured result into the text content; nil gives its JSON.
 	Text *Transform
+	// Allow restricts who may use the tool (its own, else its engine's); nil: every caller.
+	Allow *Allow
 	// ProtocolErrors are the engine failure types (Outcome.Error) that end a task failed with a
 	// JSON-RPC error instead of a tool error.
 	ProtocolErrors []string
