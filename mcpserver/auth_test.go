@@ -255,3 +255,51 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 		t.Fatal("the session recorded no successful call")
 	}
 }
+
+// TestToolsPerCaller: a caller sees only the tools its allow grants, and a call of another answers
+// 403 with the scopes it needs (for an OAuth client to ask for them), starting nothing.
+func TestToolsPerCaller(t *testing.T) {
+	e, is := authEnv(t)
+	deployer := is.Token(t, "carol", audience, "deploy", nil)
+	for name, c := range map[string]struct {
+		token      string
+		sees, hide []string
+	}{
+		"alice (key, no scopes)": {aliceKey, []string{"echo_for_alice", "wait_and_echo"}, []string{"echo_deploy_scope"}},
+		"bob (key, no scopes)":   {bobKey, []string{"wait_and_echo"}, []string{"echo_deploy_scope", "echo_for_alice"}},
+		"carol (jwt, deploy)":    {deployer, []string{"echo_deploy_scope", "wait_and_echo"}, []string{"echo_for_alice"}},
+	} {
+		tools := toolsByName(t, e.as(c.token, ext))
+		for _, n := range c.sees {
+			if tools[n] == nil {
+				t.Errorf("%s does not see %s", name, n)
+			}
+		}
+		for _, n := range c.hide {
+			if tools[n] != nil {
+				t.Errorf("%s sees %s", name, n)
+			}
+		}
+	}
+	before := e.count.starts.Load()
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo_deploy_scope","arguments":{"seconds":0,"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	req := modernRequest(context.Background(), e.url, body, "tools/call", "echo_deploy_scope")
+	req.Header.Set("Authorization", "Bearer "+is.Token(t, "dave", audience, "read", nil))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if challenge := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope"`) ||
+		!strings.Contains(challenge, `scope="deploy"`) || !strings.Contains(string(raw), `tool \"echo_deploy_scope\" is not available to dave: it needs the scopes deploy`) {
+		t.Fatalf("dave calls echo_deploy_scope: HTTP %d %q %s", resp.StatusCode, challenge, raw)
+	}
+	created := call(t, e.as(deployer, ext), "echo_deploy_scope", map[string]any{"seconds": 0, "text": "carol's"})
+	if created["taskId"] == nil {
+		t.Fatalf("carol calls echo_deploy_scope: %v", created)
+	}
+	if n := e.count.starts.Load() - before; n != 1 {
+		t.Fatalf("%d starts, want carol's only", n)
+	}
+}

@@ -78,7 +78,7 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 func principalFromToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if info := auth.TokenInfoFromContext(r.Context()); info != nil && info.UserID != "" {
-			r = r.WithContext(WithPrincipal(r.Context(), info.UserID))
+			r = r.WithContext(WithPrincipal(r.Context(), info.UserID, info.Scopes...))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -144,6 +144,9 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 				writeError(w, http.StatusBadRequest, env.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
 				return
 			}
+			if denied := s.forbiddenTool(w, r, env); denied {
+				return
+			}
 			if retry, ok := s.rates.allow(principalOf(r.Context()), env.Method, s.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
 				writeError(w, http.StatusTooManyRequests, env.ID, errRateLimited(env.Method, retry))
@@ -159,6 +162,36 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context())))
 	})
+}
+
+// forbiddenTool answers 403 to a tools/call of a tool the caller may not use, with the scopes it
+// needs in the challenge, so that an OAuth client can ask for them (step-up authorization).
+func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, env envelope) bool {
+	if env.Method != "tools/call" {
+		return false
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(env.Params, &p)
+	tool, found := s.set.Tool(p.Name)
+	if !found {
+		return false
+	}
+	ok, missing := permits(r.Context(), tool)
+	if ok {
+		return false
+	}
+	challenge := `Bearer error="insufficient_scope"`
+	if len(missing) > 0 {
+		challenge += fmt.Sprintf(`, scope=%q`, strings.Join(missing, " "))
+	}
+	if a := s.httpAuth; a != nil && a.ResourceMetadataURL != "" {
+		challenge += fmt.Sprintf(`, resource_metadata=%q`, a.ResourceMetadataURL)
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeError(w, http.StatusForbidden, env.ID, errNotPermitted(r.Context(), tool, missing))
+	return true
 }
 
 var errTooLarge = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,

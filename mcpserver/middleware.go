@@ -37,7 +37,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer cancel()
 		switch {
 		case method == "tools/list":
-			return s.listTools(c), nil
+			return s.listTools(ctx, c), nil
 		case method == "tools/call":
 			p, ok := paramsOf(req).(*mcp.CallToolParamsRaw)
 			if !ok || p.Name == "" {

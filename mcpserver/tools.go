@@ -65,6 +65,9 @@ func (s *Server) callTool(ctx context.Context, c caps, name string, args json.Ra
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
+	if ok, missing := permits(ctx, tool); !ok {
+		return nil, errNotPermitted(ctx, tool, missing)
+	}
 	switch s.routeOf(c, tool) {
 	case routeExtension:
 		t, toolErr, err := s.start(ctx, tool, args, startOptions{})
@@ -207,11 +210,14 @@ func legacyTaskSupport(c caps, t *mapping.Tool, mode NoTaskMode) mapping.TaskSup
 // listTools answers tools/list: each tool as the caller can use it. SEP-1391 clients see
 // invocationMode, 2025-11-25 clients execution.taskSupport; clients without tasks see what
 // --no-task-clients says.
-func (s *Server) listTools(c caps) mcp.Result {
+func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
 	res := &listToolsResult{Tools: []toolEntry{}, TTLMs: toolsListTTL.Milliseconds()}
 	// Handle tools are for clients that may not do tasks: known not to, or legacy ones over HTTP.
 	mayGetHandles := s.noTask == NoTaskHandles && (c.noTasks() || !c.known)
 	for _, t := range s.set.Tools {
+		if ok, _ := permits(ctx, t); !ok {
+			continue
+		}
 		e := toolEntry{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
 		required := t.TaskSupport == mapping.TaskRequired
 		switch {
