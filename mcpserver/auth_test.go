@@ -80,7 +80,7 @@ func TestCallersSeeOnlyTheirOwnTasks(t *testing.T) {
 					t.Errorf("bob's %s of alice's task: %v", tool, r)
 				}
 			}
-			if st, err := e.engine.Describe(context.Background(), adapters.Target{}, ref); err != nil || st.State != adapters.Working {
+			if st, err := e.engine.Describe(context.Background(), adapters.Target{}, ref); err != nil || st.State.Terminal() {
 				t.Fatalf("alice's workflow after bob's attempts: %v %v", st.Native, err)
 			}
 			if got := alice.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {

@@ -126,7 +126,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := newServer(ctx, set, engines, tokens, mcpserver.NoTaskHandles, stderr)
+	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
 	if err != nil {
 		closeAll(engines)
 		return "", nil, err
@@ -136,7 +136,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 		closeAll(engines)
 		return "", nil, err
 	}
-	hs := httpServer(srv)
+	hs := httpServer(srv, nil, transportFlags{})
 	go hs.Serve(ln)
 	return "http://" + ln.Addr().String() + "/mcp", func() {
 		hs.Close()

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "taskgate")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "memengine", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
 	code := m.Run()
@@ -85,8 +85,14 @@ var servingLine = regexp.MustCompile(`serving \d+ tools on (http://\S+)`)
 // startHTTP starts `taskgate dev --http 127.0.0.1:0` and waits until it serves.
 func startHTTP(t *testing.T, home string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"dev", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = devEnv(t, home)
+	return startServing(t, devEnv(t, home), append([]string{"dev", "--http", "127.0.0.1:0"}, args...)...)
+}
+
+// startServing runs taskgate with args in env and waits until it serves HTTP.
+func startServing(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -106,7 +112,7 @@ func startHTTP(t *testing.T, home string, args ...string) *process {
 	select {
 	case p.endpoint = <-found:
 	case <-time.After(60 * time.Second):
-		t.Fatal("taskgate dev did not start serving within 60s")
+		t.Fatalf("taskgate %s did not start serving within 60s", args[0])
 	}
 	return p
 }

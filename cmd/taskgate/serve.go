@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,10 @@ type transportFlags struct {
 	tokenFormat, tokenKeys string
 	noTaskClients          string
 	mode                   mcpserver.NoTaskMode
+	insecureNoAuth         bool
+	limits                 mcpserver.Limits
+	readTimeout            time.Duration
+	idleTimeout            time.Duration
 }
 
 // check validates the flags before anything connects.
@@ -44,6 +49,12 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.StringVar(&f.tokenFormat, "token-format", "sealed", "task ids: sealed (encrypted, tamper-proof) or native (the engine's own id)")
 	fs.StringVar(&f.tokenKeys, "token-keys", "", "token keys `ID:BASE64[,...]` (default $TASKGATE_TOKEN_KEYS); the first one seals")
 	fs.StringVar(&f.noTaskClients, "no-task-clients", "handles", "how clients with no task support get async tools: handles (a handle and task_status/task_result/task_cancel tools), wait (the call waits for the result), hide (only sync tools)")
+	fs.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "serve HTTP beyond loopback although the mapping has no auth: block (only behind a proxy that authenticates)")
+	fs.Float64Var(&f.limits.CallsPerSecond, "calls-per-second", 10, "tools/call per second and principal, in bursts of twice as many; -1: no limit")
+	fs.Float64Var(&f.limits.PollsPerSecond, "polls-per-second", 50, "other task requests per second and principal, in bursts of twice as many; -1: no limit")
+	fs.IntVar(&f.limits.MaxInFlight, "max-in-flight", 512, "HTTP requests served at once; more are answered 503")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send an HTTP request, body included")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
 }
 
 func newServeCmd() *cobra.Command {
@@ -71,6 +82,9 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOpen(set, tf); err != nil {
+				return err
+			}
 			tokens, err := codec(set, tf.tokenFormat, tf.tokenKeys, "")
 			if err != nil {
 				return err
@@ -89,9 +103,14 @@ func newServeCmd() *cobra.Command {
 }
 
 // newServer builds the MCP server and checks every tool's target, printing the warnings.
-func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, mode mcpserver.NoTaskMode, stderr io.Writer) (*mcpserver.Server, error) {
+func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: mode})
+	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits,
+		Audit: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	if a != nil {
+		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
+	}
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -104,17 +123,54 @@ func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapter
 	return srv, err
 }
 
-// httpServer serves MCP on /mcp and a health check on /healthz.
-func httpServer(srv *mcpserver.Server) *http.Server {
+// httpServer serves MCP on /mcp, a health check on /healthz and, with OAuth, the protected
+// resource metadata. A request must arrive whole within the read timeout and an idle connection
+// closes: a client that trickles bytes holds nothing for long. There is no write timeout, since
+// tasks/result and waiting calls answer when the workflow ends.
+func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if a != nil && a.metadata != nil {
+		for _, p := range a.paths {
+			mux.Handle(p, a.metadata)
+		}
+	}
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+}
+
+// checkOpen refuses to serve HTTP beyond loopback with no one authenticated, unless told to.
+func checkOpen(set *mapping.Set, tf transportFlags) error {
+	if tf.stdio || set.Auth != nil || loopback(tf.http) || tf.insecureNoAuth {
+		return nil
+	}
+	return usageError{fmt.Sprintf("--http %s listens beyond loopback, and the mapping has no auth: block: anyone who reaches the port could start workflows. "+
+		"Add auth: (oauth: or apiKeys:) to the mapping, listen on 127.0.0.1, or pass --insecure-no-auth when a proxy in front authenticates", tf.http)}
+}
+
+// loopback reports whether an --http address listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // serve checks the targets and serves until ctx ends. ready, if set, is told the endpoint.
 func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, stderr io.Writer, ready func(endpoint string)) error {
-	srv, err := newServer(ctx, set, engines, tokens, tf.mode, stderr)
+	if err := checkOpen(set, tf); err != nil {
+		return err
+	}
+	a, err := loadAuth(set.Auth, os.Getenv)
+	if err != nil {
+		return err
+	}
+	srv, err := newServer(ctx, set, engines, tokens, tf, a, stderr)
 	if err != nil {
 		return err
 	}
@@ -132,7 +188,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", tf.http, err)
 	}
-	hs := httpServer(srv)
+	hs := httpServer(srv, a, tf)
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,14 @@ Exit status: 0 valid, 1 problems found, 2 usage error.`,
 			if err != nil {
 				return err
 			}
+			warnings, err := checkAuth(set.Auth, os.Getenv)
+			for _, w := range warnings {
+				fmt.Fprintln(stderr, "taskgate: warning:", w)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return exitError{1}
+			}
 			checked := ""
 			if withEngines {
 				if err := checkEngines(cmd.Context(), set, stderr); err != nil {
@@ -68,7 +77,7 @@ func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error
 		return err
 	}
 	defer closeAll(engines)
-	_, err = newServer(ctx, set, engines, token.Native{Refs: set}, mcpserver.NoTaskHandles, stderr)
+	_, err = newServer(ctx, set, engines, token.Native{Refs: set}, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
 	return err
 }
 

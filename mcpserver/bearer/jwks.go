@@ -40,6 +40,10 @@ func (s *keySet) key(ctx context.Context, kid string) (any, error) {
 	if k, ok := only(s.static, kid); ok {
 		return k, nil
 	}
+	if len(s.static.Keys) == 1 && s.static.Keys[0].KeyID == "" {
+		// One static key with no id of its own (a PEM file) signs whatever id a token names.
+		return s.static.Keys[0].Public().Key, nil
+	}
 	if s.url == "" {
 		return nil, fmt.Errorf("%w: unknown signing key", auth.ErrInvalidToken)
 	}
