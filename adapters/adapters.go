@@ -12,6 +12,8 @@ package adapters
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"time"
@@ -138,9 +140,11 @@ type Engine interface {
 	// engine call (the Run may be empty: the latest run). It lets a client's own key be resolved
 	// with no table.
 	KeyRef(t Target, key, caller string) Ref
-	// Owns reports, without any engine call, whether r could be an execution of t. It is the
-	// check that keeps untrusted references away from executions taskgate was not asked to serve.
-	Owns(t Target, r Ref) bool
+	// Owns reports, without any engine call, whether r could be an execution of t that caller
+	// started. It is the check that keeps untrusted references away from executions taskgate was
+	// not asked to serve, and from other callers' executions: adapters write CallerTag(caller)
+	// into the ids of the executions they start.
+	Owns(t Target, r Ref, caller string) bool
 	// Describe reads the current state: one engine round trip (or a shared one).
 	Describe(ctx context.Context, t Target, r Ref) (Status, error)
 	// Outcome reads how an ended execution ended. ErrNotEnded while it runs.
@@ -163,6 +167,14 @@ func ScopedKey(key, caller string) string {
 		return key
 	}
 	return caller + "\x00" + key
+}
+
+// CallerTag is the short, id-safe form of a caller (16 characters of letters, digits, - and _)
+// that adapters write into the ids of the executions they start, so that whose an execution is
+// can be told from its id alone: no engine call, and nothing a caller could learn from timing.
+func CallerTag(caller string) string {
+	sum := sha256.Sum256([]byte(caller))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }
 
 // Errors every adapter wraps (with %w) so that callers can tell cases apart with errors.Is.

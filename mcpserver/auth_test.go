@@ -303,3 +303,33 @@ func TestToolsPerCaller(t *testing.T) {
 		t.Fatalf("%d starts, want carol's only", n)
 	}
 }
+
+// TestNativeIDsAreBoundToo: with native ids (the engine's own), whose an execution is is read
+// from the id itself: another caller's id is not found, with no engine call.
+func TestNativeIDsAreBoundToo(t *testing.T) {
+	verify, _ := bearer.NewVerifier(bearer.Config{APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}}})
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		c.Tokens = token.Native{Refs: c.Mapping}
+		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
+	})
+	alice, bob := e.as(aliceKey, ext), e.as(bobKey, ext)
+	id := call(t, alice, "wait_and_echo", map[string]any{"seconds": 30, "text": "native"})["taskId"].(string)
+	if !strings.HasPrefix(id, "taskgate/WaitAndEcho/") {
+		t.Fatalf("not a native id: %s", id)
+	}
+	reads := e.count.reads.Load()
+	_, unknown := bob.Call(t, "tasks/get", map[string]any{"taskId": "taskgate/WaitAndEcho/x/" + uuid.NewString()})
+	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+		_, rerr := bob.Call(t, m, map[string]any{"taskId": id})
+		if rerr == nil || rerr.Message != unknown.Message {
+			t.Errorf("bob's %s of alice's native id: %v, want %v", m, rerr, unknown)
+		}
+	}
+	if n := e.count.reads.Load() - reads; n != 0 {
+		t.Fatalf("bob's attempts made %d engine reads", n)
+	}
+	if got := alice.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] == nil {
+		t.Fatalf("alice reads her native id: %v", got)
+	}
+	alice.Decode(t, "tasks/cancel", map[string]any{"taskId": id})
+}

@@ -125,12 +125,12 @@ func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 	var tool *mapping.Tool
 	if claims.Tool != "" {
 		t, ok := s.set.Tool(claims.Tool)
-		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref) {
+		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref, callerOf(ctx)) {
 			tool = t
 		}
 	} else {
 		for _, t := range s.set.Tools {
-			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref) {
+			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref, callerOf(ctx)) {
 				tool, claims.Ref = t, ref
 				break
 			}

@@ -300,7 +300,7 @@ func testMissing(t *testing.T, h Harness) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	r := h.Missing()
-	if !e.Owns(echo, r) {
+	if !e.Owns(echo, r, "") {
 		t.Fatalf("Owns(echo, Missing()) = false: the harness must return a Ref of the echo target")
 	}
 	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
@@ -336,25 +336,25 @@ func testOwns(t *testing.T, h Harness) {
 		start(ctx, t, h, fail, adapters.StartRequest{Input: failIn, Key: key}),
 	}
 	for _, r := range echoRefs {
-		if !e.Owns(echo, r) {
+		if !e.Owns(echo, r, "") {
 			t.Errorf("Owns(echo, %v) = false for a Ref that Start returned for echo", r)
 		}
-		if e.Owns(fail, r) {
+		if e.Owns(fail, r, "") {
 			t.Errorf("Owns(fail, %v) = true for a Ref of echo", r)
 		}
 	}
 	for _, r := range failRefs {
-		if !e.Owns(fail, r) {
+		if !e.Owns(fail, r, "") {
 			t.Errorf("Owns(fail, %v) = false for a Ref that Start returned for fail", r)
 		}
-		if e.Owns(echo, r) {
+		if e.Owns(echo, r, "") {
 			t.Errorf("Owns(echo, %v) = true for a Ref of fail", r)
 		}
 	}
-	if !e.Owns(echo, h.Missing()) {
+	if !e.Owns(echo, h.Missing(), "") {
 		t.Errorf("Owns(echo, Missing()) = false")
 	}
-	if e.Owns(echo, adapters.Ref{}) {
+	if e.Owns(echo, adapters.Ref{}, "") {
 		t.Errorf("Owns(echo, Ref{}) = true")
 	}
 	foreign := h.Foreign()
@@ -362,7 +362,7 @@ func testOwns(t *testing.T, h Harness) {
 		t.Errorf("the harness returns no Foreign refs")
 	}
 	for _, r := range foreign {
-		if e.Owns(echo, r) {
+		if e.Owns(echo, r, "") {
 			t.Errorf("Owns(echo, %#v) = true for a Foreign ref", r)
 		}
 	}
@@ -377,7 +377,7 @@ func testRun(t *testing.T, h Harness) {
 		t.Fatalf("Run: %v", err)
 	}
 	checkSucceeded(t, "Run", out, text)
-	if !e.Owns(echo, r) {
+	if !e.Owns(echo, r, "") {
 		t.Errorf("Owns(echo, %v) = false for the Ref that Run returned", r)
 	}
 	st, err := e.Describe(ctx, echo, r)
@@ -482,7 +482,7 @@ func testConcurrentStarts(t *testing.T, h Harness) {
 			t.Errorf("concurrent Starts #%d and #%d returned the same Ref %v", j, i, refs[i])
 		}
 		seen[refs[i]] = i
-		if !e.Owns(echo, refs[i]) {
+		if !e.Owns(echo, refs[i], "") {
 			t.Errorf("Owns(echo, %v) = false for a Ref Start returned", refs[i])
 		}
 	}
@@ -618,6 +618,13 @@ func testCallerBinding(t *testing.T, h Harness) {
 	case bob == alice:
 		t.Fatalf("another caller's Start with the same key and input got the first caller's execution %v", alice)
 	}
+	if !e.Owns(echo, alice, "alice") || e.Owns(echo, alice, "bob") || e.Owns(echo, bob, "alice") || e.Owns(echo, alice, "") {
+		t.Errorf("Owns tells callers apart wrongly: alice's %v and bob's %v", alice, bob)
+	}
+	unkeyed := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Caller: "alice"})
+	if !e.Owns(echo, unkeyed, "alice") || e.Owns(echo, unkeyed, "bob") {
+		t.Errorf("Owns of alice's unkeyed %v: alice %v, bob %v", unkeyed, e.Owns(echo, unkeyed, "alice"), e.Owns(echo, unkeyed, "bob"))
+	}
 	for caller, ref := range map[string]adapters.Ref{"alice": alice, "bob": bob} {
 		kr := e.KeyRef(echo, key, caller)
 		byKey, err := e.Describe(ctx, echo, kr)
@@ -669,7 +676,7 @@ func start(ctx context.Context, t *testing.T, h Harness, tg adapters.Target, req
 	if err != nil {
 		t.Fatalf("Start %s: %v", tg.Name, err)
 	}
-	if !h.Engine().Owns(tg, r) {
+	if !h.Engine().Owns(tg, r, req.Caller) {
 		t.Fatalf("Owns(%s, %v) = false for the Ref Start returned", tg.Name, r)
 	}
 	return r

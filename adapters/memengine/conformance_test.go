@@ -41,7 +41,7 @@ func (harness) Target(name string) adapters.Target {
 }
 
 func (harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: memengine.Echo + "/" + uuid.NewString()}
+	return adapters.Ref{ID: memengine.Echo + "/" + adapters.CallerTag("") + "/" + uuid.NewString()}
 }
 
 func (harness) Foreign() []adapters.Ref {

@@ -37,7 +37,7 @@ tools:
 		return
 	}
 	fmt.Println(out.State, out.Native, string(out.Output))
-	fmt.Println(engine.Owns(tool.Target, ref))
+	fmt.Println(engine.Owns(tool.Target, ref, ""))
 
 	driver, _ := adapters.Lookup("memory")
 	back, _ := driver.ParseRef(driver.FormatRef(ref))

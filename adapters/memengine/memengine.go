@@ -158,7 +158,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	if err := json.Compact(&compact, input); err != nil {
 		return adapters.Ref{}, fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
 	}
-	id := t.Name + "/" + uuid.NewString()
+	id := t.Name + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
 	if req.Key != "" {
 		id = keyID(t, req.Key, req.Caller)
 	}
@@ -245,7 +245,7 @@ func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
 // valid id and the key itself is not visible in it.
 func keyID(t adapters.Target, key, caller string) string {
 	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return t.Name + "/k-" + hex.EncodeToString(sum[:16])
+	return t.Name + "/" + adapters.CallerTag(caller) + "/k-" + hex.EncodeToString(sum[:16])
 }
 
 // KeyRef is the Ref Start gives for key and caller.
@@ -253,13 +253,13 @@ func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
 	return adapters.Ref{ID: keyID(t, key, caller)}
 }
 
-// Owns reports whether r is shaped like an execution Start returns for t: "PROGRAM/UUID" or
-// "PROGRAM/k-HASH", with no run.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
+// Owns reports whether r is shaped like an execution Start returns for t and caller:
+// "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH", with no run.
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	if checkTarget(t) != nil || r.Run != "" {
 		return false
 	}
-	rest, ok := strings.CutPrefix(r.ID, t.Name+"/")
+	rest, ok := strings.CutPrefix(r.ID, t.Name+"/"+adapters.CallerTag(caller)+"/")
 	if !ok {
 		return false
 	}

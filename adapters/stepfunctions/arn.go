@@ -100,5 +100,5 @@ func validName(s string) bool {
 // is hashed in too, so that another caller's same key names another execution.
 func keyName(key, caller string) string {
 	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return "k-" + hex.EncodeToString(sum[:])[:40]
+	return adapters.CallerTag(caller) + "-k-" + hex.EncodeToString(sum[:])[:40]
 }

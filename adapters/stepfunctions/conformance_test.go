@@ -68,7 +68,7 @@ func executionARN(machine, name string) string {
 }
 
 func (h harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: executionARN(h.arns[sfnexamples.WaitAndEcho], uuid.NewString())}
+	return adapters.Ref{ID: executionARN(h.arns[sfnexamples.WaitAndEcho], adapters.CallerTag("")+"-"+uuid.NewString())}
 }
 
 func (h harness) Foreign() []adapters.Ref {

@@ -63,7 +63,7 @@ func TestInputLimit(t *testing.T) {
 	// States.DataLimitExceeded, counting its state data JSON-escaped, so only the start is checked.)
 	at := echoInputOfSize(t, 262144)
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: at})
-	if err != nil || !e.Owns(echo, r) {
+	if err != nil || !e.Owns(echo, r, "") {
 		t.Fatalf("Start with exactly 262144 bytes of input: %v, %v", r, err)
 	}
 }
@@ -80,7 +80,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 	sum := sha256.Sum256([]byte(key))
-	if want := executionARN(machine, "k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
+	if want := executionARN(machine, adapters.CallerTag("")+"-k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
 		t.Errorf("Start with a key: Ref %s, want %s", first.ID, want)
 	}
 	if ref := e.KeyRef(echo, key, ""); ref != first {
@@ -322,7 +322,7 @@ func TestAssumeRole(t *testing.T) {
 		t.Fatalf("Check: %v", err)
 	}
 	r, o, err := e.Run(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
-	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r) {
+	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r, "") {
 		t.Errorf("Run in account %s: %v, %+v, %v; want succeeded with {\"text\":\"across\"}", account, r, o, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -39,7 +40,16 @@ const (
 
 // Owns reports whether r is a Standard execution of t's state machine: same partition, region,
 // account and state machine name, and a valid execution name. It makes no API call.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+	if !ownsTarget(t, r) {
+		return false
+	}
+	_, name, _ := parseExecutionARN(r.ID)
+	return strings.HasPrefix(name, adapters.CallerTag(caller)+"-")
+}
+
+// ownsTarget reports whether r is an execution of t's state machine, whoever started it.
+func ownsTarget(t adapters.Target, r adapters.Ref) bool {
 	m, err := parseMachineARN(t.Name)
 	return err == nil && r.Run == "" && m.owns(r.ID)
 }
@@ -64,7 +74,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input string, req adapters.StartRequest) (adapters.Ref, error) {
-	name := uuid.NewString()
+	name := adapters.CallerTag(req.Caller) + "-" + uuid.NewString()
 	if req.Key != "" {
 		name = keyName(req.Key, req.Caller)
 	}
@@ -177,7 +187,7 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 }
 
 func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref) (*sfn.DescribeExecutionOutput, error) {
-	if !e.Owns(t, r) {
+	if !ownsTarget(t, r) {
 		return nil, fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
 	}
 	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)})

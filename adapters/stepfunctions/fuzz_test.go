@@ -20,7 +20,7 @@ func FuzzOwns(f *testing.F) {
 	}
 	e := &Engine{}
 	f.Fuzz(func(t *testing.T, machine, execution string) {
-		owned := e.Owns(adapters.Target{Name: machine}, adapters.Ref{ID: execution})
+		owned := e.Owns(adapters.Target{Name: machine}, adapters.Ref{ID: execution}, "alice")
 		if !owned {
 			return
 		}
@@ -31,6 +31,10 @@ func FuzzOwns(f *testing.F) {
 		unqualified := strings.Replace(m.unqualified(), ":stateMachine:", ":execution:", 1) + ":"
 		if !strings.HasPrefix(execution, unqualified) {
 			t.Fatalf("%q owned by %q, but not an execution of it", execution, machine)
+		}
+		_, name, _ := parseExecutionARN(execution)
+		if !strings.HasPrefix(name, adapters.CallerTag("alice")+"-") {
+			t.Fatalf("%q owned for alice, but its name does not carry her tag", execution)
 		}
 		if r, err := (Driver{}).ParseRef(execution); err != nil || r.ID != execution {
 			t.Fatalf("%q owned but read back as %v, %v", execution, r, err)

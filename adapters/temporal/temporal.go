@@ -168,7 +168,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	}
 	sreq := &workflowservice.StartWorkflowExecutionRequest{
 		Namespace:    e.namespace,
-		WorkflowId:   idPrefix + t.Name + "/" + uuid.NewString(),
+		WorkflowId:   idPrefix + t.Name + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString(),
 		WorkflowType: &commonpb.WorkflowType{Name: t.Name},
 		TaskQueue:    &taskqueuepb.TaskQueue{Name: t.Queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:        payloads,
@@ -244,7 +244,7 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 
 func keyWorkflowID(t adapters.Target, key, caller string) string {
 	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return idPrefix + t.Name + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
+	return idPrefix + t.Name + "/" + adapters.CallerTag(caller) + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
 }
 
 func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
@@ -274,8 +274,8 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 
 // Owns reports whether r is shaped like an execution Start returns for t: a workflow id of t's
 // workflow type with a UUID or key suffix, and a UUID run id.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
-	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/")
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/"+adapters.CallerTag(caller)+"/")
 	if !ok || t.Name == "" || !isUUID(r.Run) {
 		return false
 	}

@@ -96,7 +96,7 @@ func (h *harness) Target(name string) adapters.Target {
 }
 
 func (h *harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: uuid.NewString()}
+	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString(), Run: uuid.NewString()}
 }
 
 func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
@@ -384,8 +384,9 @@ func TestOwns(t *testing.T) {
 	t.Parallel()
 	var e *temporal.Engine // Owns makes no call
 	echo := adapters.Target{Name: "WaitAndEcho", Queue: "q"}
-	id, run := uuid.NewString(), uuid.NewString()
-	key := "k-0123456789abcdef0123456789abcdef"
+	tag := adapters.CallerTag("alice") + "/"
+	id, run := tag+uuid.NewString(), uuid.NewString()
+	key := tag + "k-0123456789abcdef0123456789abcdef"
 	tests := []struct {
 		name string
 		t    adapters.Target
@@ -398,6 +399,8 @@ func TestOwns(t *testing.T) {
 		{"other type's ref under a prefix type", adapters.Target{Name: "a"}, adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, false},
 		{"empty target name", adapters.Target{}, adapters.Ref{ID: "taskgate//" + id, Run: run}, false},
 		{"zero ref", echo, adapters.Ref{}, false},
+		{"another caller's", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("bob") + "/" + uuid.NewString(), Run: run}, false},
+		{"no caller tag", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: run}, false},
 	}
 	for i, r := range foreignRefs() {
 		tests = append(tests, struct {
@@ -408,7 +411,7 @@ func TestOwns(t *testing.T) {
 		}{fmt.Sprintf("foreign %d", i), echo, r, false})
 	}
 	for _, tc := range tests {
-		if got := e.Owns(tc.t, tc.r); got != tc.want {
+		if got := e.Owns(tc.t, tc.r, "alice"); got != tc.want {
 			t.Errorf("%s: Owns(%q, %v) = %v, want %v", tc.name, tc.t.Name, tc.r, got, tc.want)
 		}
 	}
@@ -441,7 +444,7 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 	if !reflect.DeepEqual(memo, want) {
 		t.Errorf("memo %v, want %v", memo, want)
 	}
-	if !strings.HasPrefix(r.ID, "taskgate/WaitAndEcho/k-") {
+	if !strings.HasPrefix(r.ID, "taskgate/WaitAndEcho/"+adapters.CallerTag("alice")+"/k-") {
 		t.Errorf("keyed workflow id %q", r.ID)
 	}
 
