@@ -117,6 +117,12 @@ type Outcome struct {
 	Cause string
 }
 
+// Listed is one execution of a listing.
+type Listed struct {
+	Ref    Ref
+	Status Status
+}
+
 // TargetInfo is what an engine tells about a target before any execution.
 type TargetInfo struct {
 	// SyncOnly: executions of this target cannot be described later (Step Functions Express):
@@ -153,6 +159,11 @@ type Engine interface {
 	Wait(ctx context.Context, t Target, r Ref) (Outcome, error)
 	// Run starts an execution and waits for its outcome: the only way to serve SyncOnly targets.
 	Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error)
+	// List reads one page of the executions of t that caller started, newest first: at most
+	// limit, and the page that follows ("" after the last). A page is what an earlier List gave;
+	// a page it did not give is ErrInvalid. The statuses are the listing's, which may be coarser
+	// than Describe's (a listing does not tell Submitted from Working).
+	List(ctx context.Context, t Target, caller, page string, limit int) ([]Listed, string, error)
 	// Cancel asks the engine to stop the execution; reason says who and why. ErrEnded when it had
 	// already ended.
 	Cancel(ctx context.Context, t Target, r Ref, reason string) error

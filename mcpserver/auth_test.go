@@ -333,3 +333,63 @@ func TestNativeIDsAreBoundToo(t *testing.T) {
 	}
 	alice.Decode(t, "tasks/cancel", map[string]any{"taskId": id})
 }
+
+// TestTasksListShowsOnlyOwnTasks: on 2025-11-25, tasks/list lists the caller's tasks, every page
+// of them, and no other caller's.
+func TestTasksListShowsOnlyOwnTasks(t *testing.T) {
+	e, _ := authEnv(t)
+	legacyAs := func(key string) *rpctest.Client {
+		return rpctest.Legacy(rpctest.HTTP{URL: e.url, Header: http.Header{"Authorization": {"Bearer " + key}}})
+	}
+	alice, bob := legacyAs(aliceKey), legacyAs(bobKey)
+	start := func(c *rpctest.Client) adapters.Ref {
+		r := c.Decode(t, "tools/call", map[string]any{"name": "echo_unpolled", "arguments": map[string]any{}, "task": map[string]any{}})
+		return e.ref(t, r["task"].(map[string]any)["taskId"].(string))
+	}
+	mine := map[adapters.Ref]bool{start(alice): true, start(alice): true, start(alice): true}
+	bobs := start(bob)
+	listed := map[adapters.Ref]bool{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		clear(listed)
+		cursor := ""
+		for pages := 0; pages < 100; pages++ {
+			params := map[string]any{}
+			if cursor != "" {
+				params["cursor"] = cursor
+			}
+			page := alice.Decode(t, "tasks/list", params)
+			for _, task := range page["tasks"].([]any) {
+				// Read as of the task's creation: a listed task of another test may expire meanwhile.
+				claims, err := e.tokens.Open(task.(map[string]any)["taskId"].(string), time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				listed[claims.Ref] = true
+			}
+			next, _ := page["nextCursor"].(string)
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
+		if len(listed) >= len(mine) && func() bool {
+			for r := range mine {
+				if !listed[r] {
+					return false
+				}
+			}
+			return true
+		}() || time.Now().After(deadline) {
+			break
+		}
+	}
+	for r := range mine {
+		if !listed[r] {
+			t.Errorf("alice's task %v is not listed", r)
+		}
+	}
+	if listed[bobs] {
+		t.Errorf("bob's task %v is in alice's list", bobs)
+	}
+	_, rerr := alice.Call(t, "tasks/list", map[string]any{"cursor": "not-a-cursor"})
+	wantError(t, "a forged cursor", rerr, -32602, "Failed to list tasks: the cursor is not one tasks/list gave")
+}

@@ -91,7 +91,7 @@ func TestLegacyTasks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if name == "stdio" {
 				caps := init["capabilities"].(map[string]any)
-				if jsonOf(caps["tasks"]) != `{"cancel":{},"requests":{"tools":{"call":{}}}}` || caps["extensions"] != nil || init["protocolVersion"] != "2025-11-25" {
+				if jsonOf(caps["tasks"]) != `{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}` || caps["extensions"] != nil || init["protocolVersion"] != "2025-11-25" {
 					t.Fatalf("initialize = %v", init)
 				}
 			}

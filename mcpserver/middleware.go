@@ -58,8 +58,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // legacyInitialize replaces the tasks extension, which the SDK shows to every protocol, with the
-// 2025-11-25 tasks capability. tasks/list is not offered: tasks are not bound to an authenticated
-// caller, so a list could show one client another's tasks.
+// 2025-11-25 tasks capability (tasks/list included: a caller lists only its own tasks).
 func legacyInitialize(res *mcp.InitializeResult) mcp.Result {
 	out := &legacyInitializeResult{InitializeResult: res}
 	if res.Capabilities != nil {

@@ -56,9 +56,10 @@ func isObject(b json.RawMessage) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// failed reports whether the task ended with an error of either kind.
+// failed reports whether the task ended with an error of either kind (an execution that failed
+// and whose outcome was not read is failed too).
 func (t *task) failed() bool {
-	return t.failure != nil || (t.result != nil && t.result.isError)
+	return t.failure != nil || (t.result != nil && t.result.isError) || (t.result == nil && t.status.State == adapters.Failed)
 }
 
 func (t *task) createdAt() time.Time {

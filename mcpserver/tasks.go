@@ -64,6 +64,9 @@ func (s *Server) addTaskMethods() error {
 			return err
 		}
 	}
+	if err := s.addListMethod(); err != nil {
+		return err
+	}
 	return s.addOperationMethods()
 }
 

@@ -99,11 +99,18 @@ type legacyTask struct {
 
 type legacyTasksCapability struct {
 	Cancel   struct{} `json:"cancel"`
+	List     struct{} `json:"list"`
 	Requests struct {
 		Tools struct {
 			Call struct{} `json:"call"`
 		} `json:"tools"`
 	} `json:"requests"`
+}
+
+type legacyTaskList struct {
+	mcp.ResultBase
+	Tasks      []legacyTaskInfo `json:"tasks"`
+	NextCursor string           `json:"nextCursor,omitempty"`
 }
 
 type legacyCapabilities struct {

@@ -49,6 +49,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"KeyRef", testKeyRef},
 		{"NativeRefs", testNativeRefs},
 		{"CallerBinding", testCallerBinding},
+		{"List", testList},
 		{"Unavailable", testUnavailable},
 	}
 	for _, tc := range tests {
@@ -638,6 +639,65 @@ func testCallerBinding(t *testing.T, h Harness) {
 	}
 }
 
+// testList: a caller's listing holds its executions and no one else's, across pages of any size.
+func testList(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	caller := "lister-" + unique(t)
+	mine := map[adapters.Ref]bool{}
+	for range 3 {
+		mine[start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Caller: caller})] = true
+	}
+	other := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Caller: caller + "-other"})
+	// Listings may lag behind starts (Temporal's visibility store is eventually consistent).
+	var listed map[adapters.Ref]bool
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		listed = listAll(ctx, t, e, echo, caller)
+		if len(listed) >= len(mine) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for r := range listed {
+		if !mine[r] {
+			t.Errorf("listed %v: not one of the caller's executions", r)
+		}
+	}
+	if len(listed) != len(mine) || listed[other] {
+		t.Errorf("listed %v, want exactly %v", listed, mine)
+	}
+}
+
+// listAll follows a caller's listing in pages of 2 and checks each page's shape.
+func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, caller string) map[adapters.Ref]bool {
+	t.Helper()
+	listed := map[adapters.Ref]bool{}
+	page := ""
+	for pages := 0; ; pages++ {
+		if pages == 100 {
+			t.Fatalf("100 pages of 2, still not the end")
+		}
+		got, next, err := e.List(ctx, tg, caller, page, 2)
+		if err != nil {
+			t.Fatalf("List page %q: %v", page, err)
+		}
+		if len(got) > 2 {
+			t.Fatalf("List with limit 2 gave %d", len(got))
+		}
+		for _, l := range got {
+			if listed[l.Ref] {
+				t.Errorf("%v listed twice", l.Ref)
+			}
+			if l.Status.State == 0 || l.Status.Started.IsZero() {
+				t.Errorf("%v listed without a status: %+v", l.Ref, l.Status)
+			}
+			listed[l.Ref] = true
+		}
+		if page = next; page == "" {
+			return listed
+		}
+	}
+}
+
 func testUnavailable(t *testing.T, h Harness) {
 	ctx := testContext(t)
 	u, echo, r := h.Unreachable(), h.Target("echo"), h.Missing()
@@ -651,6 +711,7 @@ func testUnavailable(t *testing.T, h Harness) {
 		"Describe": func() error { _, err := u.Describe(ctx, echo, r); return err },
 		"Outcome":  func() error { _, err := u.Outcome(ctx, echo, r); return err },
 		"Cancel":   func() error { return u.Cancel(ctx, echo, r, "unavailable") },
+		"List":     func() error { _, _, err := u.List(ctx, echo, "", "", 10); return err },
 	}
 	var wg sync.WaitGroup
 	for name, call := range calls {

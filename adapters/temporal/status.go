@@ -47,9 +47,9 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	if closed := latest.GetCloseTime(); closed != nil {
 		st.Updated = closed.AsTime()
 	}
+	st.State = stateOf(c.status())
 	switch c.status() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		st.State = adapters.Working
 		if !c.continued() && submitted(c.latest) {
 			st.State = adapters.Submitted
 			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", latest.GetTaskQueue())
@@ -58,17 +58,28 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 			st.Message = "cancellation requested"
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
-		st.State, st.Message = adapters.Working, "paused"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		st.State = adapters.Succeeded
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		st.State = adapters.Failed
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		st.State = adapters.Cancelled
-	default:
+		st.Message = "paused"
+	}
+	if st.State == 0 {
 		return adapters.Status{}, fmt.Errorf("temporal: describe %v: unknown workflow status %s", r, c.status())
 	}
 	return st, nil
+}
+
+// stateOf is a run's status as a State; 0 for CONTINUED_AS_NEW (the chain goes on) and statuses
+// this adapter does not know.
+func stateOf(s enumspb.WorkflowExecutionStatus) adapters.State {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+		return adapters.Working
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return adapters.Succeeded
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return adapters.Failed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return adapters.Cancelled
+	}
+	return 0
 }
 
 // submitted reports whether no worker has picked up the run's first workflow task yet. Until then
