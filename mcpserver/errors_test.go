@@ -45,20 +45,27 @@ func TestTaskErrors(t *testing.T) {
 	claims, _ := sealed.Open(id, time.Now())
 	forgedForUnmappedTool := claims
 	forgedForUnmappedTool.Tool = "not_a_tool"
+	expired := claims
+	expired.Created, expired.TTL = time.Now().Add(-time.Hour), time.Minute
 	otherWorkflow := claims
 	otherWorkflow.Ref.ID = "taskgate/SomethingElse/" + strings.TrimPrefix(claims.Ref.ID, "taskgate/WaitAndEcho/")
 	for name, bad := range map[string]string{
-		"garbage":             "hello",
-		"empty":               "",
-		"native ref":          claims.Ref.String(),
-		"other server's key":  otherServer.Issue(claims),
-		"tampered":            id[:len(id)-2] + "AA",
-		"unmapped tool":       sealed.Issue(forgedForUnmappedTool),
-		"other workflow type": sealed.Issue(otherWorkflow),
+		"garbage":              "hello",
+		"empty":                "",
+		"native ref":           claims.Ref.String(),
+		"other server's key":   otherServer.Issue(claims),
+		"tampered":             id[:len(id)-2] + "AA",
+		"truncated":            id[:len(id)/2],
+		"replayed past expiry": sealed.Issue(expired),
+		"unmapped tool":        sealed.Issue(forgedForUnmappedTool),
+		"other workflow type":  sealed.Issue(otherWorkflow),
 	} {
 		msg := "Failed to retrieve task: Task not found"
-		if name == "empty" {
+		switch name {
+		case "empty":
 			msg = "Failed to retrieve task: taskId is required"
+		case "replayed past expiry":
+			msg = "Failed to retrieve task: Task has expired"
 		}
 		for _, method := range []string{"tasks/get", "tasks/cancel"} {
 			_, err := c.Call(t, method, map[string]any{"taskId": bad})
