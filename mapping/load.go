@@ -379,6 +379,9 @@ func (d *doc) tool(n ast.Node, path string) {
 	if ae, present := o.m["allow"]; present {
 		t.Allow = d.allow(ae)
 	}
+	if ae, present := o.m["ask"]; present {
+		t.Ask = d.ask(ae)
+	}
 	if pe, present := o.m["protocolErrors"]; present {
 		t.ProtocolErrors = d.stringList(pe, "the failure types that are protocol errors, like [Internal.Crash, Example.Failure]")
 	}

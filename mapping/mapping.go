@@ -90,6 +90,8 @@ type Tool struct {
 	Result *Transform
 	// Text turns the structured result into the text content; nil gives its JSON.
 	Text *Transform
+	// Ask are the questions the tool asks before it starts.
+	Ask []*Question
 	// Allow restricts who may use the tool (its own, else its engine's); nil: every caller.
 	Allow *Allow
 	// ProtocolErrors are the engine failure types (Outcome.Error) that end a task failed with a

@@ -98,6 +98,21 @@ func (t *Tool) ResultText(structured json.RawMessage) (string, error) {
 	return string(out), nil
 }
 
+// WithAnswers is the arguments with each answer joined under its key: what EngineInput then reads.
+func WithAnswers(args json.RawMessage, answers map[string]json.RawMessage) (json.RawMessage, error) {
+	if len(answers) == 0 {
+		return args, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(orEmptyObject(args), &m); err != nil {
+		return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
+	}
+	for k, v := range answers {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
 func orEmptyObject(args json.RawMessage) json.RawMessage {
 	if s := bytes.TrimSpace(args); len(s) == 0 || bytes.Equal(s, []byte("null")) {
 		return json.RawMessage("{}")
