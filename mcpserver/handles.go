@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/mapping"
 )
 
 // Clients with no task support at all (--no-task-clients).
@@ -55,8 +54,9 @@ func isHandleTool(name string) bool {
 }
 
 // startHandle starts an execution and gives the caller its handle: the task id.
-func (s *Server) startHandle(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) *callToolResult {
-	t, toolErr, err := s.start(ctx, tool, args, startOptions{})
+func (s *Server) startHandle(ctx context.Context, c caps, call toolCall) *callToolResult {
+	tool := call.tool
+	t, toolErr, err := s.start(ctx, call, startOptions{})
 	if err != nil {
 		return s.handleError(tool.Name, err).wire(c.modern)
 	}

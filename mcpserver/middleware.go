@@ -43,7 +43,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || p.Name == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params with the tool's name"}
 			}
-			return s.callTool(ctx, c, p.Name, p.Arguments)
+			return s.callTool(ctx, c, p)
 		case method == "initialize":
 			res, err := next(ctx, method, req)
 			if init, ok := res.(*mcp.InitializeResult); ok && err == nil {

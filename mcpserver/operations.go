@@ -57,7 +57,8 @@ func (s *Server) addOperationMethods() error {
 }
 
 // startOperation starts an operation; a client token makes the start idempotent.
-func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) (mcp.Result, error) {
+func (s *Server) startOperation(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
+	tool := call.tool
 	var op struct {
 		Token     string   `json:"token"`
 		KeepAlive *float64 `json:"keepAlive"`
@@ -77,7 +78,7 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 		}
 		opts.keepAlive = time.Duration(*op.KeepAlive * float64(time.Second))
 	}
-	t, toolErr, err := s.start(ctx, tool, args, opts)
+	t, toolErr, err := s.start(ctx, call, opts)
 	if err != nil || toolErr != nil {
 		return s.toolAnswer(c, operations{}, toolErr, err)
 	}

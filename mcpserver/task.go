@@ -247,11 +247,15 @@ type startOptions struct {
 	keepAlive time.Duration
 }
 
-// prepare checks the arguments and turns them into the engine input. A *toolOutput is a tool
-// error for the caller to see: nothing starts.
-func prepare(tool *mapping.Tool, args json.RawMessage) (json.RawMessage, *toolOutput) {
+// prepare checks the arguments and turns them, with the answers to the tool's questions, into the
+// engine input. A *toolOutput is a tool error for the caller to see: nothing starts.
+func prepare(tool *mapping.Tool, args json.RawMessage, answers map[string]json.RawMessage) (json.RawMessage, *toolOutput) {
 	if err := tool.ValidateArguments(args); err != nil {
 		return nil, toolError("Invalid arguments for %s: %v", tool.Name, err)
+	}
+	args, err := mapping.WithAnswers(args, answers)
+	if err != nil {
+		return nil, toolError("%v", err)
 	}
 	input, err := tool.EngineInput(args)
 	if err != nil {
@@ -262,8 +266,9 @@ func prepare(tool *mapping.Tool, args json.RawMessage) (json.RawMessage, *toolOu
 
 // start validates the arguments and starts one execution. A non-nil *toolOutput is a tool error
 // (bad arguments, an engine limit) for the caller to see: nothing was started.
-func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMessage, opts startOptions) (*task, *toolOutput, error) {
-	input, toolErr := prepare(tool, args)
+func (s *Server) start(ctx context.Context, call toolCall, opts startOptions) (*task, *toolOutput, error) {
+	tool := call.tool
+	input, toolErr := prepare(tool, call.args, call.answers)
 	if toolErr != nil {
 		s.auditLine(ctx, "start", tool, adapters.Ref{}, "refused: invalid arguments")
 		return nil, toolErr, nil

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/mapping"
 )
 
 // The task methods, shared by the tasks extension (2026-07-28) and tasks on 2025-11-25: each
@@ -170,7 +169,7 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) 
 
 // legacyCreate starts a task for a `task`-augmented tools/call; the client's ttl can only shorten
 // the tool's.
-func (s *Server) legacyCreate(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) (mcp.Result, error) {
+func (s *Server) legacyCreate(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
 	var meta struct {
 		TTL *float64 `json:"ttl"`
 	}
@@ -184,7 +183,7 @@ func (s *Server) legacyCreate(ctx context.Context, c caps, tool *mapping.Tool, a
 		}
 		opts.ttl = time.Duration(*meta.TTL) * time.Millisecond
 	}
-	t, toolErr, err := s.start(ctx, tool, args, opts)
+	t, toolErr, err := s.start(ctx, call, opts)
 	if err != nil || toolErr != nil {
 		// 2025-11-25 has no way to hand back a tool error instead of a task: the call itself fails.
 		if toolErr != nil {

@@ -56,31 +56,46 @@ func (s *Server) routeOf(c caps, tool *mapping.Tool) route {
 	return routeHandle
 }
 
+// toolCall is one call of a mapped tool, with the answers to its questions once it has them.
+type toolCall struct {
+	tool    *mapping.Tool
+	args    json.RawMessage
+	answers map[string]json.RawMessage
+}
+
 // callTool serves tools/call of a mapped tool, or of a handle tool.
-func (s *Server) callTool(ctx context.Context, c caps, name string, args json.RawMessage) (mcp.Result, error) {
-	tool, ok := s.set.Tool(name)
+func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
+	tool, ok := s.set.Tool(p.Name)
 	if !ok {
-		if s.noTask == NoTaskHandles && isHandleTool(name) {
-			return s.handleTool(ctx, c, name, args).wire(c.modern), nil
+		if s.noTask == NoTaskHandles && isHandleTool(p.Name) {
+			return s.handleTool(ctx, c, p.Name, p.Arguments).wire(c.modern), nil
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 	}
 	if ok, missing := permits(ctx, tool); !ok {
 		return nil, errNotPermitted(ctx, tool, missing)
 	}
+	a, err := s.ask(ctx, c, tool, p)
+	switch {
+	case err != nil:
+		return nil, s.rpcError(extension{}, err)
+	case a.reply != nil:
+		return a.reply, nil
+	}
+	call := toolCall{tool: tool, args: p.Arguments, answers: a.answers}
 	switch s.routeOf(c, tool) {
 	case routeExtension:
-		t, toolErr, err := s.start(ctx, tool, args, startOptions{})
+		t, toolErr, err := s.start(ctx, call, startOptions{})
 		if err != nil || toolErr != nil {
 			return s.toolAnswer(c, extension{}, toolErr, err)
 		}
 		return &createTaskResult{taskInfo: extensionTask(t)}, nil
 	case routeLegacy:
-		return s.legacyCreate(ctx, c, tool, args)
+		return s.legacyCreate(ctx, c, call)
 	case routeOperation:
-		return s.startOperation(ctx, c, tool, args)
+		return s.startOperation(ctx, c, call)
 	case routeHandle:
-		return s.startHandle(ctx, c, tool, args), nil
+		return s.startHandle(ctx, c, call), nil
 	case routeRefuse:
 		if c.modern {
 			return nil, errMissingTasksCapability(tool.Name)
@@ -88,7 +103,7 @@ func (s *Server) callTool(ctx context.Context, c caps, name string, args json.Ra
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("tool %s runs only as a task: call it with a `task` param", tool.Name)}
 	}
-	return s.callAndWait(ctx, c, tool, args).wire(c.modern), nil
+	return s.callAndWait(ctx, c, call).wire(c.modern), nil
 }
 
 // toolAnswer is the answer of a call that started nothing: a tool error the model reads, or an
@@ -115,8 +130,9 @@ func errMissingTasksCapability(tool string) error {
 // not run as tasks, and clients that take no task. A client that gives up the call (cancels it, or
 // closes the HTTP request) cancels the execution: it has no other way to. Progress notifications
 // carry the engine's status when the client asked for them.
-func (s *Server) callAndWait(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) *toolOutput {
-	input, toolErr := prepare(tool, args)
+func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOutput {
+	tool := call.tool
+	input, toolErr := prepare(tool, call.args, call.answers)
 	if toolErr != nil {
 		return toolErr
 	}

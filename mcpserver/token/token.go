@@ -108,6 +108,12 @@ type Codec interface {
 	// Open reads a task id. Native codecs cannot know the tool, the Ref, the caller, the creation
 	// time or the ttl, and return them zero: the caller reads the id with each tool's driver.
 	Open(id string, now time.Time) (Claims, error)
+	// SealState protects what a client must hand back unchanged (the requestState of a call that
+	// asks before it starts), and OpenState reads it back: ErrForged or ErrMalformed when it is not
+	// what SealState gave. Native codecs have no key: their state is in clear, and checked only for
+	// its shape.
+	SealState(data []byte) string
+	OpenState(s string) ([]byte, error)
 }
 
 // Sealed is the default Codec.
@@ -201,6 +207,44 @@ func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
 	return c, nil
 }
 
+// statePrefix tells a sealed state from a task id: the two never open as each other.
+const statePrefix = "tgs1."
+
+// SealState seals data under the sealing key.
+func (s *Sealed) SealState(data []byte) string {
+	aead := s.aeads[s.sealID]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(data)+aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err)
+	}
+	return statePrefix + s.sealID + "." + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, data, []byte(statePrefix+s.sealID)))
+}
+
+// OpenState opens what SealState sealed, under any listed key.
+func (s *Sealed) OpenState(st string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(st, statePrefix)
+	if !ok {
+		return nil, ErrMalformed
+	}
+	kid, body, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, ErrMalformed
+	}
+	aead, ok := s.aeads[kid]
+	if !ok {
+		return nil, ErrForged
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+		return nil, ErrMalformed
+	}
+	data, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(statePrefix+kid))
+	if err != nil {
+		return nil, ErrForged
+	}
+	return data, nil
+}
+
 // Native hands out the engine's own id, as the engine's driver writes it, for single-user setups.
 type Native struct {
 	Refs Refs
@@ -229,4 +273,16 @@ func (n Native) Open(id string, _ time.Time) (Claims, error) {
 		return Claims{}, ErrMalformed
 	}
 	return Claims{}, nil
+}
+
+// SealState writes data in clear: a native codec has no key.
+func (Native) SealState(data []byte) string { return base64.RawURLEncoding.EncodeToString(data) }
+
+// OpenState reads what SealState wrote.
+func (Native) OpenState(st string) ([]byte, error) {
+	data, err := base64.RawURLEncoding.DecodeString(st)
+	if err != nil {
+		return nil, ErrMalformed
+	}
+	return data, nil
 }

@@ -124,3 +124,27 @@ func TestNative(t *testing.T) {
 		}
 	}
 }
+
+func TestState(t *testing.T) {
+	keys, _ := ParseKeys(NewKey("k1"))
+	s, _ := NewSealed(keys)
+	st := s.SealState([]byte(`{"a":1}`))
+	if data, err := s.OpenState(st); err != nil || string(data) != `{"a":1}` {
+		t.Fatalf("OpenState = %s, %v", data, err)
+	}
+	other, _ := ParseKeys(NewKey("k2"))
+	o, _ := NewSealed(other)
+	id := s.Issue(Claims{Tool: "echo", Ref: adapters.Ref{ID: "x"}, Created: time.Now()})
+	for name, bad := range map[string]string{"tampered": st[:len(st)-2] + "AA", "other key": o.SealState([]byte("x")), "a task id": id, "garbage": "x"} {
+		if _, err := s.OpenState(bad); !errors.Is(err, ErrForged) && !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := s.Open(st, time.Now()); err == nil {
+		t.Error("a state opened as a task id")
+	}
+	n := Native{Refs: refs{}}
+	if data, err := n.OpenState(n.SealState([]byte("clear"))); err != nil || string(data) != "clear" {
+		t.Fatalf("native state: %s, %v", data, err)
+	}
+}
