@@ -53,7 +53,7 @@ func TestQuestionsBeforeTheStart(t *testing.T) {
 		want      string
 	}{
 		"an answer of the wrong type": {answer("Alice", "yes"), state, `the answer to "go" does not fit its schema: answer field "confirm": has type string, want boolean`},
-		"a tampered requestState":      {answer("Alice", true), state[:len(state)-3] + "AAA", "requestState is not one taskgate gave: call echo_after_asking again without inputResponses to be asked anew"},
+		"a tampered requestState":     {answer("Alice", true), state[:len(state)-3] + "AAA", "requestState is not one taskgate gave: call echo_after_asking again without inputResponses to be asked anew"},
 	} {
 		got, code := retry(c.responses, c.state)
 		if code == nil || *code != -32602 || got["error"] != c.want {
