@@ -226,11 +226,11 @@ func watchWorkflow(t *testing.T, ctx context.Context, c client.Client, marker st
 				continue
 			}
 		}
-		d, err := c.DescribeWorkflowExecution(ctx, id, run)
+		d, err := c.DescribeWorkflow(ctx, id, run)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if status = d.GetWorkflowExecutionInfo().GetStatus(); done(status) {
+		if status = d.RawResponse.GetWorkflowExecutionInfo().GetStatus(); done(status) {
 			break
 		}
 	}
