@@ -89,12 +89,12 @@ data "aws_iam_policy_document" "execution" {
   }
 
   dynamic "statement" {
-    for_each = length(local.ssm_parameter_arns) > 0 ? [1] : []
+    for_each = length(local.ssm_parameter_arns) > 0 || var.mapping_yaml != null ? [1] : []
     content {
       sid       = "Parameters"
       effect    = "Allow"
       actions   = ["ssm:GetParameters"]
-      resources = local.ssm_parameter_arns
+      resources = sort(concat(local.ssm_parameter_arns, aws_ssm_parameter.mapping[*].arn))
     }
   }
 

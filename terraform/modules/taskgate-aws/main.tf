@@ -19,22 +19,22 @@ locals {
     var.secret_environment,
     var.api_key_secret_arns,
   )
-  loader_secrets = merge(
-    { TASKGATE_MAPPING = local.mapping_arn },
-    { for name, f in local.files : f.env => f.arn },
-  )
-  secret_arns = distinct(concat(values(local.taskgate_secrets), values(local.loader_secrets)))
+  file_secrets   = { for name, f in local.files : f.env => f.arn }
+  loader_secrets = merge({ TASKGATE_MAPPING = local.mapping_arn }, local.file_secrets)
+  # The ARNs given as variables (the mapping parameter this module creates is added in iam.tf).
   # Secrets Manager ARNs may carry a JSON key and version after the secret's own ARN (7 fields).
-  secretsmanager_arns = sort(distinct([for arn in local.secret_arns : join(":", slice(split(":", arn), 0, 7)) if split(":", arn)[2] == "secretsmanager"]))
-  ssm_parameter_arns  = sort(distinct([for arn in local.secret_arns : arn if split(":", arn)[2] == "ssm"]))
+  given_secret_arns   = distinct(concat(values(local.taskgate_secrets), values(local.file_secrets), var.mapping_arn == null ? [] : [var.mapping_arn]))
+  secretsmanager_arns = sort(distinct([for arn in local.given_secret_arns : join(":", slice(split(":", arn), 0, 7)) if split(":", arn)[2] == "secretsmanager"]))
+  ssm_parameter_arns  = sort(distinct([for arn in local.given_secret_arns : arn if split(":", arn)[2] == "ssm"]))
 
   # ECR repositories the images come from, for the execution role: ACCOUNT.dkr.ecr.REGION.amazonaws.com[.cn]/REPO[:TAG|@DIGEST].
-  ecr_repositories = sort(distinct(flatten([
+  ecr_images = flatten([
     for image in [var.image, var.config_loader_image] : [
       for m in regexall("^([0-9]{12})\\.dkr\\.ecr\\.([a-z0-9-]+)\\.amazonaws\\.com(?:\\.cn)?/([^:@]+)", image) :
-      "arn:${local.partition}:ecr:${m[1]}:${m[0]}:repository/${m[2]}"
+      { account = m[0], region = m[1], repository = m[2] }
     ]
-  ])))
+  ])
+  ecr_repositories = sort(distinct([for r in local.ecr_images : "arn:${local.partition}:ecr:${r.region}:${r.account}:repository/${r.repository}"]))
 
   # The loader writes each file with printf from its environment variable: no value is ever part of
   # the command line. Names are checked by the secret_files validation.

@@ -28,19 +28,27 @@ locals {
     keys(local.secret_env),
   )))
 
+  # TLS files go into a Secret; their paths and the server name, which are not secret, into the
+  # environment (built from unmarked values only: nonsensitive() lifts only a value's own mark).
   tls_dir = "/etc/taskgate/temporal"
-  tls_files = var.temporal_tls == null ? {} : {
+  tls_files = local.has_tls ? {
     for key, pem in {
       "ca.crt"  = var.temporal_tls.ca_pem
       "tls.crt" = var.temporal_tls.cert_pem
       "tls.key" = var.temporal_tls.key_pem
     } : key => pem if pem != null
-  }
-  tls_env = var.temporal_tls == null ? {} : merge(
-    contains(keys(local.tls_files), "ca.crt") ? { TEMPORAL_TLS_CA_FILE = "${local.tls_dir}/ca.crt" } : {},
-    contains(keys(local.tls_files), "tls.crt") ? { TEMPORAL_TLS_CERT_FILE = "${local.tls_dir}/tls.crt" } : {},
-    contains(keys(local.tls_files), "tls.key") ? { TEMPORAL_TLS_KEY_FILE = "${local.tls_dir}/tls.key" } : {},
-    var.temporal_tls.server_name == null ? {} : { TEMPORAL_TLS_SERVER_NAME = var.temporal_tls.server_name },
+  } : {}
+  tls_present = local.has_tls ? {
+    "ca.crt"  = nonsensitive(var.temporal_tls.ca_pem != null)
+    "tls.crt" = nonsensitive(var.temporal_tls.cert_pem != null)
+    "tls.key" = nonsensitive(var.temporal_tls.key_pem != null)
+  } : { "ca.crt" = false, "tls.crt" = false, "tls.key" = false }
+  tls_server_name = local.has_tls ? nonsensitive(var.temporal_tls.server_name) : null
+  tls_env = merge(
+    local.tls_present["ca.crt"] ? { TEMPORAL_TLS_CA_FILE = "${local.tls_dir}/ca.crt" } : {},
+    local.tls_present["tls.crt"] ? { TEMPORAL_TLS_CERT_FILE = "${local.tls_dir}/tls.crt" } : {},
+    local.tls_present["tls.key"] ? { TEMPORAL_TLS_KEY_FILE = "${local.tls_dir}/tls.key" } : {},
+    local.tls_server_name == null ? {} : { TEMPORAL_TLS_SERVER_NAME = local.tls_server_name },
   )
 
   environment = merge(
@@ -49,7 +57,7 @@ locals {
       TEMPORAL_ADDRESS   = var.temporal_address
       TEMPORAL_NAMESPACE = var.temporal_namespace
     },
-    nonsensitive(local.tls_env),
+    local.tls_env,
     var.public_url == null ? {} : { TASKGATE_MCP_URL = var.public_url },
     var.oauth == null ? {} : merge(
       {
