@@ -136,6 +136,7 @@ func policyModuleConfig(t *testing.T, inputs []policyInputs) string {
 			"policy":                      "${module." + name + ".policy}",
 			"policy_json":                 "${module." + name + ".policy_json}",
 			"statement_count":             "${module." + name + ".statement_count}",
+			"has_statements":              "${module." + name + ".has_statements}",
 			"assume_role_arns":            "${module." + name + ".assume_role_arns}",
 			"cross_account_policies":      "${module." + name + ".cross_account_policies}",
 			"cross_account_policies_json": "${module." + name + ".cross_account_policies_json}",
@@ -153,6 +154,7 @@ type moduleResult struct {
 	Policy                   json.RawMessage            `json:"policy"`
 	PolicyJSON               string                     `json:"policy_json"`
 	StatementCount           int                        `json:"statement_count"`
+	HasStatements            bool                       `json:"has_statements"`
 	AssumeRoleARNs           []string                   `json:"assume_role_arns"`
 	CrossAccountPolicies     map[string]json.RawMessage `json:"cross_account_policies"`
 	CrossAccountPoliciesJSON map[string]string          `json:"cross_account_policies_json"`
@@ -195,6 +197,9 @@ func checkSamePolicies(t *testing.T, name string, got moduleResult, want stepfun
 	}
 	if got.StatementCount != len(want.Caller.Statement) {
 		t.Errorf("%s: statement_count %d, want %d", name, got.StatementCount, len(want.Caller.Statement))
+	}
+	if got.HasStatements != (len(want.Caller.Statement) > 0) {
+		t.Errorf("%s: has_statements %v with %d statements", name, got.HasStatements, len(want.Caller.Statement))
 	}
 	var wantRoles []string
 	for _, r := range want.Roles {

@@ -67,7 +67,7 @@ locals {
       linuxParameters        = { capabilities = { drop = ["ALL"] } }
       secrets                = [for name in sort(keys(local.loader_secrets)) : { name = name, valueFrom = local.loader_secrets[name] }]
       # A new mapping_yaml makes a new task definition revision, and so a new deployment.
-      environment = var.mapping_yaml == null ? [] : [{ name = "TASKGATE_MAPPING_SHA256", value = sha256(var.mapping_yaml) }]
+      environment = var.mapping_arn != null ? [] : [{ name = "TASKGATE_MAPPING_SHA256", value = sha256(var.mapping_yaml) }]
       mountPoints = [{ sourceVolume = "config", containerPath = "/etc/taskgate", readOnly = false }]
       logConfiguration = {
         logDriver = "awslogs"

@@ -43,7 +43,8 @@ resource "aws_iam_role" "task" {
 
 resource "aws_iam_role_policy" "task" {
   # IAM refuses a policy with no statement: a mapping of Temporal workflows only needs none.
-  count = module.iam_policy.statement_count > 0 ? 1 : 0
+  # has_statements is known when planning, even when the ARNs come from resources of this apply.
+  count = module.iam_policy.has_statements ? 1 : 0
 
   name   = "step-functions"
   role   = aws_iam_role.task.id
@@ -89,7 +90,7 @@ data "aws_iam_policy_document" "execution" {
   }
 
   dynamic "statement" {
-    for_each = length(local.ssm_parameter_arns) > 0 || var.mapping_yaml != null ? [1] : []
+    for_each = length(local.ssm_parameter_arns) > 0 || var.mapping_arn == null ? [1] : []
     content {
       sid       = "Parameters"
       effect    = "Allow"

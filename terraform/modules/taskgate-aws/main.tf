@@ -9,8 +9,9 @@ locals {
 
   mcp_url = "https://${var.domain_name}/mcp"
 
-  # The mapping: the module's own parameter, or the one given.
-  mapping_arn = var.mapping_yaml != null ? aws_ssm_parameter.mapping[0].arn : var.mapping_arn
+  # The mapping: the one given, or the module's own parameter. (mapping_yaml may only be known
+  # after apply, when it holds ARNs of resources created with it; mapping_arn is known.)
+  mapping_arn = var.mapping_arn != null ? var.mapping_arn : aws_ssm_parameter.mapping[0].arn
 
   # Everything the task execution role reads for the containers: what each is injected as.
   files = { for i, name in sort(keys(var.secret_files)) : name => { env = "TASKGATE_FILE_${i}", arn = var.secret_files[name] } }
@@ -66,7 +67,7 @@ locals {
 }
 
 resource "aws_ssm_parameter" "mapping" {
-  count = var.mapping_yaml != null ? 1 : 0
+  count = var.mapping_arn == null ? 1 : 0
 
   name        = "/${var.name}/mapping"
   description = "taskgate mapping file (tools.yaml) of ${var.name}"

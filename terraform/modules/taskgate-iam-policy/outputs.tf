@@ -13,7 +13,7 @@ output "policy" {
 }
 
 output "policy_json" {
-  description = "The policy of taskgate's own identity as JSON, for aws_iam_role_policy. Attach it only when statement_count is above 0: IAM refuses a policy with no statement."
+  description = "The policy of taskgate's own identity as JSON, for aws_iam_role_policy. Attach it only when has_statements is true: IAM refuses a policy with no statement."
   value       = jsonencode(local.policies[""])
 
   precondition {
@@ -29,6 +29,13 @@ output "policy_json" {
 output "statement_count" {
   description = "How many statements the policy of taskgate's own identity has."
   value       = length(local.policies[""].Statement)
+}
+
+output "has_statements" {
+  description = "Whether the policy of taskgate's own identity has any statement, known when planning even if ARNs are not (they come from resources created in the same apply): use it for the count of the aws_iam_role_policy that attaches policy_json."
+  value = length(concat(var.state_machine_arns, var.sync_express_state_machine_arns, flatten([
+    for a in var.cross_account : concat(a.state_machine_arns, a.sync_express_state_machine_arns)
+  ]))) > 0
 }
 
 output "assume_role_arns" {
