@@ -3,6 +3,7 @@ package stepfunctions_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -238,4 +239,23 @@ func TestIAMPoliciesErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A tool on the alias "live" of a state machine, served with taskgate's own credentials: the
+// policy names the state machine and allows only that qualifier.
+func ExampleIAMPolicies() {
+	p, err := stepfunctions.IAMPolicies([]stepfunctions.Access{{
+		StateMachines: []string{"arn:aws:states:eu-west-1:123456789012:stateMachine:orders:live"},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range p.Caller.Statement {
+		fmt.Println(s.Sid, s.Action, s.Resource, s.Condition)
+	}
+	// Output:
+	// StartExecutionQualified1 [states:StartExecution] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[ForAnyValue:StringEquals:map[states:StateMachineQualifier:[live]]]
+	// DescribeStateMachine [states:DescribeStateMachine] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[Null:map[states:StateMachineQualifier:[true]]]
+	// DescribeStateMachineAliasQualified1 [states:DescribeStateMachineAlias] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[ForAnyValue:StringEquals:map[states:StateMachineQualifier:[live]]]
+	// Executions [states:DescribeExecution states:GetExecutionHistory states:StopExecution] [arn:aws:states:eu-west-1:123456789012:execution:orders:*] map[]
 }
