@@ -3,7 +3,6 @@ package deploycheck
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,9 +145,4 @@ var moduleMetaArguments = []string{"source", "version", "count", "for_each", "pr
 
 func rng(r hcl.Range) string {
 	return r.Filename[strings.Index(r.Filename, "terraform/"):] + ":" + strconv.Itoa(r.Start.Line)
-}
-
-// hasBlock reports whether body has a nested block of that type.
-func hasBlock(body *hclsyntax.Body, typ string) bool {
-	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return b.Type == typ })
 }
