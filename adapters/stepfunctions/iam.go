@@ -76,7 +76,9 @@ const (
 
 // machineActions are the Step Functions actions on state machines, in the order of their
 // statements.
-var machineActions = []string{"StartExecution", "StartSyncExecution", "DescribeStateMachine", "DescribeStateMachineAlias"}
+var machineActions = []string{
+	"StartExecution", "StartSyncExecution", "DescribeStateMachine", "DescribeStateMachineAlias", "ListExecutions",
+}
 
 // IAMPolicies returns the least-privilege IAM policies for what accesses describe. Accesses with
 // the same RoleARN are merged; an access to a role with no state machine is left out.
@@ -95,6 +97,8 @@ var machineActions = []string{"StartExecution", "StartSyncExecution", "DescribeS
 //   - DescribeStateMachine on every target's state machine without qualifier (taskgate reads the
 //     state machine's type) and with the version number of version targets (the startup check
 //     describes the version); DescribeStateMachineAlias with the alias name of alias targets.
+//   - ListExecutions on Standard targets' state machines without qualifier: tasks/list reads the
+//     caller's executions from the state machine's listing.
 //   - DescribeExecution, GetExecutionHistory (the cause of a stopped execution) and StopExecution on
 //     arn:PARTITION:states:REGION:ACCOUNT:execution:NAME:* for Standard targets: executions started
 //     through a version or alias belong to the state machine, so the pattern has no qualifier.
@@ -222,6 +226,10 @@ func (a *access) qualifiers(action string) map[string][]string {
 				if isAlias(qual) {
 					set[qual] = true
 				}
+			}
+		case "ListExecutions":
+			if len(u.standard) > 0 {
+				set = map[string]bool{"": true}
 			}
 		}
 		if len(set) > 0 {

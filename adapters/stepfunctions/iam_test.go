@@ -257,5 +257,6 @@ func ExampleIAMPolicies() {
 	// StartExecutionQualified1 [states:StartExecution] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[ForAnyValue:StringEquals:map[states:StateMachineQualifier:[live]]]
 	// DescribeStateMachine [states:DescribeStateMachine] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[Null:map[states:StateMachineQualifier:[true]]]
 	// DescribeStateMachineAliasQualified1 [states:DescribeStateMachineAlias] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[ForAnyValue:StringEquals:map[states:StateMachineQualifier:[live]]]
+	// ListExecutions [states:ListExecutions] [arn:aws:states:eu-west-1:123456789012:stateMachine:orders] map[Null:map[states:StateMachineQualifier:[true]]]
 	// Executions [states:DescribeExecution states:GetExecutionHistory states:StopExecution] [arn:aws:states:eu-west-1:123456789012:execution:orders:*] map[]
 }

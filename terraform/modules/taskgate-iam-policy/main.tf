@@ -56,7 +56,7 @@ locals {
   }
 
   # For each role, action and state machine: the qualifiers taskgate calls it with ("" for none).
-  machine_actions = ["StartExecution", "StartSyncExecution", "DescribeStateMachine", "DescribeStateMachineAlias"]
+  machine_actions = ["StartExecution", "StartSyncExecution", "DescribeStateMachine", "DescribeStateMachineAlias", "ListExecutions"]
   uses = {
     for role, ts in local.targets : role => flatten([
       for m in distinct([for t in ts : t.machine]) : [
@@ -80,6 +80,12 @@ locals {
           action     = "DescribeStateMachineAlias"
           machine    = m
           qualifiers = distinct([for t in ts : t.qualifier if t.machine == m && t.qualifier != "" && !t.version])
+        },
+        {
+          # tasks/list reads the caller's executions from the state machine's listing.
+          action     = "ListExecutions"
+          machine    = m
+          qualifiers = anytrue([for t in ts : t.machine == m && !t.express]) ? [""] : []
         },
       ]
     ])
