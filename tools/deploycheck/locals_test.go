@@ -214,6 +214,7 @@ func TestAWSModuleLocals(t *testing.T) {
 		t.Errorf("ecr_images = %v", r)
 	}
 	if r := decode[[]string](t, got["secretsmanager_arns"]); !slices.Equal(r, []string{
+		"arn:aws:secretsmanager:eu-west-1:123456789012:secret:taskgate/client-api-key-GhIjKl",
 		"arn:aws:secretsmanager:eu-west-1:123456789012:secret:taskgate/token-keys-AbCdEf",
 		"arn:aws:secretsmanager:eu-west-1:123456789012:secret:temporal-api-key-XyZ123",
 		"arn:aws:secretsmanager:eu-west-1:123456789012:secret:temporal-key-AbCdEf",
@@ -242,7 +243,7 @@ func TestKubernetesModuleLocals(t *testing.T) {
 	if env["TEMPORAL_ADDRESS"] != "temporal-frontend.temporal.svc.cluster.local:7233" || env["TEMPORAL_NAMESPACE"] != "default" || len(env) != 2 {
 		t.Errorf("environment = %v", env)
 	}
-	if names := decode[[]string](t, got["secret_env_names"]); !slices.Equal(names, []string{"TASKGATE_TOKEN_KEYS"}) {
+	if names := decode[[]string](t, got["secret_env_names"]); !slices.Equal(names, []string{"TASKGATE_KEY_CLIENTS", "TASKGATE_TOKEN_KEYS"}) {
 		t.Errorf("secret_env_names = %v", names)
 	}
 

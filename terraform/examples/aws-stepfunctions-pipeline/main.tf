@@ -53,6 +53,7 @@ module "taskgate" {
   image                 = var.image
   mapping_yaml          = local.mapping
   token_keys_secret_arn = var.token_keys_secret_arn
+  api_key_secret_arns   = { TASKGATE_KEY_CLIENTS = var.client_api_key_secret_arn }
 
   # Exactly the targets of the mapping: the task role may start these and nothing else.
   state_machine_arns = concat([aws_sfn_alias.live.arn], [for p in var.pipelines : p.state_machine_arn])

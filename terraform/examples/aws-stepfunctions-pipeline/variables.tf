@@ -19,6 +19,11 @@ variable "token_keys_secret_arn" {
   type        = string
 }
 
+variable "client_api_key_secret_arn" {
+  description = "ARN of the Secrets Manager secret holding the API key MCP clients send as `Authorization: Bearer KEY` (the mapping's auth.apiKeys entry for principal mcp-clients)."
+  type        = string
+}
+
 variable "pipelines" {
   description = "The existing state machines to serve next to the sample, one MCP tool each: tool name, description, state machine (or version or alias) ARN, and the JSON Schema of its arguments as JSON."
   type = list(object({

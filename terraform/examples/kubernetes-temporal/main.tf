@@ -9,4 +9,5 @@ module "taskgate" {
   temporal_address   = var.temporal_address
   temporal_namespace = var.temporal_namespace
   token_keys         = var.token_keys
+  api_keys           = { TASKGATE_KEY_CLIENTS = var.client_api_key }
 }

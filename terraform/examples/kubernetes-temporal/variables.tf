@@ -44,3 +44,9 @@ variable "token_keys" {
   type        = string
   sensitive   = true
 }
+
+variable "client_api_key" {
+  description = "The API key MCP clients send as `Authorization: Bearer KEY` (the mapping's auth.apiKeys entry for principal mcp-clients): TF_VAR_client_api_key=$(openssl rand -base64 32)."
+  type        = string
+  sensitive   = true
+}
