@@ -108,7 +108,7 @@ variable "secret_environment" {
 }
 
 variable "api_key_secret_arns" {
-  description = "API keys of HTTP callers, for the mapping's auth.apiKeys (coming with taskgate's authentication): environment variable name (the entry's keyEnv) => Secrets Manager secret or SSM SecureString ARN holding the key."
+  description = "API keys of HTTP callers, for the mapping's auth.apiKeys: environment variable name (the entry's keyEnv) => Secrets Manager secret or SSM SecureString ARN holding the key."
   type        = map(string)
   default     = {}
 
@@ -119,7 +119,7 @@ variable "api_key_secret_arns" {
 }
 
 variable "oauth" {
-  description = "OAuth settings for the mapping's auth.oauth (coming with taskgate's authentication), passed as TASKGATE_OAUTH_ISSUER, TASKGATE_OAUTH_AUDIENCE, TASKGATE_OAUTH_JWKS_URL and TASKGATE_OAUTH_SCOPES (space-separated) for the mapping to refer to; null for none. The resource URL for protected-resource metadata is TASKGATE_MCP_URL, always set."
+  description = "OAuth settings for the mapping's auth.oauth, passed as TASKGATE_OAUTH_ISSUER, TASKGATE_OAUTH_AUDIENCE, TASKGATE_OAUTH_JWKS_URL and TASKGATE_OAUTH_SCOPES (space-separated) for the mapping to refer to; null for none. The resource URL for protected-resource metadata is TASKGATE_MCP_URL, always set."
   type = object({
     issuer   = string
     audience = string

@@ -112,14 +112,14 @@ variable "token_keys_secret_name" {
 }
 
 variable "api_keys" {
-  description = "API keys of HTTP callers, for the mapping's auth.apiKeys (coming with taskgate's authentication): environment variable name (the entry's keyEnv) => key. Stored in the module's Secret."
+  description = "API keys of HTTP callers, for the mapping's auth.apiKeys: environment variable name (the entry's keyEnv) => key. Stored in the module's Secret."
   type        = map(string)
   default     = {}
   sensitive   = true
 }
 
 variable "oauth" {
-  description = "OAuth settings for the mapping's auth.oauth (coming with taskgate's authentication), passed as TASKGATE_OAUTH_ISSUER, TASKGATE_OAUTH_AUDIENCE, TASKGATE_OAUTH_JWKS_URL and TASKGATE_OAUTH_SCOPES (space-separated); null for none."
+  description = "OAuth settings for the mapping's auth.oauth, passed as TASKGATE_OAUTH_ISSUER, TASKGATE_OAUTH_AUDIENCE, TASKGATE_OAUTH_JWKS_URL and TASKGATE_OAUTH_SCOPES (space-separated); null for none."
   type = object({
     issuer   = string
     audience = string
