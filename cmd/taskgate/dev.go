@@ -98,7 +98,7 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 	files := o.configs
 	if len(files) == 0 {
 		files = []string{filepath.Join(state, "temporal-tools.yaml")}
-		if err := os.WriteFile(files[0], temporalexamples.Mapping, 0o600); err != nil {
+		if err := writeAtomically(files[0], temporalexamples.Mapping); err != nil {
 			return err
 		}
 	}
@@ -170,7 +170,25 @@ func ensureSFNExamples(ctx context.Context, env adapters.Env, state, endpoint, r
 	}
 	fmt.Fprintf(stderr, "taskgate: %d Step Functions example state machines ready in %s\n", len(arns), endpoint)
 	f := filepath.Join(state, "stepfunctions-tools.yaml")
-	return f, env, os.WriteFile(f, sfnexamples.Mapping, 0o600)
+	return f, env, writeAtomically(f, sfnexamples.Mapping)
+}
+
+// writeAtomically writes a file of the dev folder so that another dev starting at the same time
+// (clients that spawn one each) never reads it half written.
+func writeAtomically(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
 }
 
 // awaitPollers gives the worker just started a moment to poll its queue, so that the startup check
