@@ -179,3 +179,24 @@ func Drivers() []string {
 	slices.Sort(names)
 	return names
 }
+
+// A Permissioner is a driver that drafts the least-privilege permissions its engines need in
+// their cloud (the Step Functions driver writes IAM policies), for `taskgate iam-policy`.
+type Permissioner interface {
+	Driver
+	// Permissions writes the policy documents of these engines, which are of the driver's kind,
+	// as JSON.
+	Permissions(uses []EngineUse) ([]byte, error)
+}
+
+// EngineUse is one engine block and what the mapping's tools do with it.
+type EngineUse struct {
+	Name   string
+	Config EngineConfig
+	// Targets are the targets of the engine's tools.
+	Targets []Target
+	// SyncOnly are the targets the operator says can only run synchronously (Express).
+	SyncOnly []string
+	// HumanInput: some workflow of the engine asks questions that taskgate answers.
+	HumanInput bool
+}

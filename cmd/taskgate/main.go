@@ -53,7 +53,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
-	root.AddCommand(newServeCmd(), newDevCmd(), newValidateCmd(), newCallCmd(), newDiscoverCmd(), newTokenCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newDevCmd(), newValidateCmd(), newCallCmd(), newDiscoverCmd(), newIAMPolicyCmd(), newTokenCmd(), newVersionCmd())
 	return root
 }
 
