@@ -76,6 +76,11 @@ func (t *task) updatedAt() time.Time {
 	return t.createdAt()
 }
 
+// pollInterval is the interval suggested to the task's pollers at its present age.
+func (t *task) pollInterval() time.Duration {
+	return t.tool.PollIntervalAt(time.Since(t.createdAt()))
+}
+
 // ttlMs is the task's ttl in milliseconds, nil when unlimited.
 func (t *task) ttlMs() *int64 {
 	ttl := t.claims.TTL

@@ -175,17 +175,19 @@ func (s *Server) abandon(ctx context.Context, tool *mapping.Tool, ref adapters.R
 	}
 }
 
-// reportProgress sends one progress notification per poll interval until ctx ends.
+// reportProgress sends one progress notification per poll interval (growing with the call's age)
+// until ctx ends.
 func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool, ref adapters.Ref) {
 	t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Created: s.now()}}
-	tick := time.NewTicker(tool.PollInterval)
-	defer tick.Stop()
+	next := time.NewTimer(t.pollInterval())
+	defer next.Stop()
 	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-next.C:
 		}
+		next.Reset(t.pollInterval())
 		if s.describe(ctx, t) != nil {
 			continue
 		}
