@@ -136,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
 		if _, done := s.engines[t.Engine]; !done {
-			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0))
+			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0), nil)
 		}
 	}
 
