@@ -59,7 +59,9 @@ func (s *Server) routeOf(c caps, tool *mapping.Tool) route {
 // callTool serves tools/call of a mapped tool, or of a handle tool.
 func (s *Server) callTool(ctx context.Context, c caps, name string, args json.RawMessage) (mcp.Result, error) {
 	tool, ok := s.set.Tool(name)
-	if !ok {
+	if ok {
+		observeTask(ctx, tool, adapters.Ref{})
+	} else {
 		if s.noTask == NoTaskHandles && isHandleTool(name) {
 			return s.handleTool(ctx, c, name, args).wire(c.modern), nil
 		}

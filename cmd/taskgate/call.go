@@ -122,7 +122,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	engines, err := connect(ctx, set, adapters.OpenOptions{})
+	engines, err := connect(ctx, set, adapters.OpenOptions{}, nil)
 	if err != nil {
 		return "", nil, err
 	}

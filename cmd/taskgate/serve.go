@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -31,6 +33,10 @@ type transportFlags struct {
 	limits                 mcpserver.Limits
 	readTimeout            time.Duration
 	idleTimeout            time.Duration
+	logLevel, logFormat    string
+	// log and tel report what serve and dev do (setUpObservability); nil for call and validate.
+	log *slog.Logger
+	tel *observe.Telemetry
 }
 
 // check validates the flags before anything connects.
@@ -55,6 +61,44 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.IntVar(&f.limits.MaxInFlight, "max-in-flight", 512, "HTTP requests served at once; more are answered 503")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send an HTTP request, body included")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
+}
+
+// setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
+// variables name an OTLP endpoint. stop flushes the traces.
+func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Writer) (stop func(), err error) {
+	if f.log, err = observe.NewLogger(stderr, f.logLevel, f.logFormat); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	tp, err := observe.TracerProvider(ctx, os.Getenv, version)
+	if err != nil {
+		return nil, err
+	}
+	opts, stop := observe.Options{Log: f.log}, func() {}
+	if tp != nil {
+		opts.Tracer = tp
+		stop = func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(flush); err != nil {
+				f.log.Warn("traces not flushed", "error", err)
+			}
+		}
+	}
+	f.tel = observe.New(opts)
+	return stop, nil
+}
+
+// loggers are the server's log (warnings, for call and validate) and its audit log, always at
+// Info, in the format of --log-format.
+func (f *transportFlags) loggers(stderr io.Writer) (log, audit *slog.Logger) {
+	format := cmp.Or(f.logFormat, "text")
+	audit, _ = observe.NewLogger(stderr, "info", format)
+	if log = f.log; log == nil {
+		log, _ = observe.NewLogger(stderr, "warn", format)
+	}
+	return log, audit
 }
 
 func newServeCmd() *cobra.Command {
@@ -78,6 +122,11 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
+			stop, err := tf.setUpObservability(ctx, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stop()
 			set, err := mapping.Load(configs...)
 			if err != nil {
 				return err
@@ -89,7 +138,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engines, err := connect(ctx, set, adapters.OpenOptions{})
+			engines, err := connect(ctx, set, adapters.OpenOptions{}, tf.tel)
 			if err != nil {
 				return err
 			}
@@ -104,15 +153,20 @@ func newServeCmd() *cobra.Command {
 
 // newServer builds the MCP server and checks every tool's target, printing the warnings.
 func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits,
-		Audit: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	log, audit := tf.loggers(stderr)
+	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit}
 	if a != nil {
 		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
+	}
+	if tf.tel != nil {
+		cfg.Observer = tf.tel
 	}
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if tf.tel != nil {
+		tf.tel.Watch(srv)
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -123,14 +177,25 @@ func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapter
 	return srv, err
 }
 
-// httpServer serves MCP on /mcp, a health check on /healthz and, with OAuth, the protected
-// resource metadata. A request must arrive whole within the read timeout and an idle connection
-// closes: a client that trickles bytes holds nothing for long. There is no write timeout, since
-// tasks/result and waiting calls answer when the workflow ends.
+// httpServer serves MCP on /mcp, liveness on /healthz (the process answers), readiness on /readyz
+// (every engine answers and serves the mapped targets, checked at most every 5 seconds), the
+// metrics on /metrics (serve and dev) and, with OAuth, the protected resource metadata. A request
+// must arrive whole within the read timeout and an idle connection closes: a client that trickles
+// bytes holds nothing for long. There is no write timeout, since tasks/result and waiting calls
+// answer when the workflow ends.
 func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
+	if tf.tel != nil {
+		mux.Handle("/mcp", tf.tel.HTTP(srv.HTTPHandler()))
+		mux.Handle("/metrics", tf.tel.Metrics())
+	} else {
+		mux.Handle("/mcp", srv.HTTPHandler())
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
+		_, err := srv.CheckTargets(ctx)
+		return err
+	}})
 	if a != nil && a.metadata != nil {
 		for _, p := range a.paths {
 			mux.Handle(p, a.metadata)
