@@ -34,9 +34,11 @@ type transportFlags struct {
 	readTimeout            time.Duration
 	idleTimeout            time.Duration
 	logLevel, logFormat    string
-	// log and tel report what serve and dev do (setUpObservability); nil for call and validate.
-	log *slog.Logger
-	tel *observe.Telemetry
+	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
+	// go-sdk logs every stateless request's session at info) is the server's
+	// (setUpObservability); nil for call and validate.
+	log, serverLog *slog.Logger
+	tel            *observe.Telemetry
 }
 
 // check validates the flags before anything connects.
@@ -71,6 +73,9 @@ func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Write
 	if f.log, err = observe.NewLogger(stderr, f.logLevel, f.logFormat); err != nil {
 		return nil, usageError{err.Error()}
 	}
+	var level slog.Level
+	level.UnmarshalText([]byte(f.logLevel)) // valid: NewLogger read it
+	f.serverLog, _ = observe.NewLogger(stderr, max(level, slog.LevelWarn).String(), f.logFormat)
 	tp, err := observe.TracerProvider(ctx, os.Getenv, version)
 	if err != nil {
 		return nil, err
@@ -90,12 +95,12 @@ func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Write
 	return stop, nil
 }
 
-// loggers are the server's log (warnings, for call and validate) and its audit log, always at
-// Info, in the format of --log-format.
+// loggers are the server's log (warnings and errors) and its audit log, always at Info, in the
+// format of --log-format.
 func (f *transportFlags) loggers(stderr io.Writer) (log, audit *slog.Logger) {
 	format := cmp.Or(f.logFormat, "text")
 	audit, _ = observe.NewLogger(stderr, "info", format)
-	if log = f.log; log == nil {
+	if log = f.serverLog; log == nil {
 		log, _ = observe.NewLogger(stderr, "warn", format)
 	}
 	return log, audit
