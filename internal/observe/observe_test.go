@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -204,7 +206,9 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 		t.Fatal(rerr)
 	}
 
+	tel.Retried("local-temporal") // Temporal's client does not retry on its own: the series at 0
 	m := scrape(t, s.metrics)
+	dashboardNamesSeries(t, m)
 	for _, want := range []struct {
 		name   string
 		labels []string
@@ -292,5 +296,41 @@ func TestLabelsStayBounded(t *testing.T) {
 	}
 	if got := sum(m, "taskgate_request_duration_seconds", "method=tools/call", "outcome=invalid_params"); got != 3 {
 		t.Errorf("calls of unknown tools: %v, want 3", got)
+	}
+}
+
+// dashboardNamesSeries checks that the Grafana dashboard and the README name only series that
+// exist, and that the README names every one.
+func dashboardNamesSeries(t *testing.T, scraped map[string]float64) {
+	t.Helper()
+	families := map[string]bool{}
+	for k := range scraped {
+		if name, _, _ := strings.Cut(k, "{"); strings.HasPrefix(name, "taskgate_") {
+			families[name] = true
+		}
+	}
+	named := regexp.MustCompile(`taskgate_[a-z_]+`)
+	for _, file := range []string{"../../deploy/grafana/taskgate.json", "../../README.md"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mentioned := map[string]bool{}
+		for _, name := range named.FindAllString(string(src), -1) {
+			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+				if base := strings.TrimSuffix(name, suffix); families[base] {
+					name = base
+				}
+			}
+			if !families[name] {
+				t.Errorf("%s names %s, which taskgate does not export", file, name)
+			}
+			mentioned[name] = true
+		}
+		for name := range families {
+			if !mentioned[name] && strings.HasSuffix(file, ".md") {
+				t.Errorf("%s does not name the series %s", file, name)
+			}
+		}
 	}
 }
