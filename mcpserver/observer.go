@@ -118,13 +118,18 @@ func (c caps) dialectName(method string) string {
 	return "none"
 }
 
-// observeTask records the tool a request is about and, when known, its execution.
+// observeTask records the tool a request is about and, when known, its execution. It writes only
+// what changes: a waiting call's progress reports read the record meanwhile.
 func observeTask(ctx context.Context, tool *mapping.Tool, ref adapters.Ref) {
-	if rec := requestOf(ctx); rec != nil {
+	rec := requestOf(ctx)
+	if rec == nil {
+		return
+	}
+	if rec.Tool != tool.Name || rec.Engine != tool.Engine {
 		rec.Tool, rec.Engine = tool.Name, tool.Engine
-		if ref != (adapters.Ref{}) {
-			rec.Execution = ref
-		}
+	}
+	if ref != (adapters.Ref{}) && rec.Execution != ref {
+		rec.Execution = ref
 	}
 }
 
