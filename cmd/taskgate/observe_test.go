@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/taskgate/taskgate/internal/rpctest"
 )
@@ -51,5 +55,48 @@ func TestTracingVariables(t *testing.T) {
 			t.Errorf("serve with %s: exit %d, stderr %q; want 1, %q", c.env, code, &stderr, c.want)
 		}
 		t.Setenv(name, "")
+	}
+}
+
+var opsLine = regexp.MustCompile(`metrics and health on (http://\S+)`)
+
+// TestStdioServerIsObservableOnOpsHTTP: serve --stdio --ops-http answers /metrics and the health
+// endpoints on that address while MCP goes over standard input and output.
+func TestStdioServerIsObservableOnOpsHTTP(t *testing.T) {
+	cmd := exec.Command(binary, "serve", "--config", "testdata/memory.yaml", "--stdio", "--ops-http", "127.0.0.1:0")
+	cmd.Env = serveEnv()
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd}
+	defer p.kill()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := opsLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve --stdio --ops-http did not say where in 60s")
+	}
+	for path, want := range map[string]string{"/readyz": "ready\n", "/healthz": "ok\n", "/metrics": "# HELP taskgate_"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %.200q, want 200 and %q", path, resp.StatusCode, body, want)
+		}
 	}
 }

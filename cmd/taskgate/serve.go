@@ -34,6 +34,7 @@ type transportFlags struct {
 	readTimeout            time.Duration
 	idleTimeout            time.Duration
 	logLevel, logFormat    string
+	opsHTTP                string
 	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
 	// go-sdk logs every stateless request's session at info) is the server's
 	// (setUpObservability); nil for call and validate.
@@ -65,6 +66,7 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
+	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them)")
 }
 
 // setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
@@ -182,31 +184,56 @@ func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapter
 	return srv, err
 }
 
-// httpServer serves MCP on /mcp, liveness on /healthz (the process answers), readiness on /readyz
-// (every engine answers and serves the mapped targets, checked at most every 5 seconds), the
-// metrics on /metrics (serve and dev) and, with OAuth, the protected resource metadata. A request
-// must arrive whole within the read timeout and an idle connection closes: a client that trickles
-// bytes holds nothing for long. There is no write timeout, since tasks/result and waiting calls
-// answer when the workflow ends.
+// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz, /metrics) and, with
+// OAuth, the protected resource metadata. A request must arrive whole within the read timeout and
+// an idle connection closes: a client that trickles bytes holds nothing for long. There is no
+// write timeout, since tasks/result and waiting calls answer when the workflow ends.
 func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
 	if tf.tel != nil {
 		mux.Handle("/mcp", tf.tel.HTTP(srv.HTTPHandler()))
-		mux.Handle("/metrics", tf.tel.Metrics())
 	} else {
 		mux.Handle("/mcp", srv.HTTPHandler())
 	}
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
-		_, err := srv.CheckTargets(ctx)
-		return err
-	}})
+	operations(mux, srv, tf)
 	if a != nil && a.metadata != nil {
 		for _, p := range a.paths {
 			mux.Handle(p, a.metadata)
 		}
 	}
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+}
+
+// operations adds liveness (/healthz: the process answers), readiness (/readyz: every engine
+// answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
+// the metrics (/metrics).
+func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
+		_, err := srv.CheckTargets(ctx)
+		return err
+	}})
+	if tf.tel != nil {
+		mux.Handle("/metrics", tf.tel.Metrics())
+	}
+}
+
+// serveOperations serves operations on --ops-http until ctx ends.
+func serveOperations(ctx context.Context, srv *mcpserver.Server, tf transportFlags, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", tf.opsHTTP)
+	if err != nil {
+		return fmt.Errorf("--ops-http %s: %w", tf.opsHTTP, err)
+	}
+	mux := http.NewServeMux()
+	operations(mux, srv, tf)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	go hs.Serve(ln)
+	fmt.Fprintf(stderr, "taskgate: metrics and health on http://%s (/metrics, /healthz, /readyz)\n", ln.Addr())
+	return nil
 }
 
 // checkOpen refuses to serve HTTP beyond loopback with no one authenticated, unless told to.
@@ -243,6 +270,11 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	srv, err := newServer(ctx, set, engines, tokens, tf, a, stderr)
 	if err != nil {
 		return err
+	}
+	if tf.opsHTTP != "" {
+		if err := serveOperations(ctx, srv, tf, stderr); err != nil {
+			return err
+		}
 	}
 	if tf.stdio {
 		if ready != nil {
