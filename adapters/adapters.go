@@ -42,6 +42,11 @@ type StartRequest struct {
 	// engine can later filter on it (a memo or search attribute, a name prefix), and the same Key
 	// from another Caller never yields this execution. Empty when unknown.
 	Caller string
+	// Trace is the caller's trace context as W3C Trace Context fields ("traceparent", and
+	// "tracestate" and "baggage" when set); empty when there is none. Adapters pass it to the
+	// engine in the engine's own format where a start takes one, so that the execution's traces
+	// join the caller's.
+	Trace map[string]string
 }
 
 // Ref is the engine's own identifier of one execution.

@@ -101,6 +101,10 @@ type OpenOptions struct {
 	// credentials): values an engine block leaves out come from there. Nil is the process's
 	// environment.
 	Env Env
+	// Retried, when set, is told of every retry the engine's client makes on its own (the AWS
+	// SDK's), and whether the engine throttled the call retried. Engines whose client does not
+	// retry on its own never call it.
+	Retried func(throttled bool)
 }
 
 // Env is an environment in the form os.Environ gives it, "KEY=value" entries, where the last

@@ -584,13 +584,23 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
     timeout: 0s
     ttl: -1h
     inputSchema: {type: object}
+  - name: c
+    description: d
+    engine: local
+    work: {name: A}
+    pollInterval: 5s
+    pollIntervalMax: 2s
+    pollIntervalGrowsAfter: 0s
+    inputSchema: {type: object}
 `,
 		want: `m.yaml:8:30: tools[0].work.timeout: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)
 m.yaml:9:14: tools[0].timeout: "60" is not a duration (use a Go duration like 30s, 5m, 24h)
 m.yaml:10:19: tools[0].pollInterval: must be at least 100ms, not 50ms (use a Go duration like 30s, 5m, 24h)
 m.yaml:11:10: tools[0].ttl: "forever" is not a duration (use a Go duration like 30s, 5m, 24h, or unlimited)
 m.yaml:17:14: tools[1].timeout: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)
-m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30s, 5m, 24h, or unlimited)`,
+m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30s, 5m, 24h, or unlimited)
+m.yaml:25:22: tools[2].pollIntervalMax: must be at least pollInterval (5s), not 2s (the interval grows from pollInterval up to pollIntervalMax; set them equal for a fixed interval)
+m.yaml:26:29: tools[2].pollIntervalGrowsAfter: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)`,
 	},
 
 	// Schemas.

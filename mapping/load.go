@@ -28,7 +28,9 @@ var renamedToolKeys = map[string]string{
 // The defaults of a tool's timings, and the shortest poll interval it may suggest.
 const (
 	defaultTimeout      = 60 * time.Second
-	defaultPollInterval = 2 * time.Second
+	defaultPollInterval = time.Second
+	defaultPollMax      = 30 * time.Second
+	defaultPollGrowth   = time.Minute
 	defaultTTL          = 24 * time.Hour
 	minPollInterval     = 100 * time.Millisecond
 )
@@ -358,6 +360,12 @@ func (d *doc) tool(n ast.Node, path string) {
 	}
 	t.Timeout = o.durationOr("timeout", defaultTimeout, time.Nanosecond, false)
 	t.PollInterval = o.durationOr("pollInterval", defaultPollInterval, minPollInterval, false)
+	t.PollIntervalMax = o.durationOr("pollIntervalMax", max(defaultPollMax, t.PollInterval), minPollInterval, false)
+	if e, set := o.m["pollIntervalMax"]; set && t.PollIntervalMax < t.PollInterval {
+		d.errorf(e.value, "the interval grows from pollInterval up to pollIntervalMax; set them equal for a fixed interval",
+			"%s: must be at least pollInterval (%s), not %s", e.path, t.PollInterval, t.PollIntervalMax)
+	}
+	t.PollIntervalGrowsAfter = o.durationOr("pollIntervalGrowsAfter", defaultPollGrowth, time.Nanosecond, false)
 	t.TTL = o.durationOr("ttl", defaultTTL, time.Nanosecond, true)
 	if se, present := o.m["inputSchema"]; present {
 		t.InputSchema, t.inputSchema = d.schema(se)

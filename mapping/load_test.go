@@ -118,7 +118,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		{ // more.yml sorts before tools.yaml
 			Name: "quick_echo", Description: "Echoes at once.", Engine: "local",
 			Target:      adapters.Target{Name: "price$check"},
-			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
 			Source:      "testdata/good/more.yml:4",
@@ -126,7 +126,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		{
 			Name: "quick_echo_async", Description: "Echoes at once.", Engine: "local",
 			Target:      adapters.Target{Name: "price$check"},
-			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
 			Source:      "testdata/good/more.yml:17",
@@ -134,14 +134,14 @@ func TestLoadGoodFolder(t *testing.T) {
 		{ // only what is required: every default
 			Name: "wait_and_echo", Description: "Waits, then echoes the text.", Engine: "local",
 			Target:      adapters.Target{Name: "WaitAndEcho"},
-			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"text":{"type":"string"}},"required":["seconds","text"]}`),
 			Source:      "testdata/good/tools.yaml:2",
 		},
 		{ // every key
 			Name: "order.pipeline-v2", Title: "Order pipeline", Description: "Runs the order pipeline.\nTakes a while.\n", Engine: "other",
 			Target:      adapters.Target{Name: "orders:prod"},
-			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, TTL: 0,
+			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, PollIntervalMax: 10 * time.Second, PollIntervalGrowsAfter: 2 * time.Minute, TTL: 0,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"total":{"type":"number"}}}`),
 			Input:        &Transform{Source: "{order_id: .order}"},
@@ -151,9 +151,9 @@ func TestLoadGoodFolder(t *testing.T) {
 		{
 			Name: "summarize", Description: "Summarizes in the cloud.", Engine: "cloud",
 			Target:      adapters.Target{Name: "Summarize", Timeout: time.Hour},
-			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: time.Hour,
+			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
-			Source:      "testdata/good/tools.yaml:29",
+			Source:      "testdata/good/tools.yaml:31",
 		},
 	}
 	if len(set.Tools) != len(want) {

@@ -78,8 +78,10 @@ type Tool struct {
 	TaskSupport TaskSupport
 	// Timeout is how long a call that waits for the result waits.
 	Timeout time.Duration
-	// PollInterval is the polling interval suggested to clients.
-	PollInterval time.Duration
+	// PollInterval is the polling interval suggested to clients while a task is young: up to the
+	// age PollIntervalGrowsAfter. After that the interval grows in proportion to the task's age, up
+	// to PollIntervalMax (see PollIntervalAt).
+	PollInterval, PollIntervalMax, PollIntervalGrowsAfter time.Duration
 	// TTL is how long a task id stays valid after creation (zero: unlimited).
 	TTL time.Duration
 	// InputSchema and OutputSchema are JSON Schemas as JSON (OutputSchema may be nil).
@@ -102,6 +104,19 @@ type Tool struct {
 
 	inputSchema *compiled
 	driver      adapters.Driver
+}
+
+// PollIntervalAt is the polling interval suggested for a task of this age: PollInterval until
+// PollIntervalGrowsAfter, then PollInterval × age / PollIntervalGrowsAfter (with the defaults,
+// 1 s for the first minute, then a sixtieth of the age: 2 s at 2 minutes, 10 s at 10 minutes),
+// never above PollIntervalMax. A poll at every suggested interval costs a logarithmic number of
+// polls in the age until the interval reaches its maximum, then a steady rate.
+func (t *Tool) PollIntervalAt(age time.Duration) time.Duration {
+	if age <= t.PollIntervalGrowsAfter || t.PollIntervalMax <= t.PollInterval {
+		return t.PollInterval
+	}
+	grown := time.Duration(float64(t.PollInterval) * (float64(age) / float64(t.PollIntervalGrowsAfter)))
+	return min(grown.Truncate(time.Millisecond), t.PollIntervalMax)
 }
 
 // FormatRef writes a Ref of the tool's executions as its engine's own id.

@@ -25,6 +25,16 @@ var undeclared = map[string]bool{
 // 2025-11-25 clients, and refuses the methods of undeclared capabilities. No request, however
 // malformed, may end the process: a panic is answered -32603 and logged with its stack.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	serve := s.serveRequest(next)
+	if s.observer == nil {
+		return serve
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return s.observed(ctx, method, func(ctx context.Context) (mcp.Result, error) { return serve(ctx, method, req) })
+	}
+}
+
+func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -33,6 +43,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		c := capsFromRequest(req)
+		observeCaps(ctx, c, method)
 		ctx, cancel := withClient(context.WithValue(ctx, capsKey{}, c))
 		defer cancel()
 		switch {

@@ -90,7 +90,7 @@ func (s *Server) startOperation(ctx context.Context, c caps, call toolCall) (mcp
 		Token:         t.id,
 		Status:        "working",
 		KeepAlive:     s.keepAliveSeconds(t),
-		PollFrequency: math.Max(1, math.Round(t.tool.PollInterval.Seconds())),
+		PollFrequency: math.Max(1, math.Round(t.pollInterval().Seconds())),
 	}}, nil
 }
 

@@ -54,6 +54,8 @@ type Config struct {
 	// listener, loopback pages ("*" allows any). AllowedHosts, when set, are the only Host
 	// headers served (host, or host:port).
 	AllowedOrigins, AllowedHosts []string
+	// Observer, when set, is told of every request and of tasks' starts and ends.
+	Observer Observer
 }
 
 // HTTPAuth is how HTTP callers authenticate (go-sdk's auth middleware): a request without a token
@@ -92,6 +94,9 @@ type Server struct {
 	unknownTokens *lru.Cache[time.Time]
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
+	observer  Observer
+	// coalesced are the engines' read-sharing wrappers, by engine block name.
+	coalesced map[string]*coalesce.Engine
 }
 
 // New builds a server. It makes no engine call; see CheckTargets.
@@ -102,7 +107,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger,
 		grace: cfg.NotFoundGrace, now: time.Now, engines: map[string]adapters.Engine{},
-		noTask: cfg.NoTaskClients,
+		noTask: cfg.NoTaskClients, observer: cfg.Observer, coalesced: map[string]*coalesce.Engine{},
 	}
 	if s.noTask == "" {
 		s.noTask = NoTaskHandles
@@ -136,7 +141,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
 		if _, done := s.engines[t.Engine]; !done {
-			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0))
+			var ended coalesce.Ended
+			if s.observer != nil {
+				ended = s.ended
+			}
+			s.coalesced[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0), ended)
+			s.engines[t.Engine] = s.coalesced[t.Engine]
 		}
 	}
 
@@ -177,6 +187,16 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 		}
 	}
 	return warnings, errors.Join(problems...)
+}
+
+// Reads are, by engine block name, the engine reads the server has made since New, by how each
+// was served (an engine call, or a shortcut).
+func (s *Server) Reads() map[string]coalesce.Counts {
+	reads := make(map[string]coalesce.Counts, len(s.coalesced))
+	for name, e := range s.coalesced {
+		reads[name] = e.Counts()
+	}
+	return reads
 }
 
 // MCP is the underlying go-sdk server.

@@ -76,6 +76,11 @@ func (t *task) updatedAt() time.Time {
 	return t.createdAt()
 }
 
+// pollInterval is the interval suggested to the task's pollers at its present age.
+func (t *task) pollInterval() time.Duration {
+	return t.tool.PollIntervalAt(time.Since(t.createdAt()))
+}
+
 // ttlMs is the task's ttl in milliseconds, nil when unlimited.
 func (t *task) ttlMs() *int64 {
 	ttl := t.claims.TTL
@@ -140,6 +145,7 @@ func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 	if tool == nil || (claims.Tool != "" && claims.Caller != callerOf(ctx)) {
 		return nil, &taskError{kind: errNotFound}
 	}
+	observeTask(ctx, tool, claims.Ref)
 	return &task{id: id, tool: tool, claims: claims}, nil
 }
 
@@ -308,6 +314,10 @@ func (s *Server) cancel(ctx context.Context, t *task, who string) error {
 // auditLine records one start, cancel or answer: who, which tool, which execution, and how it
 // went. Task ids are bearer handles and never appear in it.
 func (s *Server) auditLine(ctx context.Context, event string, tool *mapping.Tool, ref adapters.Ref, outcome string) {
+	observeTask(ctx, tool, ref)
+	if s.observer != nil && event != "cancel" && ref != (adapters.Ref{}) {
+		s.observer.Started(ctx, tool.Name)
+	}
 	s.audit.Info("audit", "event", event, "principal", principalOf(ctx), "tool", tool.Name, "engine", tool.Engine,
 		"execution", ref.String(), "outcome", outcome)
 }

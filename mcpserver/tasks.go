@@ -199,7 +199,7 @@ func extensionTask(t *task) taskInfo {
 	return taskInfo{
 		TaskID: t.id, Status: extension{}.status(t), StatusMessage: t.message(),
 		CreatedAt: timestamp(t.createdAt()), LastUpdatedAt: timestamp(t.updatedAt()),
-		TTLMs: t.ttlMs(), PollIntervalMs: t.tool.PollInterval.Milliseconds(),
+		TTLMs: t.ttlMs(), PollIntervalMs: t.pollInterval().Milliseconds(),
 	}
 }
 
@@ -208,7 +208,7 @@ func legacyInfo(t *task) legacyTaskInfo {
 	return legacyTaskInfo{
 		TaskID: t.id, Status: legacy{}.status(t), StatusMessage: t.message(),
 		CreatedAt: timestamp(t.createdAt()), LastUpdatedAt: timestamp(t.updatedAt()),
-		TTL: t.ttlMs(), PollInterval: t.tool.PollInterval.Milliseconds(),
+		TTL: t.ttlMs(), PollInterval: t.pollInterval().Milliseconds(),
 	}
 }
 

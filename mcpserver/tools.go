@@ -66,7 +66,9 @@ type toolCall struct {
 // callTool serves tools/call of a mapped tool, or of a handle tool.
 func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
 	tool, ok := s.set.Tool(p.Name)
-	if !ok {
+	if ok {
+		observeTask(ctx, tool, adapters.Ref{})
+	} else {
 		if s.noTask == NoTaskHandles && isHandleTool(p.Name) {
 			return s.handleTool(ctx, c, p.Name, p.Arguments).wire(c.modern), nil
 		}
@@ -191,17 +193,19 @@ func (s *Server) abandon(ctx context.Context, tool *mapping.Tool, ref adapters.R
 	}
 }
 
-// reportProgress sends one progress notification per poll interval until ctx ends.
+// reportProgress sends one progress notification per poll interval (growing with the call's age)
+// until ctx ends.
 func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool, ref adapters.Ref) {
 	t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Created: s.now()}}
-	tick := time.NewTicker(tool.PollInterval)
-	defer tick.Stop()
+	next := time.NewTimer(t.pollInterval())
+	defer next.Stop()
 	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-next.C:
 		}
+		next.Reset(t.pollInterval())
 		if s.describe(ctx, t) != nil {
 			continue
 		}

@@ -45,6 +45,8 @@ type Config struct {
 	// HTTPClient replaces the SDK's HTTP client for Step Functions and STS calls, TLS settings
 	// included: AWS_CA_BUNDLE applies only to the SDK's own client. Empty: the SDK's default.
 	HTTPClient aws.HTTPClient
+	// Retried, when set, is told of every retry of an API call, and whether the call was throttled.
+	Retried func(throttled bool)
 	// Env is where AWS_REGION (then AWS_DEFAULT_REGION), AWS_PROFILE and the static credentials
 	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN are read; nil is the
 	// process's environment. The rest of the standard AWS chain reads the process's environment.
@@ -66,10 +68,14 @@ var _ adapters.Engine = (*Engine)(nil)
 func New(ctx context.Context, cfg Config) (*Engine, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
+			r := retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = maxAttempts
 				o.MaxBackoff = maxBackoff
 			})
+			if cfg.Retried != nil {
+				return countingRetryer{RetryerV2: r, retried: cfg.Retried}
+			}
+			return r
 		}),
 	}
 	opts = append(opts, envOptions(cfg.Env)...)

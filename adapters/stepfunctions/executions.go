@@ -82,6 +82,7 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 		StateMachineArn: aws.String(t.Name),
 		Name:            aws.String(name),
 		Input:           aws.String(input),
+		TraceHeader:     xrayHeader(req.Trace),
 	})
 	var exists *types.ExecutionAlreadyExists
 	switch {
@@ -279,7 +280,7 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 			return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is an Express state machine, and Step Functions "+
 				"does not deduplicate Express executions: call it without an idempotency key", adapters.ErrInvalid, t.Name)
 		}
-		return e.runSync(ctx, t, input)
+		return e.runSync(ctx, t, input, req.Trace)
 	}
 	r, err := e.start(ctx, t, m, input, req)
 	if err != nil {
@@ -289,10 +290,11 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 	return r, o, err
 }
 
-func (e *Engine) runSync(ctx context.Context, t adapters.Target, input string) (adapters.Ref, adapters.Outcome, error) {
+func (e *Engine) runSync(ctx context.Context, t adapters.Target, input string, trace map[string]string) (adapters.Ref, adapters.Outcome, error) {
 	out, err := e.client.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{
 		StateMachineArn: aws.String(t.Name),
 		Input:           aws.String(input),
+		TraceHeader:     xrayHeader(trace),
 	}, e.syncEndpoint)
 	if err != nil {
 		return adapters.Ref{}, adapters.Outcome{}, startError(t.Name, err)

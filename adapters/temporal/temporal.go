@@ -46,6 +46,10 @@ const (
 	idPrefix    = "taskgate/"
 	keyIDPrefix = "k-"
 	identity    = "taskgate"
+	// traceHeader is the workflow header field where Temporal's OpenTelemetry interceptor
+	// (go.temporal.io/sdk/contrib/opentelemetry, its default HeaderKey) reads the trace context
+	// of a start: the W3C fields as a map[string]string, encoded by the default data converter.
+	traceHeader = "_tracer-data"
 )
 
 // Config is how to reach one Temporal namespace.
@@ -178,6 +182,13 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	}
 	if t.Timeout > 0 {
 		sreq.WorkflowExecutionTimeout = durationpb.New(t.Timeout)
+	}
+	if len(req.Trace) > 0 {
+		p, err := e.dc.ToPayload(req.Trace)
+		if err != nil {
+			return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the trace context: %w", t.Name, err)
+		}
+		sreq.Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{traceHeader: p}}
 	}
 	if req.Key != "" {
 		sreq.WorkflowId = keyWorkflowID(t, req.Key, req.Caller)

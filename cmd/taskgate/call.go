@@ -122,7 +122,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	engines, err := connect(ctx, set, adapters.OpenOptions{})
+	engines, err := connect(ctx, set, adapters.OpenOptions{}, nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -160,12 +160,14 @@ func (t *taskResult) terminal() bool {
 	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
 }
 
+// pollInterval is the server's suggestion, which grows with the task's age, never under 100ms
+// (the shortest a mapping may suggest); 1s when the server suggests none.
 func (t *taskResult) pollInterval() time.Duration {
 	d := time.Second
 	if t.PollIntervalMs != nil {
 		d = time.Duration(*t.PollIntervalMs) * time.Millisecond
 	}
-	return min(max(d, 200*time.Millisecond), 5*time.Second)
+	return max(d, 100*time.Millisecond)
 }
 
 // callTool calls the tool, follows its task to the end and prints the outcome; it returns the

@@ -58,6 +58,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--config", "x.yaml", "--stdio", "--no-task-clients", "never"}, `taskgate: --no-task-clients "never": want handles, wait or hide`},
 		{[]string{"serve", "--bogus"}, "taskgate: unknown flag: --bogus"},
 		{[]string{"serve", "extra"}, `taskgate: unknown command "extra" for "taskgate serve"`},
+		{[]string{"serve", "--config", "x.yaml", "--stdio", "--log-level", "loud"}, `taskgate: --log-level "loud": want debug, info, warn or error`},
+		{[]string{"serve", "--config", "x.yaml", "--stdio", "--log-format", "yaml"}, `taskgate: --log-format "yaml": want text or json`},
 		{[]string{"token"}, "taskgate: token needs a subcommand"},
 		{[]string{"token", "new-key", "--id", "not valid!"}, "taskgate: --id: token key 1: want ID:BASE64 with an ID of 1-16 letters, digits or '-'"},
 		{[]string{"version", "extra"}, `taskgate: unknown command "extra" for "taskgate version"`},

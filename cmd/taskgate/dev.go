@@ -63,6 +63,11 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 	if err := o.tf.check(); err != nil {
 		return err
 	}
+	stop, err := o.tf.setUpObservability(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	if o.tf.stdio {
 		o.tf.http = ""
 		stdout = stderr // standard output carries the protocol
@@ -117,7 +122,7 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	engines, err := connect(ctx, set, adapters.OpenOptions{Env: env})
+	engines, err := connect(ctx, set, adapters.OpenOptions{Env: env}, o.tf.tel)
 	if err != nil {
 		return err
 	}

@@ -6,20 +6,29 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with
+	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 )
 
-// connect opens every engine block of the mapping that a tool uses.
-func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions) (map[string]adapters.Engine, error) {
+// connect opens every engine block of the mapping that a tool uses; with tel, each is measured and
+// traced, its client's retries counted.
+func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions, tel *observe.Telemetry) (map[string]adapters.Engine, error) {
 	engines := map[string]adapters.Engine{}
 	for _, t := range set.Tools {
 		if _, done := engines[t.Engine]; done {
 			continue
 		}
-		e, err := set.Engines[t.Engine].Config.Open(ctx, opts)
+		o := opts
+		if tel != nil {
+			o.Retried = tel.Retried(t.Engine)
+		}
+		e, err := set.Engines[t.Engine].Config.Open(ctx, o)
 		if err != nil {
 			closeAll(engines)
 			return nil, fmt.Errorf("engine %q: %w", t.Engine, err)
+		}
+		if tel != nil {
+			e = tel.Engine(t.Engine, e)
 		}
 		engines[t.Engine] = e
 	}

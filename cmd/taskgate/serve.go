@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -31,6 +33,13 @@ type transportFlags struct {
 	limits                 mcpserver.Limits
 	readTimeout            time.Duration
 	idleTimeout            time.Duration
+	logLevel, logFormat    string
+	opsHTTP                string
+	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
+	// go-sdk logs every stateless request's session at info) is the server's
+	// (setUpObservability); nil for call and validate.
+	log, serverLog *slog.Logger
+	tel            *observe.Telemetry
 }
 
 // check validates the flags before anything connects.
@@ -55,6 +64,48 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.IntVar(&f.limits.MaxInFlight, "max-in-flight", 512, "HTTP requests served at once; more are answered 503")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send an HTTP request, body included")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
+	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them)")
+}
+
+// setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
+// variables name an OTLP endpoint. stop flushes the traces.
+func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Writer) (stop func(), err error) {
+	if f.log, err = observe.NewLogger(stderr, f.logLevel, f.logFormat); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	var level slog.Level
+	level.UnmarshalText([]byte(f.logLevel)) // valid: NewLogger read it
+	f.serverLog, _ = observe.NewLogger(stderr, max(level, slog.LevelWarn).String(), f.logFormat)
+	tp, err := observe.TracerProvider(ctx, os.Getenv, version)
+	if err != nil {
+		return nil, err
+	}
+	opts, stop := observe.Options{Log: f.log}, func() {}
+	if tp != nil {
+		opts.Tracer = tp
+		stop = func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(flush); err != nil {
+				f.log.Warn("traces not flushed", "error", err)
+			}
+		}
+	}
+	f.tel = observe.New(opts)
+	return stop, nil
+}
+
+// loggers are the server's log (warnings and errors) and its audit log, always at Info, in the
+// format of --log-format.
+func (f *transportFlags) loggers(stderr io.Writer) (log, audit *slog.Logger) {
+	format := cmp.Or(f.logFormat, "text")
+	audit, _ = observe.NewLogger(stderr, "info", format)
+	if log = f.serverLog; log == nil {
+		log, _ = observe.NewLogger(stderr, "warn", format)
+	}
+	return log, audit
 }
 
 func newServeCmd() *cobra.Command {
@@ -78,6 +129,11 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
+			stop, err := tf.setUpObservability(ctx, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stop()
 			set, err := mapping.Load(configs...)
 			if err != nil {
 				return err
@@ -89,7 +145,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engines, err := connect(ctx, set, adapters.OpenOptions{})
+			engines, err := connect(ctx, set, adapters.OpenOptions{}, tf.tel)
 			if err != nil {
 				return err
 			}
@@ -104,15 +160,20 @@ func newServeCmd() *cobra.Command {
 
 // newServer builds the MCP server and checks every tool's target, printing the warnings.
 func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits,
-		Audit: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	log, audit := tf.loggers(stderr)
+	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit}
 	if a != nil {
 		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
+	}
+	if tf.tel != nil {
+		cfg.Observer = tf.tel
 	}
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if tf.tel != nil {
+		tf.tel.Watch(srv)
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -123,20 +184,56 @@ func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapter
 	return srv, err
 }
 
-// httpServer serves MCP on /mcp, a health check on /healthz and, with OAuth, the protected
-// resource metadata. A request must arrive whole within the read timeout and an idle connection
-// closes: a client that trickles bytes holds nothing for long. There is no write timeout, since
-// tasks/result and waiting calls answer when the workflow ends.
+// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz, /metrics) and, with
+// OAuth, the protected resource metadata. A request must arrive whole within the read timeout and
+// an idle connection closes: a client that trickles bytes holds nothing for long. There is no
+// write timeout, since tasks/result and waiting calls answer when the workflow ends.
 func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	if tf.tel != nil {
+		mux.Handle("/mcp", tf.tel.HTTP(srv.HTTPHandler()))
+	} else {
+		mux.Handle("/mcp", srv.HTTPHandler())
+	}
+	operations(mux, srv, tf)
 	if a != nil && a.metadata != nil {
 		for _, p := range a.paths {
 			mux.Handle(p, a.metadata)
 		}
 	}
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+}
+
+// operations adds liveness (/healthz: the process answers), readiness (/readyz: every engine
+// answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
+// the metrics (/metrics).
+func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
+		_, err := srv.CheckTargets(ctx)
+		return err
+	}})
+	if tf.tel != nil {
+		mux.Handle("/metrics", tf.tel.Metrics())
+	}
+}
+
+// serveOperations serves operations on --ops-http until ctx ends.
+func serveOperations(ctx context.Context, srv *mcpserver.Server, tf transportFlags, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", tf.opsHTTP)
+	if err != nil {
+		return fmt.Errorf("--ops-http %s: %w", tf.opsHTTP, err)
+	}
+	mux := http.NewServeMux()
+	operations(mux, srv, tf)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	go hs.Serve(ln)
+	fmt.Fprintf(stderr, "taskgate: metrics and health on http://%s (/metrics, /healthz, /readyz)\n", ln.Addr())
+	return nil
 }
 
 // checkOpen refuses to serve HTTP beyond loopback with no one authenticated, unless told to.
@@ -173,6 +270,11 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	srv, err := newServer(ctx, set, engines, tokens, tf, a, stderr)
 	if err != nil {
 		return err
+	}
+	if tf.opsHTTP != "" {
+		if err := serveOperations(ctx, srv, tf, stderr); err != nil {
+			return err
+		}
 	}
 	if tf.stdio {
 		if ready != nil {

@@ -72,7 +72,7 @@ Exit status: 0 valid, 1 problems found, 2 usage error.`,
 
 // checkEngines connects to the engines and checks every target, as serve does at startup.
 func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error {
-	engines, err := connect(ctx, set, adapters.OpenOptions{})
+	engines, err := connect(ctx, set, adapters.OpenOptions{}, nil)
 	if err != nil {
 		return err
 	}
