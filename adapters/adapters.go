@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -75,9 +76,14 @@ const (
 	Cancelled
 )
 
+// InputRequired: running, and waiting on the answers to Status.Inputs. Not Terminal. Its value
+// follows Cancelled so that the others keep theirs.
+const InputRequired State = 6
+
 var stateNames = map[State]string{
 	Submitted: "submitted", Working: "working",
 	Succeeded: "succeeded", Failed: "failed", Cancelled: "cancelled",
+	InputRequired: "input_required",
 }
 
 func (s State) String() string {
@@ -101,6 +107,52 @@ type Status struct {
 	// engine tells (the close time once ended, else the start time or latest known event).
 	Started time.Time
 	Updated time.Time
+	// Inputs are the questions the execution waits on, oldest first, when State is InputRequired.
+	Inputs []Question
+}
+
+// Question is one question an execution asks and waits on.
+type Question struct {
+	// Key is stable within the execution and unique among its open questions.
+	Key     string
+	Message string
+	// Schema is the JSON Schema (type object) of the answer.
+	Schema json.RawMessage
+}
+
+// The actions of an Answer, in the words of MCP elicitation results.
+const (
+	// ActionAccept: the answer is Content.
+	ActionAccept = "accept"
+	// ActionDecline: the person said no.
+	ActionDecline = "decline"
+	// ActionCancel: the person dismissed the question without choosing.
+	ActionCancel = "cancel"
+)
+
+// Answer answers one Question.
+type Answer struct {
+	// Action is ActionAccept, ActionDecline or ActionCancel.
+	Action string
+	// Content is the answer when accepted, a JSON object (the caller has validated it against the
+	// question's Schema); ignored otherwise.
+	Content json.RawMessage
+}
+
+// Check says whether an engine can deliver the answer at all: a known action and, when accepted,
+// content that is a JSON object. Its error wraps ErrInvalid.
+func (a Answer) Check() error {
+	switch a.Action {
+	case ActionAccept:
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(a.Content, &obj); err != nil || obj == nil {
+			return fmt.Errorf("%w: an accepted answer's content must be a JSON object, like {\"confirm\": true}", ErrInvalid)
+		}
+	case ActionDecline, ActionCancel:
+	default:
+		return fmt.Errorf("%w: answer action %q: want accept, decline or cancel", ErrInvalid, a.Action)
+	}
+	return nil
 }
 
 // Outcome is how an ended execution ended.
