@@ -139,6 +139,14 @@ type Answer struct {
 	Content json.RawMessage
 }
 
+// Awaiting is the status message of an execution that waits on qs and says nothing else itself.
+func Awaiting(qs []Question) string {
+	if len(qs) == 1 {
+		return fmt.Sprintf("waiting for an answer to %q", qs[0].Key)
+	}
+	return fmt.Sprintf("waiting for answers to %d questions", len(qs))
+}
+
 // Check says whether an engine can deliver the answer at all: a known action and, when accepted,
 // content that is a JSON object. Its error wraps ErrInvalid.
 func (a Answer) Check() error {

@@ -342,7 +342,7 @@ func (e *Engine) Describe(_ context.Context, _ adapters.Target, r adapters.Ref) 
 	case adapters.Submitted:
 		st.Message = fmt.Sprintf("no program %q runs it", x.program)
 	case adapters.InputRequired:
-		st.Message, st.Inputs = awaiting(x.questions), slices.Clone(x.questions)
+		st.Message, st.Inputs = adapters.Awaiting(x.questions), slices.Clone(x.questions)
 	}
 	return st, nil
 }

@@ -26,14 +26,6 @@ func (x *execution) ask(qs ...adapters.Question) {
 	x.state = adapters.InputRequired
 }
 
-// awaiting says which questions an execution waits on.
-func awaiting(qs []adapters.Question) string {
-	if len(qs) == 1 {
-		return fmt.Sprintf("waiting for an answer to %q", qs[0].Key)
-	}
-	return fmt.Sprintf("waiting for answers to %d questions", len(qs))
-}
-
 // Answer delivers an answer to the open question key: "ask" and "ask-two" end as their
 // documentation says.
 func (e *Engine) Answer(_ context.Context, _ adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {

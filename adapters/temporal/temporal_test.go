@@ -43,6 +43,7 @@ func newEnv(t *testing.T) *env {
 	queue := "taskgate-test-" + uuid.NewString()
 	w := worker.New(e.Client(), queue, worker.Options{})
 	temporalexamples.Register(w)
+	registerTestWorkflows(w)
 	if err := w.Start(); err != nil {
 		t.Fatalf("starting the worker: %v", err)
 	}
