@@ -245,8 +245,8 @@ func (e *Engine) run(id string, x *execution, input []byte) {
 		x.ask(adapters.Question{Key: "confirm", Message: in.Message, Schema: ConfirmSchema})
 		return
 	case AskTwo:
-		x.ask(adapters.Question{Key: "first", Message: "First question: confirm?", Schema: ConfirmSchema},
-			adapters.Question{Key: "second", Message: "Second question: confirm?", Schema: ConfirmSchema})
+		x.ask(adapters.Question{Key: "first", Message: "first question: confirm?", Schema: ConfirmSchema},
+			adapters.Question{Key: "second", Message: "second question: confirm?", Schema: ConfirmSchema})
 		return
 	case Steps:
 		e.steps(id, x, in.Version, time.Duration(in.StepSeconds*float64(time.Second)))

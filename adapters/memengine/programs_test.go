@@ -27,8 +27,8 @@ func TestAskMessages(t *testing.T) {
 	}
 	want := adapters.Status{State: adapters.InputRequired, Native: "RUNNING", Message: "waiting for answers to 2 questions",
 		Started: st.Started, Updated: st.Started, Inputs: []adapters.Question{
-			{Key: "first", Message: "First question: confirm?", Schema: memengine.ConfirmSchema},
-			{Key: "second", Message: "Second question: confirm?", Schema: memengine.ConfirmSchema},
+			{Key: "first", Message: "first question: confirm?", Schema: memengine.ConfirmSchema},
+			{Key: "second", Message: "second question: confirm?", Schema: memengine.ConfirmSchema},
 		}}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("Describe:\n%+v\nwant\n%+v", st, want)

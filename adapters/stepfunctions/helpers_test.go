@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -117,6 +118,24 @@ func (c *calls) count(op string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n[op]
+}
+
+// snapshot is the calls so far, by operation.
+func (c *calls) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+// since is the calls made after a snapshot, by operation.
+func (c *calls) since(before map[string]int) map[string]int {
+	diff := map[string]int{}
+	for op, n := range c.snapshot() {
+		if d := n - before[op]; d > 0 {
+			diff[op] = d
+		}
+	}
+	return diff
 }
 
 func (c *calls) total() int {
