@@ -211,7 +211,9 @@ type Engine interface {
 	// not asked to serve, and from other callers' executions: adapters write CallerTag(caller)
 	// into the ids of the executions they start.
 	Owns(t Target, r Ref, caller string) bool
-	// Describe reads the current state: one engine round trip (or a shared one).
+	// Describe reads the current state: one engine round trip (or a shared one), or two where a
+	// running execution's questions and progress are kept apart from its status (Step Functions
+	// reads them from its history).
 	Describe(ctx context.Context, t Target, r Ref) (Status, error)
 	// Outcome reads how an ended execution ended. ErrNotEnded while it runs.
 	Outcome(ctx context.Context, t Target, r Ref) (Outcome, error)
@@ -227,6 +229,9 @@ type Engine interface {
 	// Cancel asks the engine to stop the execution; reason says who and why. ErrEnded when it had
 	// already ended.
 	Cancel(ctx context.Context, t Target, r Ref, reason string) error
+	// Answer delivers an answer to the open question key. ErrNotFound when no such question is open
+	// (already answered, or never asked); ErrInvalid when the engine refuses the content.
+	Answer(ctx context.Context, t Target, r Ref, key string, a Answer) error
 	// Close releases connections.
 	Close() error
 }

@@ -91,6 +91,12 @@ func (h *harness) Target(name string) adapters.Target {
 		return adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: h.unpolled, Timeout: time.Minute}
 	case "wrongkind":
 		return adapters.Target{Name: temporalexamples.WaitAndEchoName}
+	case "ask":
+		return h.target(temporalexamples.AskAndEchoName)
+	case "ask-two":
+		return h.target(temporalexamples.AskTwoAndEchoName)
+	case "steps":
+		return h.target(temporalexamples.BuildReleaseName)
 	}
 	h.t.Fatalf("the harness has no target %q", name)
 	return adapters.Target{}
