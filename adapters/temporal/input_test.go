@@ -199,8 +199,8 @@ func TestQuestionsOfAnotherRunAreNotOpen(t *testing.T) {
 	if st.State != adapters.Working || len(st.Inputs) > 0 {
 		t.Errorf("the second run: %+v, want working with no question", st)
 	}
-	if latest, err := e.Client().DescribeWorkflowExecution(ctx, r.ID, ""); err != nil || latest.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions] == nil {
-		t.Errorf("the second run's memo has no questions (%v): the test does not show what it means to", err)
+	if latest := describeRun(ctx, t, e, adapters.Ref{ID: r.ID}); latest.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions] == nil {
+		t.Errorf("the second run's memo has no questions: the test does not show what it means to")
 	}
 	err := e.Answer(ctx, tg, r, "stale", adapters.Answer{Action: "decline"})
 	if !errors.Is(err, adapters.ErrNotFound) {
