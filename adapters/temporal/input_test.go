@@ -26,6 +26,8 @@ const (
 	staleQuestionName = "StaleQuestion"
 	flakyName         = "Flaky"
 	signalledName     = "Signalled"
+	misaskedName      = "Misasked"
+	timedQuestionName = "TimedQuestion"
 	flakyActivity     = "FlakyStep"
 )
 
@@ -33,6 +35,8 @@ func registerTestWorkflows(w worker.Registry) {
 	w.RegisterWorkflowWithOptions(staleQuestion, workflow.RegisterOptions{Name: staleQuestionName})
 	w.RegisterWorkflowWithOptions(flaky, workflow.RegisterOptions{Name: flakyName})
 	w.RegisterWorkflowWithOptions(signalled, workflow.RegisterOptions{Name: signalledName})
+	w.RegisterWorkflowWithOptions(misasked, workflow.RegisterOptions{Name: misaskedName})
+	w.RegisterWorkflowWithOptions(timedQuestion, workflow.RegisterOptions{Name: timedQuestionName})
 	w.RegisterActivityWithOptions(flakyStep, activity.RegisterOptions{Name: flakyActivity})
 }
 
@@ -88,6 +92,50 @@ func signalled(ctx workflow.Context) (json.RawMessage, error) {
 		return nil, err
 	}
 	return a.Content, nil
+}
+
+// misasked asks what cannot be asked, and returns what Ask said each time.
+func misasked(ctx workflow.Context) ([]string, error) {
+	inbox, err := taskgateflow.NewInbox(ctx, taskgateflow.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var said []string
+	for _, q := range []struct {
+		key    string
+		schema string
+	}{{"", `{"type":"object"}`}, {"s", `{"type":"string"}`}, {"j", `{"type":`}, {"d", `{"type":"object"}`}, {"d", `{"type":"object"}`}} {
+		qctx, cancel := workflow.WithCancel(ctx)
+		workflow.Go(qctx, func(ctx workflow.Context) {
+			if _, err := inbox.Ask(ctx, q.key, "?", json.RawMessage(q.schema)); err != nil {
+				said = append(said, err.Error())
+			}
+		})
+		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+			return nil, err
+		}
+		if q.key != "d" {
+			cancel()
+		}
+	}
+	return said, nil
+}
+
+// timedQuestion asks with a deadline of a second, then works on without an answer.
+func timedQuestion(ctx workflow.Context) error {
+	inbox, err := taskgateflow.NewInbox(ctx, taskgateflow.Options{})
+	if err != nil {
+		return err
+	}
+	qctx, cancel := workflow.WithCancel(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		_ = workflow.Sleep(ctx, time.Second)
+		cancel()
+	})
+	if _, err := inbox.Ask(qctx, "soon", "answer within a second", temporalexamples.ConfirmSchema); !temporal.IsCanceledError(err) {
+		return fmt.Errorf("Ask past its deadline: %v, want a cancellation", err)
+	}
+	return workflow.Sleep(ctx, time.Minute)
 }
 
 // awaitStatus polls Describe until ok accepts the status, and fails the test after 20 s.
@@ -346,3 +394,47 @@ func TestConformanceFixtures(t *testing.T) {
 		t.Errorf("multi_input: %+v, %v", out, err)
 	}
 }
+
+func TestAskMistakes(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(misaskedName)
+	r := start(ctx, t, e, tg, nil, "")
+	out, err := e.Wait(ctx, tg, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	if err := json.Unmarshal(out.Output, &said); err != nil {
+		t.Fatalf("output %s: %v", out.Output, err)
+	}
+	want := []string{
+		"taskgateflow: a question needs a key",
+		`taskgateflow: the schema of question "s": it must be a JSON Schema of type object, like {"type":"object","properties":{"approve":{"type":"boolean"}}}`,
+		`taskgateflow: the schema of question "j": not JSON: unexpected EOF`,
+		`taskgateflow: a question "d" is already open: give each open question a key of its own`,
+	}
+	if !reflect.DeepEqual(said, want) {
+		t.Errorf("Ask said\n%q\nwant\n%q", said, want)
+	}
+}
+
+func TestAQuestionPastItsDeadlineIsWithdrawn(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	e, tg := v.engine, v.target(timedQuestionName)
+	r := start(ctx, t, e, tg, nil, "")
+	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
+	awaitStatus(ctx, t, e, tg, r, inputRequired)
+	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State != adapters.InputRequired })
+	if st.State != adapters.Working || len(st.Inputs) > 0 {
+		t.Errorf("after the deadline: %+v, want working with no question", st)
+	}
+	if err := e.Answer(ctx, tg, r, "soon", confirmed); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("an answer after the deadline: %v, want ErrNotFound", err)
+	}
+}
+
+var confirmed = adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}
