@@ -82,10 +82,12 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 
 // calls is an HTTP client that counts Step Functions API calls by operation (the X-Amz-Target
 // header), and answers the first throttle calls of throttleOp with ThrottlingException itself, as
-// Step Functions does when a caller exceeds its quota (throttle < 0: every call).
+// Step Functions does when a caller exceeds its quota (throttle < 0: every call), and every call
+// of deniedOp with AccessDeniedException, as it does without the IAM permission.
 type calls struct {
 	throttleOp string
 	throttle   int
+	deniedOp   string
 
 	mu sync.Mutex
 	n  map[string]int
@@ -103,6 +105,14 @@ func (c *calls) Do(req *http.Request) (*http.Response, error) {
 		c.throttle--
 	}
 	c.mu.Unlock()
+	if op == c.deniedOp {
+		return &http.Response{
+			StatusCode: http.StatusBadRequest,
+			Header:     http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+			Body:       io.NopCloser(strings.NewReader(`{"__type":"AccessDeniedException","message":"not authorized to perform: states:` + op + `"}`)),
+			Request:    req,
+		}, nil
+	}
 	if throttled {
 		return &http.Response{
 			StatusCode: http.StatusBadRequest,

@@ -25,6 +25,9 @@ func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
 		return reading{}, fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)",
 			adapters.ErrNotFound, arn)
 	}
+	if denied(err) {
+		return reading{}, fmt.Errorf("reading the history of execution %s: taskgate may not: grant it states:GetExecutionHistory: %w", arn, err)
+	}
 	if err != nil {
 		return reading{}, apiError("reading the history of execution "+arn, err)
 	}
@@ -122,6 +125,8 @@ func answerError(what string, err error) error {
 		return fmt.Errorf("%s: %w: the question is no longer open (answered, or timed out): %w", what, adapters.ErrNotFound, err)
 	case errors.As(err, &badOutput):
 		return fmt.Errorf("%s: %w: Step Functions refused the answer as the task's output: %w", what, adapters.ErrInvalid, err)
+	case denied(err):
+		return fmt.Errorf("%s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: %w", what, err)
 	}
 	return apiError(what, err)
 }

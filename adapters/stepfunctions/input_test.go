@@ -195,3 +195,40 @@ func TestRetriedTaskMessage(t *testing.T) {
 		t.Errorf("Describe of a retried task: %+v", st)
 	}
 }
+
+// TestHistoryNotReadable: without states:GetExecutionHistory a running execution is still
+// described, and says why it shows no questions; a throttled history read is a throttled poll.
+func TestHistoryNotReadable(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{deniedOp: "GetExecutionHistory"}
+	e := newEngine(t, c)
+	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho]}
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Describe(ctx, tg, r)
+	const want = "no questions or progress: taskgate may not read the execution history (grant states:GetExecutionHistory)"
+	if err != nil || st.State != adapters.Working || st.Message != want || len(st.Inputs) > 0 {
+		t.Errorf("Describe without the permission: %+v, %v; want working, message %q", st, err, want)
+	}
+	wantAnswer := "reading the history of execution " + r.ID + ": taskgate may not: grant it states:GetExecutionHistory: "
+	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err == nil || !strings.HasPrefix(err.Error(), wantAnswer) {
+		t.Errorf("Answer without the permission: %v, want %q...", err, wantAnswer)
+	}
+
+	throttled := &calls{throttleOp: "GetExecutionHistory", throttle: -1}
+	e = newEngine(t, throttled)
+	if _, err := e.Describe(ctx, tg, r); !errors.Is(err, adapters.ErrUnavailable) {
+		t.Errorf("Describe with the history read throttled: %v, want ErrUnavailable", err)
+	}
+	noSend := newEngine(t, &calls{deniedOp: "SendTaskFailure"})
+	wantSend := fmt.Sprintf("answering %q of execution %s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: ", "confirm", r.ID)
+	if err := noSend.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err == nil || !strings.HasPrefix(err.Error(), wantSend) {
+		t.Errorf("Answer without states:SendTaskFailure: %v, want %q...", err, wantSend)
+	}
+	// Answered through an engine that may, so that the execution ends.
+	if err := newEngine(t, nil).Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err != nil {
+		t.Fatal(err)
+	}
+}
