@@ -193,11 +193,11 @@ func TestWorkflows(t *testing.T) {
 
 func status(ctx context.Context, t *testing.T, c client.Client, wr client.WorkflowRun) enumspb.WorkflowExecutionStatus {
 	t.Helper()
-	d, err := c.DescribeWorkflowExecution(ctx, wr.GetID(), wr.GetRunID())
+	d, err := c.DescribeWorkflow(ctx, wr.GetID(), wr.GetRunID())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.GetWorkflowExecutionInfo().GetStatus()
+	return d.RawResponse.GetWorkflowExecutionInfo().GetStatus()
 }
 
 // waitRunning waits until a worker has run the workflow's first task, so that a cancellation
