@@ -654,10 +654,16 @@ func testList(t *testing.T, h Harness) {
 	e, echo := h.Engine(), h.Target("echo")
 	caller := "lister-" + unique(t)
 	mine := map[adapters.Ref]bool{}
+	// They run while they are listed: an execution that ends between two pages may move in the
+	// listing's order (Temporal's visibility store sorts closed executions by their close time),
+	// and be listed twice.
 	for range 3 {
-		mine[start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Caller: caller})] = true
+		r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t)), Caller: caller})
+		cancelAtCleanup(t, h, echo, r)
+		mine[r] = true
 	}
-	other := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Caller: caller + "-other"})
+	other := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t)), Caller: caller + "-other"})
+	cancelAtCleanup(t, h, echo, other)
 	// Listings may lag behind starts (Temporal's visibility store is eventually consistent).
 	var listed map[adapters.Ref]bool
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
