@@ -54,7 +54,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -348,6 +347,6 @@ func why(err error) string {
 		}
 	}
 	walk(ve)
-	sort.Strings(leaves)
+	slices.Sort(leaves)
 	return strings.Join(leaves, "; ")
 }
