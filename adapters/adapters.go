@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -80,9 +81,14 @@ const (
 	Cancelled
 )
 
+// InputRequired: running, and waiting on the answers to Status.Inputs. Not Terminal. Its value
+// follows Cancelled so that the others keep theirs.
+const InputRequired State = 6
+
 var stateNames = map[State]string{
 	Submitted: "submitted", Working: "working",
 	Succeeded: "succeeded", Failed: "failed", Cancelled: "cancelled",
+	InputRequired: "input_required",
 }
 
 func (s State) String() string {
@@ -106,6 +112,60 @@ type Status struct {
 	// engine tells (the close time once ended, else the start time or latest known event).
 	Started time.Time
 	Updated time.Time
+	// Inputs are the questions the execution waits on, oldest first, when State is InputRequired.
+	Inputs []Question
+}
+
+// Question is one question an execution asks and waits on.
+type Question struct {
+	// Key is stable within the execution and unique among its open questions.
+	Key     string
+	Message string
+	// Schema is the JSON Schema (type object) of the answer.
+	Schema json.RawMessage
+}
+
+// The actions of an Answer, in the words of MCP elicitation results.
+const (
+	// ActionAccept: the answer is Content.
+	ActionAccept = "accept"
+	// ActionDecline: the person said no.
+	ActionDecline = "decline"
+	// ActionCancel: the person dismissed the question without choosing.
+	ActionCancel = "cancel"
+)
+
+// Answer answers one Question.
+type Answer struct {
+	// Action is ActionAccept, ActionDecline or ActionCancel.
+	Action string
+	// Content is the answer when accepted, a JSON object (the caller has validated it against the
+	// question's Schema); ignored otherwise.
+	Content json.RawMessage
+}
+
+// Awaiting is the status message of an execution that waits on qs and says nothing else itself.
+func Awaiting(qs []Question) string {
+	if len(qs) == 1 {
+		return fmt.Sprintf("waiting for an answer to %q", qs[0].Key)
+	}
+	return fmt.Sprintf("waiting for answers to %d questions", len(qs))
+}
+
+// Check says whether an engine can deliver the answer at all: a known action and, when accepted,
+// content that is a JSON object. Its error wraps ErrInvalid.
+func (a Answer) Check() error {
+	switch a.Action {
+	case ActionAccept:
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(a.Content, &obj); err != nil || obj == nil {
+			return fmt.Errorf("%w: an accepted answer's content must be a JSON object, like {\"confirm\": true}", ErrInvalid)
+		}
+	case ActionDecline, ActionCancel:
+	default:
+		return fmt.Errorf("%w: answer action %q: want accept, decline or cancel", ErrInvalid, a.Action)
+	}
+	return nil
 }
 
 // Outcome is how an ended execution ended.
@@ -156,7 +216,9 @@ type Engine interface {
 	// not asked to serve, and from other callers' executions: adapters write CallerTag(caller)
 	// into the ids of the executions they start.
 	Owns(t Target, r Ref, caller string) bool
-	// Describe reads the current state: one engine round trip (or a shared one).
+	// Describe reads the current state: one engine round trip (or a shared one), or two where a
+	// running execution's questions and progress are kept apart from its status (Step Functions
+	// reads them from its history).
 	Describe(ctx context.Context, t Target, r Ref) (Status, error)
 	// Outcome reads how an ended execution ended. ErrNotEnded while it runs.
 	Outcome(ctx context.Context, t Target, r Ref) (Outcome, error)
@@ -172,6 +234,9 @@ type Engine interface {
 	// Cancel asks the engine to stop the execution; reason says who and why. ErrEnded when it had
 	// already ended.
 	Cancel(ctx context.Context, t Target, r Ref, reason string) error
+	// Answer delivers an answer to the open question key. ErrNotFound when no such question is open
+	// (already answered, or never asked); ErrInvalid when the engine refuses the content.
+	Answer(ctx context.Context, t Target, r Ref, key string, a Answer) error
 	// Close releases connections.
 	Close() error
 }

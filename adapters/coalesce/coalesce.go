@@ -206,6 +206,14 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	return err
 }
 
+// Answer also forgets any fresh running status, so that the next read no longer shows the
+// question answered.
+func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, q string, a adapters.Answer) error {
+	err := e.Engine.Answer(ctx, t, r, q, a)
+	e.ended.DeleteIf(key(t, r), running)
+	return err
+}
+
 // running reports whether a cached status may still change.
 func running(v ended) bool { return !v.status.State.Terminal() }
 

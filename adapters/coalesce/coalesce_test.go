@@ -32,6 +32,10 @@ func (s *slowEngine) Outcome(context.Context, adapters.Target, adapters.Ref) (ad
 
 func (s *slowEngine) Cancel(context.Context, adapters.Target, adapters.Ref, string) error { return nil }
 
+func (s *slowEngine) Answer(context.Context, adapters.Target, adapters.Ref, string, adapters.Answer) error {
+	return nil
+}
+
 func TestConcurrentDescribesShareOneCall(t *testing.T) {
 	inner := &slowEngine{state: adapters.Working}
 	e := Wrap(inner, 10, 0, nil)
@@ -118,6 +122,11 @@ func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	e.Describe(ctx, tg, r)
 	if n := inner.describes.Load(); n != 3 {
 		t.Fatalf("a read after Cancel was answered from the window (calls %d)", n)
+	}
+	e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionDecline})
+	e.Describe(ctx, tg, r)
+	if n := inner.describes.Load(); n != 4 {
+		t.Fatalf("a read after Answer was answered from the window (calls %d)", n)
 	}
 }
 

@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +53,12 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"NativeRefs", testNativeRefs},
 		{"CallerBinding", testCallerBinding},
 		{"List", testList},
+		{"AskAccept", testAskAccept},
+		{"AskDecline", testAskDecline},
+		{"AskTwo", testAskTwo},
+		{"AnswerNotOpen", testAnswerNotOpen},
+		{"CancelAsking", testCancelAsking},
+		{"Progress", testProgress},
 		{"Unavailable", testUnavailable},
 	}
 	for _, tc := range tests {
@@ -645,10 +654,16 @@ func testList(t *testing.T, h Harness) {
 	e, echo := h.Engine(), h.Target("echo")
 	caller := "lister-" + unique(t)
 	mine := map[adapters.Ref]bool{}
+	// They run while they are listed: an execution that ends between two pages may move in the
+	// listing's order (Temporal's visibility store sorts closed executions by their close time),
+	// and be listed twice.
 	for range 3 {
-		mine[start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Caller: caller})] = true
+		r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t)), Caller: caller})
+		cancelAtCleanup(t, h, echo, r)
+		mine[r] = true
 	}
-	other := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Caller: caller + "-other"})
+	other := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t)), Caller: caller + "-other"})
+	cancelAtCleanup(t, h, echo, other)
 	// Listings may lag behind starts (Temporal's visibility store is eventually consistent).
 	var listed map[adapters.Ref]bool
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -711,7 +726,10 @@ func testUnavailable(t *testing.T, h Harness) {
 		"Describe": func() error { _, err := u.Describe(ctx, echo, r); return err },
 		"Outcome":  func() error { _, err := u.Outcome(ctx, echo, r); return err },
 		"Cancel":   func() error { return u.Cancel(ctx, echo, r, "unavailable") },
-		"List":     func() error { _, _, err := u.List(ctx, echo, "", "", 10); return err },
+		"Answer": func() error {
+			return u.Answer(ctx, echo, r, "confirm", adapters.Answer{Action: adapters.ActionDecline})
+		},
+		"List": func() error { _, _, err := u.List(ctx, echo, "", "", 10); return err },
 	}
 	var wg sync.WaitGroup
 	for name, call := range calls {
@@ -722,6 +740,203 @@ func testUnavailable(t *testing.T, h Harness) {
 		})
 	}
 	wg.Wait()
+}
+
+// confirm is an accepted answer to a question of ConfirmSchema.
+func confirm(yes bool) adapters.Answer {
+	return adapters.Answer{Action: adapters.ActionAccept, Content: json.RawMessage(fmt.Sprintf(`{"confirm":%t}`, yes))}
+}
+
+// startAsk starts the target "ask" with a message of its own, and waits until it asks.
+func startAsk(ctx context.Context, t *testing.T, h Harness) (adapters.Target, adapters.Ref, adapters.Status, string) {
+	t.Helper()
+	ask, message := h.Target("ask"), "May I? "+unique(t)
+	r := start(ctx, t, h, ask, adapters.StartRequest{Input: mustJSON(t, map[string]any{"message": message})})
+	cancelAtCleanup(t, h, ask, r)
+	st := awaitStatus(ctx, t, h.Engine(), ask, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	return ask, r, st, message
+}
+
+// testAskAccept: a question is read with its key, message and schema; an accepted answer moves the
+// execution on to its end, with the answer in its output; a second answer finds nothing open.
+func testAskAccept(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e := h.Engine()
+	ask, r, st, message := startAsk(ctx, t, h)
+	if st.State.Terminal() || len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" || st.Inputs[0].Message != message || !sameJSON(st.Inputs[0].Schema, ConfirmSchema) {
+		t.Fatalf("Describe of an execution that asks: %+v, want input_required with one question, key confirm, message %q and ConfirmSchema", st, message)
+	}
+	if st.Native == "" || st.Message == "" || st.Started.IsZero() {
+		t.Errorf("Describe of an execution that asks: %+v, want a native state, a message and a start", st)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); err != nil {
+		t.Fatalf("Answer: %v", err)
+	}
+	out, err := e.Wait(ctx, ask, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if out.State != adapters.Succeeded || !sameJSON(out.Output, json.RawMessage(`{"confirm":true}`)) {
+		t.Errorf("Wait after the answer: %+v, want succeeded with output {\"confirm\":true}", out)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(false)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("a second answer to the same question: %v, want ErrNotFound", err)
+	}
+}
+
+// testAskDecline: declined and dismissed questions end the execution as the program decides.
+func testAskDecline(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	for _, c := range []struct{ action, error, cause string }{
+		{adapters.ActionDecline, "taskgate.Declined", `the question "confirm" was declined`},
+		{adapters.ActionCancel, "taskgate.Dismissed", `the question "confirm" was dismissed`},
+	} {
+		ask, r, _, _ := startAsk(ctx, t, h)
+		if err := h.Engine().Answer(ctx, ask, r, "confirm", adapters.Answer{Action: c.action}); err != nil {
+			t.Fatalf("Answer %s: %v", c.action, err)
+		}
+		out, err := h.Engine().Wait(ctx, ask, r)
+		if err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if out.State != adapters.Failed || out.Error != c.error || out.Cause != c.cause {
+			t.Errorf("after %s: %+v, want failed with error %q and cause %q", c.action, out, c.error, c.cause)
+		}
+	}
+}
+
+// testAskTwo: two questions open at once, answered one by one; an answered one is no longer
+// open, the other still is.
+func testAskTwo(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, two := h.Engine(), h.Target("ask-two")
+	r := start(ctx, t, h, two, adapters.StartRequest{Input: json.RawMessage(`{}`)})
+	cancelAtCleanup(t, h, two, r)
+	st := awaitStatus(ctx, t, e, two, r, "two questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
+	if st.State != adapters.InputRequired || keys(st) != "first,second" || !sameJSON(st.Inputs[0].Schema, ConfirmSchema) || !sameJSON(st.Inputs[1].Schema, ConfirmSchema) {
+		t.Fatalf("Describe: %+v, want input_required with the questions first and second", st)
+	}
+	if err := e.Answer(ctx, two, r, "first", confirm(true)); err != nil {
+		t.Fatalf("Answer first: %v", err)
+	}
+	st = awaitStatus(ctx, t, e, two, r, "only the second question", func(st adapters.Status) bool { return keys(st) != "first,second" })
+	if st.State != adapters.InputRequired || keys(st) != "second" {
+		t.Fatalf("Describe after the first answer: %+v, want input_required with only the question second", st)
+	}
+	if err := e.Answer(ctx, two, r, "first", confirm(false)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("a second answer to first: %v, want ErrNotFound", err)
+	}
+	if err := e.Answer(ctx, two, r, "second", confirm(false)); err != nil {
+		t.Fatalf("Answer second: %v", err)
+	}
+	out, err := e.Wait(ctx, two, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if want := json.RawMessage(`{"first":{"confirm":true},"second":{"confirm":false}}`); out.State != adapters.Succeeded || !sameJSON(out.Output, want) {
+		t.Errorf("Wait: %+v, want succeeded with %s", out, want)
+	}
+}
+
+// keys lists the keys of a status's questions, sorted, joined by commas.
+func keys(st adapters.Status) string {
+	var k []string
+	for _, q := range st.Inputs {
+		k = append(k, q.Key)
+	}
+	slices.Sort(k)
+	return strings.Join(k, ",")
+}
+
+// testAnswerNotOpen: answers to questions nobody asks, or with an unknown action.
+func testAnswerNotOpen(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	if err := e.Answer(ctx, echo, h.Missing(), "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to an execution that does not exist: %v, want ErrNotFound", err)
+	}
+	running := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
+	cancelAtCleanup(t, h, echo, running)
+	if err := e.Answer(ctx, echo, running, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to an execution that asks nothing: %v, want ErrNotFound", err)
+	}
+	ask, r, _, _ := startAsk(ctx, t, h)
+	if err := e.Answer(ctx, ask, r, "nope", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to a key that is not asked: %v, want ErrNotFound", err)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", adapters.Answer{Action: "maybe"}); !errors.Is(err, adapters.ErrInvalid) {
+		t.Errorf("Answer with the action maybe: %v, want ErrInvalid", err)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", adapters.Answer{Action: adapters.ActionDecline}); err != nil {
+		t.Fatalf("Answer decline: %v", err)
+	}
+	awaitTerminal(ctx, t, e, ask, r)
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to an ended execution: %v, want ErrNotFound", err)
+	}
+}
+
+// testCancelAsking: an execution that waits on a question can be cancelled; it then asks nothing.
+func testCancelAsking(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e := h.Engine()
+	ask, r, _, _ := startAsk(ctx, t, h)
+	if err := e.Cancel(ctx, ask, r, "no answer after all"); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	st := awaitTerminal(ctx, t, e, ask, r)
+	if st.State != adapters.Cancelled || len(st.Inputs) > 0 {
+		t.Errorf("Describe after Cancel: %+v, want cancelled with no question", st)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to a cancelled execution: %v, want ErrNotFound", err)
+	}
+}
+
+// testProgress: a multi-step execution says what it is doing while it runs.
+func testProgress(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, steps := h.Engine(), h.Target("steps")
+	r := start(ctx, t, h, steps, adapters.StartRequest{Input: mustJSON(t, map[string]any{"version": unique(t), "stepSeconds": 1})})
+	cancelAtCleanup(t, h, steps, r)
+	said := map[string]bool{}
+	st := awaitStatus(ctx, t, e, steps, r, "the end", func(st adapters.Status) bool {
+		if st.State == adapters.Working && st.Message != "" {
+			said[st.Message] = true
+		}
+		return st.State.Terminal()
+	})
+	if st.State != adapters.Succeeded {
+		t.Errorf("the execution ended %+v, want succeeded", st)
+	}
+	if len(said) < 2 {
+		t.Errorf("a multi-step execution said %q while it was working, want a message for each of several steps", slices.Sorted(maps.Keys(said)))
+	}
+}
+
+// awaitStatus polls Describe until ok accepts the status (what names it), or fails the test after
+// a minute.
+func awaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatalf("Describe %v: %v", r, err)
+		}
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v still %+v after a minute", what, r, st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
 
 func testContext(t *testing.T) context.Context {

@@ -2,7 +2,14 @@
 // A provider supplies a Harness (the set-up); the suite owns the behaviour.
 package enginetest
 
-import "github.com/taskgate/taskgate/adapters"
+import (
+	"encoding/json"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// ConfirmSchema is the schema of the questions the targets "ask" and "ask-two" ask.
+var ConfirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)
 
 // Harness sets up one real engine for the suite.
 type Harness interface {
@@ -23,6 +30,16 @@ type Harness interface {
 	//   "wrongkind": a target of a shape the engine cannot serve, one its driver never decodes
 	//                (another kind of ARN, a workflow without a task queue): Check and Start must
 	//                fail with ErrInvalid.
+	//   "ask":       input {"message": s}; asks one question, key "confirm", message s, schema
+	//                ConfirmSchema. Accepted, it succeeds with the answer's content as output;
+	//                declined, it fails with error "taskgate.Declined" and cause
+	//                `the question "confirm" was declined`; dismissed (cancel), with
+	//                "taskgate.Dismissed" and `the question "confirm" was dismissed`.
+	//   "ask-two":   input {}; asks two questions at once, keys "first" and "second", each with
+	//                ConfirmSchema, and succeeds with {"first": answer, "second": answer} once both
+	//                are accepted.
+	//   "steps":     input {"version": s, "stepSeconds": n}; runs several steps of about n seconds
+	//                each, saying in Status.Message which one runs, and succeeds.
 	// "echo" and "fail" must have different Names: the suite checks that Owns keeps them apart.
 	Target(name string) adapters.Target
 	// Missing returns a Ref that Owns accepts for Target("echo") but that names no execution.

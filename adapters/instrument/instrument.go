@@ -31,7 +31,7 @@ type Metrics struct {
 //
 //   - taskgate_engine_call_duration_seconds{engine, operation, result}: the latency of each call
 //     that reached the engine (its _count: the calls). operation is check, start, describe,
-//     outcome, wait (which lasts until the execution ends), run, list or cancel; result is ok,
+//     outcome, wait (which lasts until the execution ends), run, list, cancel or answer; result is ok,
 //     not_found, not_ended, ended, key_conflict, invalid, unavailable (unreachable or throttled,
 //     after the client's own retries), cancelled (the caller gave up) or error.
 //   - taskgate_engine_retries_total{engine, reason}: retries the engine's client made on its own
@@ -75,10 +75,11 @@ const (
 	opRun
 	opList
 	opCancel
+	opAnswer
 	nOps
 )
 
-var opNames = [nOps]string{"check", "start", "describe", "outcome", "wait", "run", "list", "cancel"}
+var opNames = [nOps]string{"check", "start", "describe", "outcome", "wait", "run", "list", "cancel", "answer"}
 
 type result int
 
@@ -235,6 +236,13 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
 	ctx, done := e.call(ctx, opCancel, t)
 	err := e.Engine.Cancel(ctx, t, r, reason)
+	done(err)
+	return err
+}
+
+func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+	ctx, done := e.call(ctx, opAnswer, t)
+	err := e.Engine.Answer(ctx, t, r, key, a)
 	done(err)
 	return err
 }

@@ -36,6 +36,12 @@ func (harness) Target(name string) adapters.Target {
 		return adapters.Target{Name: "nobody"}
 	case "wrongkind":
 		return adapters.Target{Name: memengine.Echo, Queue: "q"}
+	case "ask":
+		return adapters.Target{Name: memengine.Ask}
+	case "ask-two":
+		return adapters.Target{Name: memengine.AskTwo}
+	case "steps":
+		return adapters.Target{Name: memengine.Steps}
 	}
 	return adapters.Target{}
 }

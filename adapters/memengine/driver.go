@@ -23,7 +23,7 @@ func (Driver) Info() adapters.DriverInfo {
 		TargetKey: "job",
 		Schema: []byte(`{
   "engine": {
-    "description": "An engine inside taskgate's own process, for tests: it runs the programs echo and fail.",
+    "description": "An engine inside taskgate's own process, for tests: it runs the programs echo, fail, ask, ask-two and steps.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -32,12 +32,12 @@ func (Driver) Info() adapters.DriverInfo {
     }
   },
   "target": {
-    "description": "The program to run: echo or fail.",
+    "description": "The program to run: echo, fail, ask, ask-two or steps.",
     "type": "object",
     "additionalProperties": false,
     "required": ["program"],
     "properties": {
-      "program": {"description": "echo, fail, or a program nothing runs.", "type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
+      "program": {"description": "echo, fail, ask, ask-two, steps, or a program nothing runs.", "type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
       "timeout": {"description": "Ends the execution TIMED_OUT after this long.", "$ref": "#/$defs/duration"}
     }
   }

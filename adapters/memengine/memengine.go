@@ -9,11 +9,23 @@
 //	    engine: mem
 //	    job: {program: echo, timeout: 30s}
 //
-// It knows two programs. "echo" takes {"seconds": n, "text": s}, waits n seconds and succeeds
-// with {"text": s}; "fail" takes {"seconds": n, "reason": s}, waits n seconds and fails with error
-// "Example.Failure" and cause s. A job that names another program is accepted but nothing ever
-// runs it, as a task queue no worker polls: its executions stay Submitted, and Check warns. A job's
-// timeout ends its executions TIMED_OUT.
+// It knows five programs:
+//   - "echo" takes {"seconds": n, "text": s}, waits n seconds and succeeds with {"text": s};
+//   - "fail" takes {"seconds": n, "reason": s}, waits n seconds and fails with error
+//     "Example.Failure" and cause s;
+//   - "ask" takes {"message": s} and asks one question, key "confirm", with message s and
+//     ConfirmSchema; accepted, it succeeds with the answer's content as output; declined, it fails
+//     with error "taskgate.Declined"; dismissed (cancel), with error "taskgate.Dismissed";
+//   - "ask-two" takes {} and asks two questions at once, keys "first" and "second", each with
+//     ConfirmSchema; once both are accepted it succeeds with {"first": answer, "second": answer};
+//     a decline or dismissal of either ends it as "ask" does;
+//   - "steps" takes {"version": s, "stepSeconds": n} and runs three steps (compile, test,
+//     package) of n seconds each, saying which in Status.Message, then succeeds with
+//     {"version": s, "status": "released"}.
+//
+// A job that names another program is accepted but nothing ever runs it, as a task queue no worker
+// polls: its executions stay Submitted, and Check warns. A job's timeout ends its executions
+// TIMED_OUT.
 //
 // Every Open starts an empty engine: executions live as long as it, and only ended ones are
 // forgotten, retention after they end. A closed engine, or one opened with unavailable: true,
@@ -31,6 +43,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,9 +55,15 @@ import (
 
 // The programs Start runs.
 const (
-	Echo = "echo"
-	Fail = "fail"
+	Echo   = "echo"
+	Fail   = "fail"
+	Ask    = "ask"
+	AskTwo = "ask-two"
+	Steps  = "steps"
 )
+
+// programs are the programs that run, as Check's warning names them.
+const programs = "echo, fail, ask, ask-two and steps"
 
 // Native states.
 const (
@@ -95,6 +114,11 @@ type execution struct {
 	updated time.Time
 	outcome adapters.Outcome
 	done    chan struct{} // closed when the execution ends
+	// questions are the open questions, oldest first; answers the accepted ones so far.
+	questions []adapters.Question
+	answers   map[string]json.RawMessage
+	// message is what the program says it is doing.
+	message string
 }
 
 var errClosed = fmt.Errorf("memory: %w: the engine is closed, or was opened unavailable", adapters.ErrUnavailable)
@@ -137,8 +161,8 @@ func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInf
 		return adapters.TargetInfo{}, errClosed
 	}
 	info := adapters.TargetInfo{Retention: e.retention}
-	if t.Name != Echo && t.Name != Fail {
-		info.Warnings = []string{fmt.Sprintf("no program %q: its executions stay submitted (the memory engine runs echo and fail)", t.Name)}
+	if !known(t.Name) {
+		info.Warnings = []string{fmt.Sprintf("no program %q: its executions stay submitted (the memory engine runs %s)", t.Name, programs)}
 	}
 	return info, nil
 }
@@ -185,24 +209,47 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 				Cause: fmt.Sprintf("the job ran past its timeout of %s", t.Timeout)})
 		}))
 	}
-	if t.Name == Echo || t.Name == Fail {
+	if known(t.Name) {
 		x.state, x.native = adapters.Working, running
 		e.run(id, x, compact.Bytes())
 	}
 	return adapters.Ref{ID: id}, nil
 }
 
-// run schedules the end of a program's execution.
+func known(program string) bool {
+	switch program {
+	case Echo, Fail, Ask, AskTwo, Steps:
+		return true
+	}
+	return false
+}
+
+// run starts a program's execution, under e.mu: it asks its questions, or schedules its end.
 func (e *Engine) run(id string, x *execution, input []byte) {
 	var in struct {
-		Seconds float64 `json:"seconds"`
-		Text    string  `json:"text"`
-		Reason  string  `json:"reason"`
+		Seconds     float64 `json:"seconds"`
+		Text        string  `json:"text"`
+		Reason      string  `json:"reason"`
+		Message     string  `json:"message"`
+		Version     string  `json:"version"`
+		StepSeconds float64 `json:"stepSeconds"`
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		x.timers = append(x.timers, time.AfterFunc(0, func() {
 			e.end(id, x, adapters.Outcome{State: adapters.Failed, Native: failed, Error: "Example.BadInput", Cause: err.Error()})
 		}))
+		return
+	}
+	switch x.program {
+	case Ask:
+		x.ask(adapters.Question{Key: "confirm", Message: in.Message, Schema: ConfirmSchema})
+		return
+	case AskTwo:
+		x.ask(adapters.Question{Key: "first", Message: "first question: confirm?", Schema: ConfirmSchema},
+			adapters.Question{Key: "second", Message: "second question: confirm?", Schema: ConfirmSchema})
+		return
+	case Steps:
+		e.steps(id, x, in.Version, time.Duration(in.StepSeconds*float64(time.Second)))
 		return
 	}
 	out := adapters.Outcome{State: adapters.Failed, Native: failed, Error: "Example.Failure", Cause: in.Reason}
@@ -290,9 +337,12 @@ func (e *Engine) Describe(_ context.Context, _ adapters.Target, r adapters.Ref) 
 	if err != nil {
 		return adapters.Status{}, err
 	}
-	st := adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}
-	if x.state == adapters.Submitted {
+	st := adapters.Status{State: x.state, Native: x.native, Message: x.message, Started: x.started, Updated: x.updated}
+	switch x.state {
+	case adapters.Submitted:
 		st.Message = fmt.Sprintf("no program %q runs it", x.program)
+	case adapters.InputRequired:
+		st.Message, st.Inputs = adapters.Awaiting(x.questions), slices.Clone(x.questions)
 	}
 	return st, nil
 }

@@ -136,7 +136,9 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-func TestDescribeIsOneCall(t *testing.T) {
+// TestDescribeOfAnEndedExecutionIsOneCall: an ended execution is read with DescribeExecution
+// alone (TestAskAndAnswer counts the calls of a running one).
+func TestDescribeOfAnEndedExecutionIsOneCall(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
@@ -145,6 +147,7 @@ func TestDescribeIsOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	awaitOutcome(t, e, echo, r)
 	before := c.total()
 	if _, err := e.Describe(ctx, echo, r); err != nil {
 		t.Fatalf("Describe: %v", err)

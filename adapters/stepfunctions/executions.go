@@ -178,13 +178,18 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 	}
 }
 
-// Describe reads the execution's status with one DescribeExecution.
+// Describe reads the execution's status with one DescribeExecution, and a running execution's
+// questions and progress from its newest events with one GetExecutionHistory: two calls while it
+// runs, one once it has ended.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
 		return adapters.Status{}, err
 	}
-	return statusOf(d), nil
+	if d.Status != types.ExecutionStatusRunning {
+		return statusOf(d), nil
+	}
+	return e.withHistory(ctx, r, statusOf(d))
 }
 
 func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref) (*sfn.DescribeExecutionOutput, error) {

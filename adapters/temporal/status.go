@@ -36,7 +36,8 @@ func (c chain) continued() bool {
 }
 
 // Describe reads the execution's state: one DescribeWorkflowExecution, two when it continued as
-// new (the first run, then the latest one).
+// new (the first run, then the latest one). A running workflow's open questions and progress
+// come from the same answer: its memo (package taskgateflow) and its pending activities.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	c, err := e.chain(ctx, "describe "+r.String(), r)
 	if err != nil {
@@ -53,6 +54,8 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		if !c.continued() && submitted(c.latest) {
 			st.State = adapters.Submitted
 			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", latest.GetTaskQueue())
+		} else {
+			e.running(&st, c.latest)
 		}
 		if c.latest.GetWorkflowExtendedInfo().GetCancelRequested() {
 			st.Message = "cancellation requested"

@@ -43,6 +43,7 @@ func newEnv(t *testing.T) *env {
 	queue := "taskgate-test-" + uuid.NewString()
 	w := worker.New(e.Client(), queue, worker.Options{})
 	temporalexamples.Register(w)
+	registerTestWorkflows(w)
 	if err := w.Start(); err != nil {
 		t.Fatalf("starting the worker: %v", err)
 	}
@@ -90,6 +91,12 @@ func (h *harness) Target(name string) adapters.Target {
 		return adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: h.unpolled, Timeout: time.Minute}
 	case "wrongkind":
 		return adapters.Target{Name: temporalexamples.WaitAndEchoName}
+	case "ask":
+		return h.target(temporalexamples.AskAndEchoName)
+	case "ask-two":
+		return h.target(temporalexamples.AskTwoAndEchoName)
+	case "steps":
+		return h.target(temporalexamples.BuildReleaseName)
 	}
 	h.t.Fatalf("the harness has no target %q", name)
 	return adapters.Target{}

@@ -149,8 +149,8 @@ func TestDevOverStdio(t *testing.T) {
 	c, stderr := startStdio(t, devEnv(t, t.TempDir()))
 
 	tools := c.Decode(t, "tools/list", nil)["tools"].([]any)
-	if len(tools) != 4 {
-		t.Fatalf("tools/list has %d tools, want 4", len(tools))
+	if len(tools) != 6 {
+		t.Fatalf("tools/list has %d tools, want 6", len(tools))
 	}
 	created := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 2, "text": "over stdio"}})
 	if created["resultType"] != "task" || created["status"] != "working" {

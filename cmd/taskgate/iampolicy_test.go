@@ -32,13 +32,13 @@ func TestIAMPolicyOfTheExamples(t *testing.T) {
 	}
 	const m = "arn:aws:states:us-east-1:123456789012:stateMachine:taskgate-sfn-"
 	const x = "arn:aws:states:us-east-1:123456789012:execution:taskgate-sfn-"
-	standard := []string{m + "order-pipeline", m + "wait-and-echo", m + "wait-and-fail"}
+	standard := []string{m + "approve-deployment", m + "build-release", m + "order-pipeline", m + "wait-and-echo", m + "wait-and-fail"}
 	want := map[string][2][]string{
 		"StartExecution":       {{"states:StartExecution"}, standard},
 		"StartSyncExecution":   {{"states:StartSyncExecution"}, {m + "timeout"}},
-		"DescribeStateMachine": {{"states:DescribeStateMachine"}, append(standard[:1:1], m+"timeout", standard[1], standard[2])},
+		"DescribeStateMachine": {{"states:DescribeStateMachine"}, {standard[0], standard[1], standard[2], m + "timeout", standard[3], standard[4]}},
 		"ListExecutions":       {{"states:ListExecutions"}, standard},
-		"Executions":           {{"states:DescribeExecution", "states:GetExecutionHistory", "states:StopExecution"}, {x + "order-pipeline:*", x + "wait-and-echo:*", x + "wait-and-fail:*"}},
+		"Executions":           {{"states:DescribeExecution", "states:GetExecutionHistory", "states:StopExecution"}, {x + "approve-deployment:*", x + "build-release:*", x + "order-pipeline:*", x + "wait-and-echo:*", x + "wait-and-fail:*"}},
 	}
 	seen := map[string]bool{}
 	for _, s := range got.Taskgate.Statement {
@@ -53,6 +53,12 @@ func TestIAMPolicyOfTheExamples(t *testing.T) {
 	}
 	if strings.Contains(string(out), "SendTask") {
 		t.Fatal("human input permissions without --human-input")
+	}
+	human := exec.Command(binary, "iam-policy", "--config", "../../examples/stepfunctions/tools.yaml", "--human-input")
+	human.Env = cmd.Env
+	if out, err := human.Output(); err != nil || !strings.Contains(string(out), `"Sid": "HumanInput"`) ||
+		!strings.Contains(string(out), `"states:SendTaskFailure",`) || !strings.Contains(string(out), `"states:SendTaskSuccess"`) {
+		t.Fatalf("--human-input: %v: %s", err, out)
 	}
 
 	temporal := exec.Command(binary, "iam-policy", "--config", "../../examples/temporal/tools.yaml")

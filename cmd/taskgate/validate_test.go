@@ -93,7 +93,7 @@ tools:
 		{"unknown flag", []string{"-x", good}, 2, "", "taskgate: unknown shorthand flag: 'x' in -x\n"},
 		{"engines", []string{"--engines", good}, 0, "ok: 2 tools, 1 engine in " + good + ", every target checked against its engine\n", ""},
 		{"engine warnings", []string{"--engines", unserved}, 0, "ok: 1 tool, 1 engine in " + unserved + ", every target checked against its engine\n",
-			`taskgate: warning: tool "idle": no program "nobody": its executions stay submitted (the memory engine runs echo and fail)` + "\n"},
+			`taskgate: warning: tool "idle": no program "nobody": its executions stay submitted (the memory engine runs echo, fail, ask, ask-two and steps)` + "\n"},
 		{"engine down", []string{"--engines", down}, 1, "",
 			`tool "echo" (` + filepath.Join(down, "tools.yaml") + `:3): memory: engine unavailable: the engine is closed, or was opened unavailable` + "\n"},
 	} {
