@@ -2,6 +2,9 @@
 // executions as MCP tasks. It imports no engine SDK; each engine lives in a package of its own
 // (adapters/temporal, adapters/stepfunctions) and proves itself with adapters/enginetest.
 //
+// An engine package also registers a Driver (driver.go), which reads its part of mapping files,
+// opens engines and writes and reads their ids: nothing outside the package names the engine.
+//
 // The contract is stateless by design: a Ref is the engine's own identifier and nothing else, and
 // every call is answered by asking the engine. An adapter may cache what can never change (the
 // outcome of an ended execution) but never what can.
@@ -9,8 +12,11 @@ package adapters
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -34,8 +40,14 @@ type StartRequest struct {
 	// same input yields the same execution; with other input, an error wrapping ErrKeyConflict.
 	Key string
 	// Caller identifies who started it, when callers are authenticated. Adapters record it where the
-	// engine can later filter on it (a memo or search attribute, a name prefix). Empty when unknown.
+	// engine can later filter on it (a memo or search attribute, a name prefix), and the same Key
+	// from another Caller never yields this execution. Empty when unknown.
 	Caller string
+	// Trace is the caller's trace context as W3C Trace Context fields ("traceparent", and
+	// "tracestate" and "baggage" when set); empty when there is none. Adapters pass it to the
+	// engine in the engine's own format where a start takes one, so that the execution's traces
+	// join the caller's.
+	Trace map[string]string
 }
 
 // Ref is the engine's own identifier of one execution.
@@ -69,9 +81,14 @@ const (
 	Cancelled
 )
 
+// InputRequired: running, and waiting on the answers to Status.Inputs. Not Terminal. Its value
+// follows Cancelled so that the others keep theirs.
+const InputRequired State = 6
+
 var stateNames = map[State]string{
 	Submitted: "submitted", Working: "working",
 	Succeeded: "succeeded", Failed: "failed", Cancelled: "cancelled",
+	InputRequired: "input_required",
 }
 
 func (s State) String() string {
@@ -95,6 +112,60 @@ type Status struct {
 	// engine tells (the close time once ended, else the start time or latest known event).
 	Started time.Time
 	Updated time.Time
+	// Inputs are the questions the execution waits on, oldest first, when State is InputRequired.
+	Inputs []Question
+}
+
+// Question is one question an execution asks and waits on.
+type Question struct {
+	// Key is stable within the execution and unique among its open questions.
+	Key     string
+	Message string
+	// Schema is the JSON Schema (type object) of the answer.
+	Schema json.RawMessage
+}
+
+// The actions of an Answer, in the words of MCP elicitation results.
+const (
+	// ActionAccept: the answer is Content.
+	ActionAccept = "accept"
+	// ActionDecline: the person said no.
+	ActionDecline = "decline"
+	// ActionCancel: the person dismissed the question without choosing.
+	ActionCancel = "cancel"
+)
+
+// Answer answers one Question.
+type Answer struct {
+	// Action is ActionAccept, ActionDecline or ActionCancel.
+	Action string
+	// Content is the answer when accepted, a JSON object (the caller has validated it against the
+	// question's Schema); ignored otherwise.
+	Content json.RawMessage
+}
+
+// Awaiting is the status message of an execution that waits on qs and says nothing else itself.
+func Awaiting(qs []Question) string {
+	if len(qs) == 1 {
+		return fmt.Sprintf("waiting for an answer to %q", qs[0].Key)
+	}
+	return fmt.Sprintf("waiting for answers to %d questions", len(qs))
+}
+
+// Check says whether an engine can deliver the answer at all: a known action and, when accepted,
+// content that is a JSON object. Its error wraps ErrInvalid.
+func (a Answer) Check() error {
+	switch a.Action {
+	case ActionAccept:
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(a.Content, &obj); err != nil || obj == nil {
+			return fmt.Errorf("%w: an accepted answer's content must be a JSON object, like {\"confirm\": true}", ErrInvalid)
+		}
+	case ActionDecline, ActionCancel:
+	default:
+		return fmt.Errorf("%w: answer action %q: want accept, decline or cancel", ErrInvalid, a.Action)
+	}
+	return nil
 }
 
 // Outcome is how an ended execution ended.
@@ -109,6 +180,12 @@ type Outcome struct {
 	Error string
 	// Cause is the failure message or cause.
 	Cause string
+}
+
+// Listed is one execution of a listing.
+type Listed struct {
+	Ref    Ref
+	Status Status
 }
 
 // TargetInfo is what an engine tells about a target before any execution.
@@ -130,13 +207,18 @@ type Engine interface {
 	Check(ctx context.Context, t Target) (TargetInfo, error)
 	// Start starts one execution and returns only once Describe on the Ref would resolve.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
-	// KeyRef is the Ref that Start gives for an idempotency key, computed without an engine call
-	// (the Run may be empty: the latest run). It lets a client's own key be resolved with no table.
-	KeyRef(t Target, key string) Ref
-	// Owns reports, without any engine call, whether r could be an execution of t. It is the
-	// check that keeps untrusted references away from executions taskgate was not asked to serve.
-	Owns(t Target, r Ref) bool
-	// Describe reads the current state: one engine round trip (or a shared one).
+	// KeyRef is the Ref that Start gives for an idempotency key and caller, computed without an
+	// engine call (the Run may be empty: the latest run). It lets a client's own key be resolved
+	// with no table.
+	KeyRef(t Target, key, caller string) Ref
+	// Owns reports, without any engine call, whether r could be an execution of t that caller
+	// started. It is the check that keeps untrusted references away from executions taskgate was
+	// not asked to serve, and from other callers' executions: adapters write CallerTag(caller)
+	// into the ids of the executions they start.
+	Owns(t Target, r Ref, caller string) bool
+	// Describe reads the current state: one engine round trip (or a shared one), or two where a
+	// running execution's questions and progress are kept apart from its status (Step Functions
+	// reads them from its history).
 	Describe(ctx context.Context, t Target, r Ref) (Status, error)
 	// Outcome reads how an ended execution ended. ErrNotEnded while it runs.
 	Outcome(ctx context.Context, t Target, r Ref) (Outcome, error)
@@ -144,11 +226,36 @@ type Engine interface {
 	Wait(ctx context.Context, t Target, r Ref) (Outcome, error)
 	// Run starts an execution and waits for its outcome: the only way to serve SyncOnly targets.
 	Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error)
+	// List reads one page of the executions of t that caller started, newest first: at most
+	// limit, and the page that follows ("" after the last). A page is what an earlier List gave;
+	// a page it did not give is ErrInvalid. The statuses are the listing's, which may be coarser
+	// than Describe's (a listing does not tell Submitted from Working).
+	List(ctx context.Context, t Target, caller, page string, limit int) ([]Listed, string, error)
 	// Cancel asks the engine to stop the execution; reason says who and why. ErrEnded when it had
 	// already ended.
 	Cancel(ctx context.Context, t Target, r Ref, reason string) error
+	// Answer delivers an answer to the open question key. ErrNotFound when no such question is open
+	// (already answered, or never asked); ErrInvalid when the engine refuses the content.
+	Answer(ctx context.Context, t Target, r Ref, key string, a Answer) error
 	// Close releases connections.
 	Close() error
+}
+
+// ScopedKey is an idempotency key in the space of its caller: adapters derive their execution ids
+// from it, so that two callers' same key names two executions and neither learns of the other's.
+func ScopedKey(key, caller string) string {
+	if caller == "" {
+		return key
+	}
+	return caller + "\x00" + key
+}
+
+// CallerTag is the short, id-safe form of a caller (16 characters of letters, digits, - and _)
+// that adapters write into the ids of the executions they start, so that whose an execution is
+// can be told from its id alone: no engine call, and nothing a caller could learn from timing.
+func CallerTag(caller string) string {
+	sum := sha256.Sum256([]byte(caller))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }
 
 // Errors every adapter wraps (with %w) so that callers can tell cases apart with errors.Is.

@@ -28,8 +28,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/stepfunctions"
-	"github.com/taskgate/taskgate/adapters/temporal"
+	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -186,8 +185,10 @@ func serveChild(spec string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// As `taskgate serve`: warnings and errors on stderr.
+	// As `taskgate serve` with its default flags: the server's own log at warn, a line per request
+	// (--log-level info) and the metrics, on stderr; no traces (no OTEL_* endpoint).
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tel := observe.New(observe.Options{Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	set, err := mapping.Parse("bench/tools.yaml", toolsYAML)
 	if err != nil {
 		return err
@@ -195,25 +196,12 @@ func serveChild(spec string) error {
 	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}}
 	engines := map[string]adapters.Engine{}
 	for name, e := range set.Engines {
-		var eng adapters.Engine
-		switch {
-		case e.Temporal != nil:
-			te, err := temporal.New(ctx, temporal.Config{Address: e.Temporal.Address, Namespace: e.Temporal.Namespace})
-			if err != nil {
-				return err
-			}
-			eng = te
-		case e.StepFunctions != nil:
-			se, err := stepfunctions.New(ctx, stepfunctions.Config{Region: e.StepFunctions.Region, Endpoint: e.StepFunctions.Endpoint})
-			if err != nil {
-				return err
-			}
-			eng = se
-		default:
-			return fmt.Errorf("engine %s: no engine kind", name)
+		eng, err := e.Config.Open(ctx, adapters.OpenOptions{Retried: tel.Retried(name)})
+		if err != nil {
+			return fmt.Errorf("engine %s: %w", name, err)
 		}
 		defer eng.Close()
-		engines[name] = counting{Engine: eng, c: counts}
+		engines[name] = tel.Engine(name, counting{Engine: eng, c: counts})
 	}
 	keys, err := token.ParseKeys(cfg.Keys)
 	if err != nil {
@@ -225,10 +213,11 @@ func serveChild(spec string) error {
 	}
 	// Rate limits off: they would throttle the bench (they have tests of their own).
 	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log,
-		FreshFor: cfg.FreshFor, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
+		FreshFor: cfg.FreshFor, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}, Observer: tel})
 	if err != nil {
 		return err
 	}
+	tel.Watch(srv)
 	checkCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	_, err = srv.CheckTargets(checkCtx) // warnings (no worker polls the unpolled queue) are expected
 	cancel()
@@ -245,7 +234,7 @@ func serveChild(spec string) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	if !cfg.Stdio {
-		mux.Handle("/mcp", srv.HTTPHandler())
+		mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -4,18 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"maps"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	errkind "github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // ArgumentError says how tool arguments break the tool's inputSchema, in words meant for the
 // caller (often a model) to correct them.
 type ArgumentError struct {
-	// Argument is the path of the offending argument, like "seconds", "options.mode" or "tags[]"
-	// (some item of tags). When several arguments are missing or not allowed, it is the object
-	// that holds them; empty for the arguments as a whole.
+	// Argument is the path of the offending argument, like "seconds", "options.mode" or "tags[2]".
+	// When several arguments are missing or not allowed, it is the object that holds them; empty
+	// for the arguments as a whole.
 	Argument string
 	Msg      string
 }
@@ -25,8 +31,13 @@ func (e *ArgumentError) Error() string { return e.Msg }
 // ValidateArguments checks tool arguments, a JSON object, against the tool's inputSchema.
 // Absent or null arguments are {}. The error is an *ArgumentError.
 func (t *Tool) ValidateArguments(args json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(orEmptyObject(args), &v); err != nil {
+	args = orEmptyObject(args)
+	if err := json.Unmarshal(args, new(any)); err != nil {
+		return &ArgumentError{Msg: "arguments are not valid JSON: " + err.Error()}
+	}
+	// Numbers stay json.Number, so that limits compare exactly.
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
 		return &ArgumentError{Msg: "arguments are not valid JSON: " + err.Error()}
 	}
 	if _, ok := v.(map[string]any); !ok {
@@ -36,7 +47,7 @@ func (t *Tool) ValidateArguments(args json.RawMessage) error {
 		return nil
 	}
 	if err := t.inputSchema.Validate(v); err != nil {
-		return explain(err.Error(), t.InputSchema)
+		return t.inputSchema.explain(err, v, "arguments", "argument")
 	}
 	return nil
 }
@@ -47,7 +58,7 @@ func jsonTypeOf(v any) string {
 		return "null"
 	case bool:
 		return "a boolean"
-	case float64:
+	case json.Number, float64:
 		return "a number"
 	case string:
 		return "a string"
@@ -57,133 +68,215 @@ func jsonTypeOf(v any) string {
 	return "an object"
 }
 
-var (
-	typeMsgRE   = regexp.MustCompile(`has type "(\w+)", want (one of )?"([^"]*)"$`)
-	quotedRE    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	dependentRE = regexp.MustCompile(`^dependentRequired\[("(?:[^"\\]|\\.)*")\]$`)
-)
+// compiled is an input schema ready to validate, with its subschemas by location.
+type compiled struct {
+	root *jsonschema.Schema
+	at   map[string]*jsonschema.Schema
+}
 
-// explain turns a jsonschema-go validation error into plain words about the argument at
-// fault. jsonschema-go reports "validating LOC: " for each schema it descends into (LOC is
-// the schema's JSON Pointer, or "root"), then "KEYWORD: detail" from the schema that failed.
-// The pointers give the argument path; the failing schema gives the limits to quote.
-func explain(msg string, schema json.RawMessage) *ArgumentError {
-	msg, _, _ = strings.Cut(msg, "\n") // anyOf and oneOf go on with each alternative's error
-	var locs []string
-	for strings.HasPrefix(msg, "validating ") {
-		loc, rest, ok := strings.Cut(strings.TrimPrefix(msg, "validating "), ": ")
-		if !ok {
-			break
-		}
-		locs = append(locs, loc)
-		msg = rest
+// Validate checks v, a value from jsonschema.UnmarshalJSON.
+func (c *compiled) Validate(v any) error { return c.root.Validate(v) }
+
+// explain turns a validation error of v into plain words about the part at fault, named by
+// part ("argument") and, when it is v as a whole, whole ("arguments"; "" leaves it unnamed).
+func (c *compiled) explain(err error, v any, whole, part string) *ArgumentError {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return &ArgumentError{Msg: err.Error()}
 	}
-	path, ptr := argumentPath(locs)
-	sub := schemaAt(schema, ptr)
+	ve = cause(ve)
+	path, at := argumentPath(v, ve.InstanceLocation)
 	e := &ArgumentError{Argument: path}
-	subject := "arguments"
+	subject := whole
 	if path != "" {
-		subject = fmt.Sprintf("argument %q", path)
+		subject = fmt.Sprintf("%s %q", part, path)
 	}
-	jsonText := func(v any) string {
-		b, _ := json.Marshal(v) // decoded from JSON, so it encodes again
-		return string(b)
-	}
-	names := func(list string) []string {
-		var out []string
-		for _, q := range quotedRE.FindAllString(list, -1) {
-			if s, err := strconv.Unquote(q); err == nil {
-				out = append(out, join(path, s))
-			}
+	// about says something of the subject.
+	about := func(format string, args ...any) string {
+		if subject == "" {
+			return fmt.Sprintf(format, args...)
 		}
-		slices.Sort(out)
-		return out
+		return subject + ": " + fmt.Sprintf(format, args...)
 	}
-	// one notes the argument at fault when there is exactly one.
-	one := func(names []string) []string {
-		if len(names) == 1 {
-			e.Argument = names[0]
+	// names words several arguments, noting the one at fault when there is one.
+	names := func(keys []string, one, many string) string {
+		paths := make([]string, len(keys))
+		for i, k := range keys {
+			paths[i] = join(path, k)
 		}
-		return names
-	}
-
-	if list, ok := strings.CutPrefix(msg, "unexpected additional properties "); ok {
-		bad := one(names(list))
-		e.Msg = fmt.Sprintf("%s not allowed", quoteList("argument", bad, "is", "are"))
-		if props, ok := sub["properties"].(map[string]any); ok && len(props) > 0 {
-			known := make([]string, 0, len(props))
-			for k := range props {
-				known = append(known, k)
-			}
-			slices.Sort(known)
-			e.Msg += " (known: " + strings.Join(known, ", ") + ")"
+		slices.Sort(paths)
+		if len(paths) == 1 {
+			e.Argument = paths[0]
 		}
-		return e
+		return quoteList(part, paths, one, many)
 	}
-	keyword, detail, _ := strings.Cut(msg, ": ")
-	has := func(key string) bool { _, ok := sub[key]; return ok }
-	switch {
-	case keyword == "type" && typeMsgRE.MatchString(detail):
-		m := typeMsgRE.FindStringSubmatch(detail)
-		want := m[3]
-		if m[2] != "" {
+	switch k := ve.ErrorKind.(type) {
+	case *errkind.Required:
+		e.Msg = names(k.Missing, "is", "are") + " required"
+	case *errkind.DependentRequired:
+		e.Msg = fmt.Sprintf("%s required when %q is given", names(k.Missing, "is", "are"), join(path, k.Prop))
+	case *errkind.Dependency:
+		e.Msg = fmt.Sprintf("%s required when %q is given", names(k.Missing, "is", "are"), join(path, k.Prop))
+	case *errkind.AdditionalProperties:
+		e.Msg = names(k.Properties, "is", "are") + " not allowed"
+		if s := c.at[ve.SchemaURL]; s != nil && len(s.Properties) > 0 {
+			e.Msg += " (known: " + strings.Join(slices.Sorted(maps.Keys(s.Properties)), ", ") + ")"
+		}
+	case *errkind.FalseSchema:
+		e.Msg = strings.TrimPrefix(subject+" is not allowed", " ")
+	case *errkind.Type:
+		want := strings.Join(k.Want, ", ")
+		if len(k.Want) > 1 {
 			want = "one of " + want
 		}
-		e.Msg = fmt.Sprintf("%s: has type %s, want %s", subject, m[1], want)
-	case keyword == "required":
-		e.Msg = quoteList("argument", one(names(detail)), "is", "are") + " required"
-	case dependentRE.MatchString(keyword):
-		given, _ := strconv.Unquote(dependentRE.FindStringSubmatch(keyword)[1])
-		e.Msg = fmt.Sprintf("%s required when %q is given", quoteList("argument", one(names(detail)), "is", "are"), join(path, given))
-	case keyword == "enum" && has("enum"):
-		vals, _ := sub["enum"].([]any)
-		quoted := make([]string, len(vals))
-		for i, v := range vals {
+		got := k.Got
+		if n, ok := at.(json.Number); ok && !strings.ContainsAny(string(n), ".eE") {
+			got = "integer"
+		}
+		e.Msg = about("has type %s, want %s", got, want)
+	case *errkind.Enum:
+		quoted := make([]string, len(k.Want))
+		for i, v := range k.Want {
 			quoted[i] = jsonText(v)
 		}
-		e.Msg = fmt.Sprintf("%s: must be one of %s", subject, strings.Join(quoted, ", "))
-	case keyword == "const" && has("const"):
-		e.Msg = fmt.Sprintf("%s: must be %s", subject, jsonText(sub["const"]))
-	case has(keyword) && bounds[keyword] != "":
-		limit := fmt.Sprint(sub[keyword]) // a json.Number or, for pattern, the expression
-		words := fmt.Sprintf(bounds[keyword], limit)
-		if limit == "1" {
-			words = singular.Replace(words)
+		e.Msg = about("must be one of %s", strings.Join(quoted, ", "))
+	case *errkind.Const:
+		e.Msg = about("must be %s", jsonText(k.Want))
+	case *errkind.Minimum:
+		e.Msg = about("must be at least %s", number(k.Want))
+	case *errkind.Maximum:
+		e.Msg = about("must be at most %s", number(k.Want))
+	case *errkind.ExclusiveMinimum:
+		e.Msg = about("must be greater than %s", number(k.Want))
+	case *errkind.ExclusiveMaximum:
+		e.Msg = about("must be less than %s", number(k.Want))
+	case *errkind.MultipleOf:
+		e.Msg = about("must be a multiple of %s", number(k.Want))
+	case *errkind.MinLength:
+		e.Msg = about("must be at least %s long", count(k.Want, "character"))
+	case *errkind.MaxLength:
+		e.Msg = about("must be at most %s long", count(k.Want, "character"))
+	case *errkind.Pattern:
+		e.Msg = about("must match the pattern %s", k.Want)
+	case *errkind.MinItems:
+		e.Msg = about("must have at least %s", count(k.Want, "item"))
+	case *errkind.MaxItems:
+		e.Msg = about("must have at most %s", count(k.Want, "item"))
+	case *errkind.AdditionalItems:
+		e.Msg = about("has %s more than allowed", count(k.Count, "item"))
+	case *errkind.MinProperties:
+		e.Msg = about("must have at least %s", count(k.Want, "property"))
+	case *errkind.MaxProperties:
+		e.Msg = about("must have at most %s", count(k.Want, "property"))
+	case *errkind.UniqueItems:
+		e.Msg = about("must not repeat items (items %d and %d are the same)", k.Duplicates[0], k.Duplicates[1])
+	case *errkind.Contains:
+		e.Msg = about("has no item of the required form")
+	case *errkind.MinContains:
+		e.Msg = about("must have at least %s of the required form, not %d", count(k.Want, "item"), len(k.Got))
+	case *errkind.MaxContains:
+		e.Msg = about("must have at most %s of the required form, not %d", count(k.Want, "item"), len(k.Got))
+	case *errkind.PropertyNames:
+		if path == "" {
+			e.Argument = propertyNamesPath(ve.SchemaURL)
+			if e.Argument != "" {
+				subject = fmt.Sprintf("%s %q", part, e.Argument)
+			}
 		}
-		e.Msg = fmt.Sprintf("%s: %s", subject, words)
-	case keyword == "uniqueItems":
-		e.Msg = subject + ": must not repeat items"
-	case keyword == "anyOf" || (keyword == "oneOf" && strings.HasPrefix(detail, "did not")):
-		e.Msg = subject + ": matches none of the allowed forms"
-	case keyword == "oneOf":
-		e.Msg = subject + ": matches more than one of the allowed forms, want exactly one"
-	case keyword == "contains":
-		e.Msg = subject + ": has no item of the required form"
-	case keyword == "not":
-		e.Msg = subject + ": matches a form that is not allowed"
-	default:
-		e.Msg = fmt.Sprintf("%s: %s", subject, msg)
+		e.Msg = about("the name %q is not allowed", k.Property)
+	case *errkind.AnyOf:
+		e.Msg = about("matches none of the allowed forms")
+	case *errkind.OneOf:
+		e.Msg = about("matches none of the allowed forms")
+		if len(k.Subschemas) > 0 {
+			e.Msg = about("matches more than one of the allowed forms, want exactly one")
+		}
+	case *errkind.Not:
+		e.Msg = about("matches a form that is not allowed")
+	default: // content and format assertions, which taskgate does not turn on
+		e.Msg = about("%s", k.LocalizedString(message.NewPrinter(language.English)))
 	}
 	return e
 }
 
-// bounds words the keywords that set a limit; %s is the limit.
-var bounds = map[string]string{
-	"minimum":          "must be at least %s",
-	"maximum":          "must be at most %s",
-	"exclusiveMinimum": "must be greater than %s",
-	"exclusiveMaximum": "must be less than %s",
-	"multipleOf":       "must be a multiple of %s",
-	"minLength":        "must be at least %s characters long",
-	"maxLength":        "must be at most %s characters long",
-	"pattern":          "must match the pattern %s",
-	"minItems":         "must have at least %s items",
-	"maxItems":         "must have at most %s items",
-	"minProperties":    "must have at least %s properties",
-	"maxProperties":    "must have at most %s properties",
+// cause follows an error to the one keyword that failed: the first (by argument) of a group,
+// through references and allOf, but not into the alternatives of anyOf or oneOf, which are
+// explained as a whole.
+func cause(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		switch ve.ErrorKind.(type) {
+		case *errkind.Schema, *errkind.Group, *errkind.Reference, *errkind.AllOf:
+		default:
+			return ve
+		}
+		ve = slices.MinFunc(ve.Causes, func(a, b *jsonschema.ValidationError) int {
+			return slices.Compare(a.InstanceLocation, b.InstanceLocation)
+		})
+	}
+	return ve
 }
 
-var singular = strings.NewReplacer(" characters ", " character ", " items", " item", " properties", " property")
+// argumentPath writes an instance location as an argument path, like "tags[2]" or "opts.p.x"
+// (the arguments tell array indexes from keys), and returns the value there.
+func argumentPath(args any, loc []string) (path string, at any) {
+	v := args
+	for _, tok := range loc {
+		switch c := v.(type) {
+		case []any:
+			i, _ := strconv.Atoi(tok) // a location the validator made points at an item
+			path += "[" + tok + "]"
+			v = c[i]
+		case map[string]any:
+			path = join(path, tok)
+			v = c[tok]
+		}
+	}
+	return path, v
+}
+
+// propertyNamesPath is the argument a propertyNames schema applies to, when properties alone
+// lead to it: the validator gives its errors no instance location.
+func propertyNamesPath(location string) string {
+	_, ptr, _ := strings.Cut(location, "#")
+	ptr, ok := strings.CutSuffix(ptr, "/propertyNames")
+	tokens := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	if !ok || ptr == "" || len(tokens)%2 != 0 {
+		return ""
+	}
+	var path string
+	for i := 0; i < len(tokens); i += 2 {
+		if tokens[i] != "properties" {
+			return ""
+		}
+		path = join(path, strings.ReplaceAll(strings.ReplaceAll(tokens[i+1], "~1", "/"), "~0", "~"))
+	}
+	return path
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v) // decoded from JSON, so it encodes again
+	return string(b)
+}
+
+// number writes a limit as a decimal number.
+func number(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// count is "1 item" or "3 items".
+func count(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
 
 // quoteList is `argument "a" is` or `arguments "a", "b" are`.
 func quoteList(noun string, items []string, one, many string) string {
@@ -195,94 +288,4 @@ func quoteList(noun string, items []string, one, many string) string {
 		return fmt.Sprintf("%s %s %s", noun, quoted[0], one)
 	}
 	return fmt.Sprintf("%ss %s %s", noun, strings.Join(quoted, ", "), many)
-}
-
-// argumentPath follows the schema locations of a validation error to the path of the
-// argument they validated, and returns it with the JSON Pointer of the last schema.
-func argumentPath(locs []string) (path, ptr string) {
-	for _, loc := range locs {
-		switch {
-		case loc == "root":
-			loc = ""
-		case !strings.HasPrefix(loc, "/"): // a schema with an $id: no pointer to follow
-			return path, "?"
-		}
-		// A location that does not extend the previous one is the target of a $ref: the same
-		// argument, validated by another schema.
-		if rel, ok := strings.CutPrefix(loc, ptr+"/"); ok && ptr != loc {
-			path = extendPath(path, strings.Split(rel, "/"))
-		}
-		ptr = loc
-	}
-	return path, ptr
-}
-
-// extendPath adds the argument segments of a relative schema pointer to path.
-func extendPath(path string, tokens []string) string {
-	for i := 0; i < len(tokens); i++ {
-		tok := unescapePointer(tokens[i])
-		next := ""
-		if i+1 < len(tokens) {
-			next = unescapePointer(tokens[i+1])
-		}
-		switch tok {
-		case "properties":
-			path = join(path, next)
-			i++
-		case "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions",
-			"allOf", "anyOf", "oneOf":
-			i++ // followed by a name or index that is not part of the argument path
-			if tok == "patternProperties" {
-				path = join(path, "*")
-			}
-		case "additionalProperties", "unevaluatedProperties":
-			path = join(path, "*")
-		case "prefixItems":
-			path += "[" + next + "]"
-			i++
-		case "items":
-			if _, err := strconv.Atoi(next); err == nil { // draft-07 items array
-				path += "[" + next + "]"
-				i++
-			} else {
-				path += "[]"
-			}
-		case "additionalItems", "unevaluatedItems", "contains":
-			path += "[]"
-		}
-	}
-	return path
-}
-
-func unescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-}
-
-// schemaAt is the schema at a JSON Pointer in schema, or nil.
-func schemaAt(schema json.RawMessage, ptr string) map[string]any {
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber() // limits are quoted as written
-	var v any
-	if dec.Decode(&v) != nil || ptr == "?" {
-		return nil
-	}
-	if ptr != "" {
-		for _, tok := range strings.Split(ptr[1:], "/") {
-			tok = unescapePointer(tok)
-			switch c := v.(type) {
-			case map[string]any:
-				v = c[tok]
-			case []any:
-				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(c) {
-					return nil
-				}
-				v = c[i]
-			default:
-				return nil
-			}
-		}
-	}
-	m, _ := v.(map[string]any)
-	return m
 }

@@ -7,12 +7,12 @@ import (
 
 const argumentsFile = `
 engines:
-  local: {temporal: {address: "127.0.0.1:7233"}}
+  local: {alpha: {url: "http://x"}}
 tools:
   - name: args
     description: Takes every kind of argument.
     engine: local
-    workflow: {type: A, taskQueue: q}
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -35,6 +35,10 @@ tools:
         multi: {type: [string, "null"]}
         other: {not: {type: string}}
         has: {type: array, contains: {type: integer}, minContains: 2}
+        some: {type: array, contains: {type: integer}}
+        few: {type: array, contains: {type: integer}, maxContains: 1}
+        never: false
+        names: {type: object, propertyNames: {pattern: '^[a-z]+$'}}
         a: {type: string}
         b: {type: string}
         m: {type: object, additionalProperties: {type: integer}, minProperties: 1, maxProperties: 2}
@@ -43,10 +47,20 @@ tools:
       additionalProperties: false
       $defs:
         point: {type: object, properties: {x: {type: number}}, required: [x, y]}
+  - name: draft7
+    description: Takes a draft-07 schema.
+    engine: local
+    work: {name: A}
+    inputSchema:
+      $schema: http://json-schema.org/draft-07/schema#
+      type: object
+      properties:
+        pair: {type: array, items: [{type: string}], additionalItems: false}
+      dependencies: {a: [b, c]}
   - name: no_args
     description: Takes nothing.
     engine: local
-    workflow: {type: A, taskQueue: q}
+    work: {name: A}
     inputSchema: {type: object, properties: {}, additionalProperties: false}
 `
 
@@ -79,25 +93,29 @@ func TestValidateArguments(t *testing.T) {
 		{`{"text":"a","n":1.5}`, `argument "n": has type number, want integer`, "n"},
 		{`{"text":"a","tags":[]}`, `argument "tags": must have at least 1 item`, "tags"},
 		{`{"text":"a","tags":["a","b","c"]}`, `argument "tags": must have at most 2 items`, "tags"},
-		{`{"text":"a","tags":["a","a"]}`, `argument "tags": must not repeat items`, "tags"},
-		{`{"text":"a","tags":["a",1]}`, `argument "tags[]": has type integer, want string`, "tags[]"},
+		{`{"text":"a","tags":["a","a"]}`, `argument "tags": must not repeat items (items 0 and 1 are the same)`, "tags"},
+		{`{"text":"a","tags":["a",1]}`, `argument "tags[1]": has type integer, want string`, "tags[1]"},
+		{`{"text":"a","tags":["a",1.5]}`, `argument "tags[1]": has type number, want string`, "tags[1]"},
 		{`{"text":"a","opts":{}}`, `argument "opts.deep" is required`, "opts.deep"},
 		{`{"text":"a","opts":{"deep":true,"z":1,"y":2}}`, `arguments "opts.y", "opts.z" are not allowed (known: deep, p)`, "opts"},
-		{`{"text":"a","opts":{"deep":true,"p":{"x":"1"}}}`, `argument "opts.p.x": has type string, want number`, "opts.p.x"},
+		{`{"text":"a","opts":{"deep":true,"p":{"x":"1","y":2}}}`, `argument "opts.p.x": has type string, want number`, "opts.p.x"},
 		{`{"text":"a","opts":{"deep":true,"p":{"x":1}}}`, `argument "opts.p.y" is required`, "opts.p.y"},
 		{`{"text":"a","pair":[1]}`, `argument "pair[0]": has type integer, want string`, "pair[0]"},
 		{`{"text":"a","either":true}`, `argument "either": matches none of the allowed forms`, "either"},
 		{`{"text":"a","one":1}`, `argument "one": matches more than one of the allowed forms, want exactly one`, "one"},
-		{`{"text":"a","multi":1}`, `argument "multi": has type integer, want one of string, null`, "multi"},
+		{`{"text":"a","multi":1}`, `argument "multi": has type integer, want one of null, string`, "multi"},
 		{`{"text":"a","a":"x"}`, `argument "b" is required when "a" is given`, "b"},
-		{`{"text":"a","zz":1}`, `argument "zz" is not allowed (known: a, b, either, has, kind, m, mode, multi, n, one, opts, other, pair, seconds, tags, text)`, "zz"},
+		{`{"text":"a","zz":1}`, `argument "zz" is not allowed (known: a, b, either, few, has, kind, m, mode, multi, n, names, never, one, opts, other, pair, seconds, some, tags, text)`, "zz"},
 		{`{"text":"a","m":{}}`, `argument "m": must have at least 1 property`, "m"},
 		{`{"text":"a","m":{"a":1,"b":2,"c":3}}`, `argument "m": must have at most 2 properties`, "m"},
-		{`{"text":"a","m":{"k":"v"}}`, `argument "m.*": has type string, want integer`, "m.*"},
+		{`{"text":"a","m":{"k":"v"}}`, `argument "m.k": has type string, want integer`, "m.k"},
+		{`{"text":"a","m":{"a.b":"v"}}`, `argument "m[\"a.b\"]": has type string, want integer`, `m["a.b"]`},
 		{`{"text":"a","other":"x"}`, `argument "other": matches a form that is not allowed`, "other"},
-		{`{"text":"a","has":["x"]}`, `argument "has": has no item of the required form`, "has"},
-		// What jsonschema-go says in no plainer words stays as it says it.
-		{`{"text":"a","has":["x",1]}`, `argument "has": minContains: contains validated 1 items, less than 2`, "has"},
+		{`{"text":"a","some":["x"]}`, `argument "some": has no item of the required form`, "some"},
+		{`{"text":"a","has":["x",1]}`, `argument "has": must have at least 2 items of the required form, not 1`, "has"},
+		{`{"text":"a","few":[1,2]}`, `argument "few": must have at most 1 item of the required form, not 2`, "few"},
+		{`{"text":"a","never":1}`, `argument "never" is not allowed`, "never"},
+		{`{"text":"a","names":{"Bad":1}}`, `argument "names": the name "Bad" is not allowed`, "names"},
 	} {
 		err := tool.ValidateArguments([]byte(c.args))
 		if c.want == "" {
@@ -113,6 +131,16 @@ func TestValidateArguments(t *testing.T) {
 		}
 		if ae.Msg != c.want || ae.Argument != c.argument {
 			t.Errorf("%s:\ngot  %q (argument %q)\nwant %q (argument %q)", c.args, ae.Msg, ae.Argument, c.want, c.argument)
+		}
+	}
+
+	draft7, _ := set.Tool("draft7")
+	for args, want := range map[string]string{
+		`{"pair":["a",1]}`: `argument "pair": has 1 item more than allowed`,
+		`{"a":1}`:          `arguments "b", "c" are required when "a" is given`,
+	} {
+		if got := errString(draft7.ValidateArguments([]byte(args))); got != want {
+			t.Errorf("draft7 %s: got %q, want %q", args, got, want)
 		}
 	}
 

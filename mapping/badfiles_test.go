@@ -2,14 +2,59 @@ package mapping
 
 // engines is an engines block that the bad tool files below use.
 const engines = `engines:
-  temporal: {temporal: {address: "127.0.0.1:7233"}}
-  sfn: {stepfunctions: {region: us-east-1}}
+  local: {alpha: {url: "http://x"}}
+  remote: {beta: {}}
 `
 
 // badFiles are mapping files with problems, each with the exact error text it must give.
 var badFiles = []struct {
 	name, src, want string
 }{
+	// auth: and allow:.
+	{
+		name: "auth without a way in",
+		src:  "auth: {origins: [\"https://console.example\"]}\n",
+		want: `m.yaml:1:7: auth: needs oauth:, apiKeys: or both (add oauth: {issuer: ..., audience: ..., jwksUrl: ...}, apiKeys: [{principal: ..., keyEnv: ...}], or both)`,
+	},
+	{
+		name: "bad oauth",
+		src: `auth:
+  oauth:
+    issuer: http://auth.example
+    jwksUrl: https://auth.example/jwks.json
+    keyFiles: [k.pem]
+    clockSkew: soon
+`,
+		want: `m.yaml:3:5: auth.oauth: missing required key "audience" (the resource identifier tokens must be for: this server's MCP URL, like https://mcp.example.com/mcp)
+m.yaml:3:5: auth.oauth: needs exactly one of jwksUrl and keyFiles (name the issuer's keys one way: jwksUrl: https://.../jwks.json, or keyFiles: [issuer.pem])
+m.yaml:3:13: auth.oauth.issuer: "http://auth.example" is not an https URL (an https URL, like https://auth.example.com (http only for localhost))
+m.yaml:6:16: auth.oauth.clockSkew: "soon" is not a duration (use a Go duration like 30s, 5m, 24h)`,
+	},
+	{
+		name: "bad api keys and origins",
+		src: `auth:
+  apiKeys:
+    - {principal: ci-bot, keyEnv: TASKGATE_KEY_CI}
+    - {principal: ci-bot, keyEnv: OTHER}
+    - {principal: "a b", keyEnv: 1KEY, key: sk-live-123}
+  origins: [console.example]
+`,
+		want: `m.yaml:4:19: auth.apiKeys[1].principal: principal "ci-bot" has a key already (one key per principal: rotate a key by changing the variable it names)
+m.yaml:5:19: auth.apiKeys[2].principal: "a b" is not a valid principal (1 to 128 letters, digits and ._@:/-, like ci-bot)
+m.yaml:5:34: auth.apiKeys[2].keyEnv: "1KEY" is not an environment variable name (letters, digits and _, not starting with a digit)
+m.yaml:5:40: auth.apiKeys[2]: unknown key "key" (known keys: keyEnv, principal, scopes)
+m.yaml:6:13: auth.origins[0]: "console.example" is not an origin (an origin is scheme://host[:port], like https://console.example.com)`,
+	},
+	{
+		name: "bad allow",
+		src: engines + `  gated: {alpha: {url: "http://x"}, allow: {}}
+tools:
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: {type: object}, allow: {scopes: deploy}}
+`,
+		want: `m.yaml:4:44: engines.gated.allow: names no scope and no principal (allow: {scopes: [deploy]} or allow: {principals: [alice]})
+m.yaml:6:99: tools[0].allow: names no scope and no principal (allow: {scopes: [deploy]} or allow: {principals: [alice]})
+m.yaml:6:108: tools[0].allow.scopes: must be a list of strings, not a string (the scopes a caller needs, like [deploy])`,
+	},
 	// The file as a whole.
 	{
 		name: "empty",
@@ -72,7 +117,7 @@ tools: []
 		name: "unknown key, no near match",
 		src: `extras: 1
 `,
-		want: `m.yaml:1:1: unknown key "extras" (known keys: version, engines, tools)`,
+		want: `m.yaml:1:1: unknown key "extras" (known keys: auth, engines, tools, version)`,
 	},
 	{
 		name: "duplicate top-level key",
@@ -106,7 +151,7 @@ m.yaml:1:14: engines: must be a mapping, not a string`,
 	{
 		name: "engine name",
 		src: `engines:
-  Local: {temporal: {address: "a:1"}}
+  Local: {alpha: {url: "http://x"}}
 `,
 		want: `m.yaml:2:3: engines: "Local" is not a valid engine name (use lower-case letters, digits, "_" and "-", like local or aws-prod)`,
 	},
@@ -115,16 +160,25 @@ m.yaml:1:14: engines: must be a mapping, not a string`,
 		src: `engines:
   a: {}
 `,
-		want: `m.yaml:2:6: engines.a: needs temporal: or stepfunctions: (add temporal: {address: ...} or stepfunctions: {region: ...})`,
+		want: `m.yaml:2:6: engines.a: needs alpha:, beta: or memory: (add alpha: {url: http://x}, beta: {} or memory: {})`,
 	},
 	{
 		name: "engine with both kinds",
 		src: `engines:
   a:
-    temporal: {address: "a:1"}
-    stepfunctions: {region: us-east-1}
+    beta: {}
+    alpha: {url: "http://x"}
 `,
-		want: `m.yaml:4:5: engines.a: has both temporal: and stepfunctions: (an engine block connects to one engine: give each its own engine name)`,
+		want: `m.yaml:4:5: engines.a: has both beta: and alpha: (an engine block connects to one engine: give each its own engine name)`,
+	},
+	{
+		name: "engine of an unknown kind",
+		src: `engines:
+  a:
+    alfa: {url: "http://x"}
+`,
+		want: `m.yaml:3:5: engines.a: unknown key "alfa" (did you mean "alpha"?)
+m.yaml:3:5: engines.a: needs alpha:, beta: or memory: (add alpha: {url: http://x}, beta: {} or memory: {})`,
 	},
 	{
 		name: "engine empty",
@@ -134,94 +188,93 @@ m.yaml:1:14: engines: must be a mapping, not a string`,
 		want: `m.yaml:2:6: engines.a: must be a mapping, not empty`,
 	},
 	{
-		name: "unknown engine key",
+		name: "engine kind not a mapping",
 		src: `engines:
-  a:
-    temporal: {address: "a:1", namspace: x}
+  a: {alpha: http://x}
 `,
-		want: `m.yaml:3:32: engines.a.temporal: unknown key "namspace" (did you mean "namespace"?)`,
+		want: `m.yaml:2:14: engines.a.alpha: must be a mapping, not a string (add alpha: {url: http://x})`,
 	},
 	{
-		name: "missing address",
+		name: "unknown key in an engine block",
 		src: `engines:
   a:
-    temporal: {namespace: x}
+    alpha: {url: "http://x", urls: y}
 `,
-		want: `m.yaml:3:15: engines.a.temporal: missing required key "address" (the Temporal frontend as host:port, like 127.0.0.1:7233)`,
+		want: `m.yaml:3:30: engines.a.alpha: unknown key "urls" (did you mean "url"?)`,
 	},
 	{
-		name: "bad address",
+		name: "missing key in an engine block",
 		src: `engines:
   a:
-    temporal: {address: localhost}
+    alpha: {wait: 1s}
 `,
-		want: `m.yaml:3:25: engines.a.temporal.address: "localhost" is not host:port (the Temporal frontend as host:port, like 127.0.0.1:7233)`,
+		want: `m.yaml:3:12: engines.a.alpha: missing required key "url" (the alpha server, like http://x)`,
 	},
 	{
-		name: "address not a string",
+		name: "a driver's check of a value",
 		src: `engines:
   a:
-    temporal: {address: 7233}
+    alpha: {url: ftp://x}
 `,
-		want: `m.yaml:3:25: engines.a.temporal.address: must be a string, not an integer (quote it: "7233")`,
+		want: `m.yaml:3:18: engines.a.alpha.url: "ftp://x" is not an http:// URL (like http://x)`,
 	},
 	{
-		name: "tls without value",
+		name: "engine value not a string",
 		src: `engines:
   a:
-    temporal:
-      address: "a:1"
-      tls:
+    alpha: {url: 7233}
 `,
-		want: `m.yaml:5:12: engines.a.temporal.tls: has no value (write tls: {} for TLS with the system's root certificates)`,
+		want: `m.yaml:3:18: engines.a.alpha.url: must be a string, not an integer (quote it: "7233")`,
 	},
 	{
-		name: "tls cert without key",
+		name: "engine duration",
 		src: `engines:
   a:
-    temporal: {address: "a:1", tls: {certFile: c.pem}}
+    alpha: {url: "http://x", wait: 1d}
 `,
-		want: `m.yaml:3:37: engines.a.temporal.tls: certFile and keyFile go together (set both for mutual TLS, or neither)`,
+		want: `m.yaml:3:36: engines.a.alpha.wait: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)`,
 	},
 	{
-		name: "api key instead of its name",
+		name: "engine boolean",
 		src: `engines:
   a:
-    temporal: {address: "a:1", apiKeyEnv: "sk-live.abc123"}
+    alpha: {url: "http://x", strict: "yes"}
 `,
-		want: `m.yaml:3:43: engines.a.temporal.apiKeyEnv: must be the name of an environment variable (like TEMPORAL_API_KEY; the key itself never goes in a mapping file)`,
+		want: `m.yaml:3:38: engines.a.alpha.strict: must be true or false, not a string`,
 	},
 	{
-		name: "missing region",
+		name: "nested block without value",
 		src: `engines:
   a:
-    stepfunctions: {endpoint: "http://127.0.0.1:8083"}
+    alpha:
+      url: "http://x"
+      limits:
 `,
-		want: `m.yaml:3:20: engines.a.stepfunctions: missing required key "region" (the AWS region of the state machines, like us-east-1)`,
+		want: `m.yaml:5:15: engines.a.alpha.limits: has no value (write limits: {} for the defaults)`,
 	},
 	{
-		name: "bad region",
+		name: "nested block of the wrong kind",
 		src: `engines:
   a:
-    stepfunctions: {region: useast1}
+    alpha: {url: "http://x", limits: [1]}
 `,
-		want: `m.yaml:3:29: engines.a.stepfunctions.region: "useast1" is not an AWS region (the AWS region of the state machines, like us-east-1)`,
+		want: `m.yaml:3:38: engines.a.alpha.limits: must be a mapping, not a sequence (write limits: {} for the defaults)`,
 	},
 	{
-		name: "bad endpoint",
+		name: "a driver's check of a nested block",
 		src: `engines:
   a:
-    stepfunctions: {region: us-east-1, endpoint: "127.0.0.1:8083"}
+    alpha: {url: "http://x", limits: {}}
 `,
-		want: `m.yaml:3:50: engines.a.stepfunctions.endpoint: "127.0.0.1:8083" is not an http:// or https:// URL (like http://127.0.0.1:8083; leave it out to use AWS)`,
+		want: `m.yaml:3:38: engines.a.alpha.limits: sets no limit (add max: N)`,
 	},
 	{
-		name: "bad role ARN",
+		name: "unknown key in a nested block",
 		src: `engines:
   a:
-    stepfunctions: {region: us-east-1, roleArn: "arn:aws:iam::123:user/x"}
+    alpha: {url: "http://x", limits: {max: "1", mx: "0"}}
 `,
-		want: `m.yaml:3:49: engines.a.stepfunctions.roleArn: "arn:aws:iam::123:user/x" is not an IAM role ARN (like arn:aws:iam::123456789012:role/NAME)`,
+		want: `m.yaml:3:49: engines.a.alpha.limits: unknown key "mx" (did you mean "max"?)`,
 	},
 
 	// Environment references.
@@ -229,50 +282,57 @@ m.yaml:1:14: engines: must be a mapping, not a string`,
 		name: "env unset",
 		src: `engines:
   a:
-    temporal:
-      address: ${TASKGATE_TEST_UNSET}
+    alpha:
+      url: ${TASKGATE_TEST_UNSET}
 `,
-		want: `m.yaml:4:16: engines.a.temporal.address: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
+		want: `m.yaml:4:12: engines.a.alpha.url: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
 	},
 	{
 		name: "env bad name",
 		src: `engines:
   a:
-    temporal:
-      address: ${1X}
+    alpha:
+      url: ${1X}
 `,
-		want: `m.yaml:4:16: engines.a.temporal.address: "1X" is not a valid environment variable name (write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $)`,
+		want: `m.yaml:4:12: engines.a.alpha.url: "1X" is not a valid environment variable name (write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $)`,
 	},
 	{
 		name: "env unterminated",
 		src: `engines:
   a:
-    temporal:
-      address: ${X
+    alpha:
+      url: ${X
 `,
-		want: `m.yaml:4:16: engines.a.temporal.address: "${X" has no closing } (write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $)`,
+		want: `m.yaml:4:12: engines.a.alpha.url: "${X" has no closing } (write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $)`,
 	},
 	{
 		name: "env lone dollar",
 		src: `engines:
   a:
-    temporal:
-      address: a$b:1
+    alpha:
+      url: http://a$b
 `,
-		want: `m.yaml:4:16: engines.a.temporal.address: a "$" that starts no ${VAR} (write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $)`,
+		want: `m.yaml:4:12: engines.a.alpha.url: a "$" that starts no ${VAR} (write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $)`,
 	},
 	{
-		name: "env in a workflow",
+		name: "env in a duration",
+		src: `engines:
+  a:
+    alpha: {url: "http://x", wait: "${TASKGATE_TEST_UNSET}"}
+`,
+		want: `m.yaml:3:36: engines.a.alpha.wait: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
+	},
+	{
+		name: "env in a target",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow:
-      type: ${TASKGATE_TEST_UNSET}
-      taskQueue: q
+    engine: local
+    work:
+      name: ${TASKGATE_TEST_UNSET}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:9:13: tools[0].workflow.type: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
+		want: `m.yaml:9:13: tools[0].work.name: environment variable TASKGATE_TEST_UNSET is not set (set it, or give a default: ${TASKGATE_TEST_UNSET:-VALUE})`,
 	},
 
 	// Tools.
@@ -304,8 +364,8 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     poll_interval: 1s
 `,
@@ -316,8 +376,8 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     name: b
 `,
@@ -328,8 +388,8 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 		src: engines + `tools:
   - name: wait and echo
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:5:11: tools[0].name: "wait and echo" is not a valid tool name (use 1 to 64 letters, digits, "_", "-" and ".")`,
@@ -339,8 +399,8 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 		src: engines + `tools:
   - name: a123456789b123456789c123456789d123456789e123456789f123456789g12345
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:5:11: tools[0].name: "a123456789b123456789c123456789d123456789e123456789f123456789g12345" is not a valid tool name (use 1 to 64 letters, digits, "_", "-" and ".")`,
@@ -350,8 +410,8 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 		src: engines + `tools:
   - name: a
     description: "  "
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:6:18: tools[0].description: is empty (say what the tool does: MCP clients show it to the model)`,
@@ -362,8 +422,8 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
   - name: a
     title:
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
 `,
 		want: `m.yaml:6:11: tools[0].title: has no value (give it a value or remove the key)`,
@@ -371,87 +431,97 @@ m.yaml:2:5: tools[0]: missing required key "inputSchema" (a JSON Schema of the a
 	{
 		name: "duplicate tool name",
 		src: engines + `tools:
-  - {name: a, description: d, engine: temporal, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}}
-  - {name: a, description: d, engine: temporal, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: {type: object}}
 `,
 		want: `m.yaml:6:12: tools[1].name: tool "a" is already defined at m.yaml:5:12 (tool names must be unique across all mapping files)`,
 	},
 	{
 		name: "unknown engine",
 		src: engines + `tools:
-  - {name: a, description: d, engine: temporl, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: locl, work: {name: A}, inputSchema: {type: object}}
 `,
-		want: `m.yaml:5:39: tools[0].engine: no engine named "temporl" (did you mean "temporal"? known engines: sfn, temporal)`,
+		want: `m.yaml:5:39: tools[0].engine: no engine named "locl" (did you mean "local"? known engines: local, remote)`,
 	},
 	{
 		name: "unknown engine, no near match",
 		src: engines + `tools:
-  - {name: a, description: d, engine: prod, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: prod, work: {name: A}, inputSchema: {type: object}}
 `,
-		want: `m.yaml:5:39: tools[0].engine: no engine named "prod" (known engines: sfn, temporal)`,
+		want: `m.yaml:5:39: tools[0].engine: no engine named "prod" (known engines: local, remote)`,
 	},
 	{
 		name: "no engines at all",
 		src: `tools:
-  - {name: a, description: d, engine: prod, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}}
+  - {name: a, description: d, engine: prod, work: {name: A}, inputSchema: {type: object}}
 `,
 		want: `m.yaml:2:39: tools[0].engine: no engine named "prod" (no engines are defined: add one under engines:)`,
 	},
 	{
-		name: "workflow on Step Functions",
+		name: "the target of another kind of engine",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: sfn
-    workflow: {type: A, taskQueue: q}
+    engine: remote
+    work: {name: A}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:5:5: tools[0]: missing required key "stateMachine": engine "sfn" is Step Functions (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)
-m.yaml:8:5: tools[0].workflow: engine "sfn" is Step Functions, not Temporal (use stateMachine: with the state machine ARN for a Step Functions engine)`,
+		want: `m.yaml:5:5: tools[0]: missing required key "queue": engine "remote" is Beta (add queue: NAME)
+m.yaml:8:5: tools[0].work: engine "remote" is Beta, not Alpha (Beta engines take queue: NAME)`,
 	},
 	{
-		name: "stateMachine on Temporal",
+		name: "two targets",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    stateMachine: arn:aws:states:us-east-1:123456789012:stateMachine:a
+    engine: local
+    queue: Q
+    work: {name: A}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:5:5: tools[0]: missing required key "workflow": engine "temporal" is Temporal (add workflow: {type: ..., taskQueue: ...})
-m.yaml:8:5: tools[0].stateMachine: engine "temporal" is Temporal, not Step Functions (use workflow: {type: ..., taskQueue: ...} for a Temporal engine)`,
+		want: `m.yaml:8:5: tools[0].queue: engine "local" is Alpha, not Beta (Alpha engines take work: {name: ...})`,
 	},
 	{
-		name: "workflow missing keys",
+		name: "target missing keys",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {typ: A}
+    engine: local
+    work: {nmae: A}
     inputSchema: {type: object}
 `,
-		want: `m.yaml:8:15: tools[0].workflow: missing required key "type" (the workflow type to start, as its workers register it)
-m.yaml:8:15: tools[0].workflow: missing required key "taskQueue" (the task queue that the workflow's workers poll)
-m.yaml:8:16: tools[0].workflow: unknown key "typ" (did you mean "type"?)`,
+		want: `m.yaml:8:11: tools[0].work: missing required key "name" (the work to start)
+m.yaml:8:12: tools[0].work: unknown key "nmae" (did you mean "name"?)`,
 	},
 	{
-		name: "bad state machine ARN",
+		name: "target of the wrong kind",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: sfn
-    stateMachine: arn:aws:states:us-east-1:123456789012:execution:a:b
+    engine: local
+    work: A
     inputSchema: {type: object}
 `,
-		want: `m.yaml:8:19: tools[0].stateMachine: "arn:aws:states:us-east-1:123456789012:execution:a:b" is not a state machine ARN (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)`,
+		want: `m.yaml:8:11: tools[0].work: must be a mapping, not a string (write work: {name: ...})`,
+	},
+	{
+		name: "target without value",
+		src: engines + `tools:
+  - name: a
+    description: d
+    engine: remote
+    queue:
+    inputSchema: {type: object}
+`,
+		want: `m.yaml:8:11: tools[0].queue: has no value (give it a value or remove the key)`,
 	},
 	{
 		name: "bad taskSupport",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     taskSupport: later
     inputSchema: {type: object}
 `,
@@ -462,8 +532,8 @@ m.yaml:8:16: tools[0].workflow: unknown key "typ" (did you mean "type"?)`,
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     invocation: sync
     inputSchema: {type: object}
 `,
@@ -474,13 +544,13 @@ m.yaml:8:16: tools[0].workflow: unknown key "typ" (did you mean "type"?)`,
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     protocolErrors: [Crash, "", 3]
     text: "(.name"
     inputSchema: {type: object}
 `,
-		want: `m.yaml:9:29: tools[0].protocolErrors[1]: is empty (the failure types that are protocol errors, like [Internal.Crash, States.Runtime])
+		want: `m.yaml:9:29: tools[0].protocolErrors[1]: is empty (the failure types that are protocol errors, like [Internal.Crash, Example.Failure])
 m.yaml:9:33: tools[0].protocolErrors[2]: must be a string, not an integer (quote it: "3")
 m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jqlang.org/manual/)`,
 	},
@@ -489,55 +559,65 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     protocolErrors: Crash
     inputSchema: {type: object}
 `,
-		want: `m.yaml:9:21: tools[0].protocolErrors: must be a list of strings, not a string (the failure types that are protocol errors, like [Internal.Crash, States.Runtime])`,
+		want: `m.yaml:9:21: tools[0].protocolErrors: must be a list of strings, not a string (the failure types that are protocol errors, like [Internal.Crash, Example.Failure])`,
 	},
 	{
 		name: "bad durations",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q, executionTimeout: 1d}
+    engine: local
+    work: {name: A, timeout: 1d}
     timeout: 60
     pollInterval: 50ms
     ttl: forever
     inputSchema: {type: object}
   - name: b
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     timeout: 0s
     ttl: -1h
     inputSchema: {type: object}
+  - name: c
+    description: d
+    engine: local
+    work: {name: A}
+    pollInterval: 5s
+    pollIntervalMax: 2s
+    pollIntervalGrowsAfter: 0s
+    inputSchema: {type: object}
 `,
-		want: `m.yaml:8:57: tools[0].workflow.executionTimeout: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)
+		want: `m.yaml:8:30: tools[0].work.timeout: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)
 m.yaml:9:14: tools[0].timeout: "60" is not a duration (use a Go duration like 30s, 5m, 24h)
 m.yaml:10:19: tools[0].pollInterval: must be at least 100ms, not 50ms (use a Go duration like 30s, 5m, 24h)
 m.yaml:11:10: tools[0].ttl: "forever" is not a duration (use a Go duration like 30s, 5m, 24h, or unlimited)
 m.yaml:17:14: tools[1].timeout: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)
-m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30s, 5m, 24h, or unlimited)`,
+m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30s, 5m, 24h, or unlimited)
+m.yaml:25:22: tools[2].pollIntervalMax: must be at least pollInterval (5s), not 2s (the interval grows from pollInterval up to pollIntervalMax; set them equal for a fixed interval)
+m.yaml:26:29: tools[2].pollIntervalGrowsAfter: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)`,
 	},
 
 	// Schemas.
 	{
 		name: "inputSchema not a mapping",
 		src: engines + `tools:
-  - {name: a, description: d, engine: temporal, workflow: {type: A, taskQueue: q}, inputSchema: object}
+  - {name: a, description: d, engine: local, work: {name: A}, inputSchema: object}
 `,
-		want: `m.yaml:5:97: tools[0].inputSchema: must be a mapping, not a string (write a JSON Schema like {type: object, properties: {...}})`,
+		want: `m.yaml:5:76: tools[0].inputSchema: must be a mapping, not a string (write a JSON Schema like {type: object, properties: {...}})`,
 	},
 	{
 		name: "inputSchema without type",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       properties: {a: {type: string}}
 `,
@@ -548,8 +628,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: array}
 `,
 		want: `m.yaml:9:25: tools[0].inputSchema.type: must be object (tool arguments and structured results are JSON objects)`,
@@ -559,8 +639,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       type: object
       requried: [a]
@@ -580,36 +660,52 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       type: object
       properties:
         a: {$ref: "#/$defs/missing"}
 `,
-		want: `m.yaml:9:5: tools[0].inputSchema: invalid JSON Schema: JSON Pointer "/$defs/missing": no key "missing" in map (see https://json-schema.org/understanding-json-schema)`,
+		want: `m.yaml:9:5: tools[0].inputSchema: invalid JSON Schema: json-pointer in "#/$defs/missing" not found (see https://json-schema.org/understanding-json-schema)`,
 	},
 	{
 		name: "schema default of the wrong type",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       type: object
       properties:
         n: {type: integer, default: ten}
 `,
-		want: `m.yaml:9:5: tools[0].inputSchema: a default value does not fit its schema: validating /properties/n: type: ten has type "string", want "integer" (see https://json-schema.org/understanding-json-schema)`,
+		want: `m.yaml:12:37: tools[0].inputSchema.properties.n.default: does not fit its schema: has type string, want integer (a default must fit the schema it is the default of)`,
+	},
+	{
+		name: "schema default of an object without a required key",
+		src: engines + `tools:
+  - name: a
+    description: d
+    engine: local
+    work: {name: A}
+    inputSchema:
+      type: object
+      properties:
+        p: {$ref: "#/$defs/point"}
+      $defs:
+        point: {type: object, properties: {x: {type: integer}}, required: [x], default: {y: 1}}
+`,
+		want: `m.yaml:14:89: tools[0].inputSchema.$defs.point.default: does not fit its schema: key "x" is required (a default must fit the schema it is the default of)`,
 	},
 	{
 		name: "schema version",
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       $schema: http://json-schema.org/draft-04/schema#
       type: object
@@ -621,8 +717,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       type: object
       properties: {a: {type: string}}
@@ -635,8 +731,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     outputSchema: {type: string}
 `,
@@ -647,8 +743,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema:
       type: object
       properties:
@@ -663,8 +759,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     input: '{seconds text}'
 `,
@@ -675,8 +771,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     result: 'summarize(.)'
 `,
@@ -687,8 +783,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     input: ''
 `,
@@ -699,8 +795,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
 		src: engines + `tools:
   - name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
     input: {seconds: 1}
 `,
@@ -714,8 +810,8 @@ m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30
   - &base
     name: a
     description: d
-    engine: temporal
-    workflow: {type: A, taskQueue: q}
+    engine: local
+    work: {name: A}
     inputSchema: {type: object}
   - <<: *base
     name: b

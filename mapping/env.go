@@ -2,9 +2,10 @@ package mapping
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
+
+	"github.com/taskgate/taskgate/adapters"
 )
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -18,7 +19,7 @@ func (e *envError) Error() string { return e.msg }
 
 // expandEnv replaces ${VAR} with the value of VAR, which must be set, and ${VAR:-default} with
 // the value of VAR or, when it is unset or empty, default (plain text). $$ is a literal $.
-func expandEnv(s string) (string, *envError) {
+func expandEnv(s string, env adapters.Env) (string, *envError) {
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(s, '$')
@@ -46,7 +47,7 @@ func expandEnv(s string) (string, *envError) {
 			if strings.Contains(def, "${") {
 				return "", &envError{"a default cannot hold another ${VAR}", "defaults are plain text"}
 			}
-			v, set := os.LookupEnv(name)
+			v, set := env.LookupEnv(name)
 			switch {
 			case hasDefault && v == "":
 				v = def

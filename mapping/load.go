@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,29 +20,17 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 )
 
-// objectKeys are the keys that each kind of mapping in a mapping file accepts. schema.json
-// declares the same keys under the same names (the root is "file"); a test keeps them equal.
-var objectKeys = map[string][]string{
-	"file":          {"version", "engines", "tools"},
-	"engine":        {"temporal", "stepfunctions"},
-	"temporal":      {"address", "namespace", "tls", "apiKeyEnv"},
-	"tls":           {"caFile", "certFile", "keyFile", "serverName"},
-	"stepfunctions": {"region", "endpoint", "roleArn"},
-	"tool": {"name", "title", "description", "engine", "workflow", "stateMachine", "taskSupport",
-		"timeout", "pollInterval", "ttl", "inputSchema", "outputSchema", "input", "result", "text",
-		"protocolErrors"},
-	"workflow": {"type", "taskQueue", "executionTimeout"},
-}
-
-// renamedKeys says, by kind.key, what replaced a key of an earlier version of the format.
-var renamedKeys = map[string]string{
-	"tool.invocation": "invocation was replaced by taskSupport: async is taskSupport: required, sync is taskSupport: forbidden",
+// renamedToolKeys says what replaced a tool key of an earlier version of the format.
+var renamedToolKeys = map[string]string{
+	"invocation": "invocation was replaced by taskSupport: async is taskSupport: required, sync is taskSupport: forbidden",
 }
 
 // The defaults of a tool's timings, and the shortest poll interval it may suggest.
 const (
 	defaultTimeout      = 60 * time.Second
-	defaultPollInterval = 2 * time.Second
+	defaultPollInterval = time.Second
+	defaultPollMax      = 30 * time.Second
+	defaultPollGrowth   = time.Minute
 	defaultTTL          = 24 * time.Hour
 	minPollInterval     = 100 * time.Millisecond
 )
@@ -52,29 +38,35 @@ const (
 var (
 	engineNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	toolNameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-	roleARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$`)
-	// State machine names are 1-80 characters with no white space, brackets, wildcards or any of
-	// "#%\^|~`$&,;:/ (the AWS rule); alias and version qualifiers are plainer.
-	stateMachineARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[^\s<>{}\[\]?*"#%\\^|~` + "`" + `$&,;:/]{1,80}(:[A-Za-z0-9_-]{1,80})?$`)
 )
 
 const (
-	durationHint     = "use a Go duration like 30s, 5m, 24h"
-	toolNameHint     = `use 1 to 64 letters, digits, "_", "-" and "."`
-	stateMachineHint = "like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it"
-	addressHint      = "the Temporal frontend as host:port, like 127.0.0.1:7233"
-	taskSupportHint  = "required answers at once with a task; optional runs as a task for clients that take one and waits for the others; forbidden always waits up to timeout"
+	durationHint    = "use a Go duration like 30s, 5m, 24h"
+	toolNameHint    = `use 1 to 64 letters, digits, "_", "-" and "."`
+	taskSupportHint = "required answers at once with a task; optional runs as a task for clients that take one and waits for the others; forbidden always waits up to timeout"
 )
+
+// Load reads mapping files with the process's environment: see Loader.Load.
+func Load(paths ...string) (*Set, error) { return Loader{}.Load(paths...) }
+
+// Parse reads one mapping file from memory with the process's environment: see Loader.Parse.
+func Parse(name string, src []byte) (*Set, error) { return Loader{}.Parse(name, src) }
+
+// Loader reads mapping files. Engine blocks and tool targets are read by the drivers registered
+// with package adapters under the key that names their kind.
+type Loader struct {
+	// Env is where ${VAR} references are looked up; nil is the process's environment.
+	Env adapters.Env
+}
 
 // Load reads mapping files. Each path is a file or a folder, whose *.yaml and *.yml files are
 // read (not those of its subfolders). Files are read in the order of their paths. Every problem
 // of every file is reported: the error is then an *Errors.
-func Load(paths ...string) (*Set, error) {
+func (ld Loader) Load(paths ...string) (*Set, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("mapping: no paths to load: pass mapping files or folders of them")
 	}
-	l := newLoader()
+	l := ld.newLoader()
 	for _, file := range l.files(paths) {
 		src, err := os.ReadFile(file)
 		if err != nil {
@@ -87,43 +79,44 @@ func Load(paths ...string) (*Set, error) {
 }
 
 // Parse reads one mapping file from memory; name is the file name used in messages.
-func Parse(name string, src []byte) (*Set, error) {
-	l := newLoader()
+func (ld Loader) Parse(name string, src []byte) (*Set, error) {
+	l := ld.newLoader()
 	l.parse(name, src)
 	return l.finish()
 }
 
 type loader struct {
+	env     adapters.Env
+	drivers []*driverSchema
 	errs    []Error
 	engines map[string]*engineDef
 	tools   []*toolDef
+	auth    *Auth
 }
 
-func newLoader() *loader {
-	return &loader{engines: map[string]*engineDef{}}
+func (ld Loader) newLoader() *loader {
+	return &loader{env: ld.Env, drivers: registered(), engines: map[string]*engineDef{}}
 }
 
 type engineDef struct {
 	engine *Engine
+	// driver reads the engine's kind; nil when the block names no kind, or more than one.
+	driver *driverSchema
 	d      *doc
 	at     ast.Node // the name key
 }
 
 // toolDef is a tool read from one file, before engines and names across files are checked.
 type toolDef struct {
-	tool   *Tool
-	d      *doc
-	at     ast.Node // the tool mapping
-	path   string
-	nameAt ast.Node // nil when the name is missing or invalid
-	// engineAt is nil when the engine is missing.
-	engineAt ast.Node
-	// workflowAt and stateMachineAt are the keys, when present. Like nameAt and engineAt, they
-	// point at the merge key (<<) when the value comes from elsewhere, since these are checked
-	// against other tools and engines.
-	workflowAt, stateMachineAt ast.Node
-	workflow                   adapters.Target
-	stateMachine               string
+	tool *Tool
+	o    *object // the tool mapping, from which its engine's driver reads the target
+	path string
+	// nameAt is nil when the name is missing or invalid, engineAt when the engine is missing.
+	// Like targets, they point at the merge key (<<) when the value comes from elsewhere, since
+	// these are checked against other tools and engines.
+	nameAt, engineAt ast.Node
+	// targets are the target keys (of any driver) that the tool sets.
+	targets map[string]ast.Node
 }
 
 func (l *loader) files(paths []string) []string {
@@ -213,7 +206,7 @@ func (d *doc) top(n ast.Node) {
 		d.errorf(root, "start with engines: or tools:", "a mapping file must be a mapping of engines: and tools:, not %s", kind(root))
 		return
 	}
-	o, ok := d.object(root, "file", "")
+	o, ok := d.object(root, "", keysOf(format()), nil)
 	if !ok {
 		return
 	}
@@ -232,108 +225,9 @@ func (d *doc) top(n ast.Node) {
 	if e, ok := o.m["tools"]; ok {
 		d.tools(e)
 	}
-}
-
-// object is a mapping whose keys were checked against objectKeys.
-type object struct {
-	d    *doc
-	at   ast.Node
-	path string
-	m    map[string]entry
-}
-
-func (d *doc) object(n ast.Node, kindName, path string) (*object, bool) {
-	es, ok := d.entries(n, path)
-	if !ok {
-		return nil, false
+	if e, ok := o.m["auth"]; ok {
+		d.auth(e)
 	}
-	allowed := objectKeys[kindName]
-	o := &object{d: d, at: d.resolve(n), path: path, m: map[string]entry{}}
-	for _, e := range es {
-		if !slices.Contains(allowed, e.key) {
-			hint, moved := renamedKeys[kindName+"."+e.key]
-			if !moved {
-				hint = suggest(e.key, allowed, "known keys: "+strings.Join(allowed, ", "))
-			}
-			d.errorf(e.keyAt, hint, "%sunknown key %q", prefix(path), e.key)
-			continue
-		}
-		o.m[e.key] = e
-	}
-	return o, true
-}
-
-// str reads an optional string, with environment references expanded when expand is set. ok is
-// false when the key is absent or its value is wrong (which is reported).
-func (o *object) str(key string, expand bool) (s string, e entry, ok bool) {
-	e, ok = o.m[key]
-	if !ok {
-		return "", e, false
-	}
-	if s, ok = o.d.str(e.value, e.path); !ok {
-		return "", e, false
-	}
-	if expand {
-		var ee *envError
-		if s, ee = expandEnv(s); ee != nil {
-			o.d.errorf(e.value, ee.hint, "%s: %s", e.path, ee.msg)
-			return "", e, false
-		}
-	}
-	return s, e, true
-}
-
-// need reads a string that must be present and not empty; hint says what to write.
-func (o *object) need(key, hint string, expand bool) (string, entry, bool) {
-	if _, present := o.m[key]; !present {
-		o.d.errorf(o.at, hint, "%smissing required key %q", prefix(o.path), key)
-		return "", entry{}, false
-	}
-	s, e, ok := o.str(key, expand)
-	if ok && strings.TrimSpace(s) == "" {
-		o.d.errorf(e.value, hint, "%s: is empty", e.path)
-		return "", e, false
-	}
-	return s, e, ok
-}
-
-// duration reads an optional Go duration of at least least; def when absent. With unlimited set,
-// the word unlimited stands for 0.
-func (o *object) duration(key string, def, least time.Duration, expand, unlimited bool) time.Duration {
-	e, ok := o.m[key]
-	if !ok {
-		return def
-	}
-	s, ok := o.d.scalarText(e.value, e.path)
-	if !ok {
-		return def
-	}
-	if expand {
-		var ee *envError
-		if s, ee = expandEnv(s); ee != nil {
-			o.d.errorf(e.value, ee.hint, "%s: %s", e.path, ee.msg)
-			return def
-		}
-	}
-	hint := durationHint
-	if unlimited {
-		if s == "unlimited" {
-			return 0
-		}
-		hint += ", or unlimited"
-	}
-	v, err := time.ParseDuration(s)
-	switch {
-	case err != nil:
-		o.d.errorf(e.value, hint, "%s: %q is not a duration", e.path, s)
-	case v < least && least == time.Nanosecond:
-		o.d.errorf(e.value, hint, "%s: must be positive, not %s", e.path, s)
-	case v < least:
-		o.d.errorf(e.value, hint, "%s: must be at least %s, not %s", e.path, least, s)
-	default:
-		return v
-	}
-	return def
 }
 
 func (d *doc) engines(e entry) {
@@ -351,7 +245,7 @@ func (d *doc) engines(e entry) {
 				"engines: engine %q is already defined at %s", ee.key, first.d.at(first.at))
 			continue
 		}
-		d.l.engines[ee.key] = &engineDef{engine: d.engine(ee), d: d, at: ee.keyAt}
+		d.l.engines[ee.key] = d.engine(ee)
 	}
 }
 
@@ -361,118 +255,58 @@ func (d *doc) at(n ast.Node) string {
 	return fmt.Sprintf("%s:%d:%d", d.file, line, col)
 }
 
-// engine reads one engine block. Even when the block has problems, the Temporal or
-// StepFunctions field says which kind it is (when that is clear) so that tools can be checked.
-func (d *doc) engine(e entry) *Engine {
-	eng := &Engine{Name: e.key}
-	o, ok := d.object(e.value, "engine", e.path)
-	if !ok {
-		return eng
+// engine reads one engine block: its one key names the driver that reads the rest. Even when
+// the block has problems, the kind is known when the key is, so that tools can be checked.
+func (d *doc) engine(e entry) *engineDef {
+	def := &engineDef{engine: &Engine{Name: e.key}, d: d, at: e.keyAt}
+	if len(d.l.drivers) == 0 {
+		d.errorf(e.value, "this program was built without engine drivers: import some, as the taskgate command imports adapters/builtin",
+			"%s: no kind of engine is registered", e.path)
+		return def
 	}
-	t, hasT := o.m["temporal"]
-	s, hasS := o.m["stepfunctions"]
-	switch {
-	case hasT && hasS:
-		d.errorf(s.keyAt, "an engine block connects to one engine: give each its own engine name", "%s: has both temporal: and stepfunctions:", e.path)
-	case hasT:
-		eng.Temporal = d.temporal(t)
-	case hasS:
-		eng.StepFunctions = d.stepFunctions(s)
+	names := make([]string, len(d.l.drivers))
+	for i, ds := range d.l.drivers {
+		names[i] = ds.name
+	}
+	o, ok := d.object(e.value, e.path, append(slices.Clone(names), "allow"), nil)
+	if !ok {
+		return def
+	}
+	var kinds []entry
+	for _, k := range o.es {
+		if k.key == "allow" {
+			def.engine.Allow = d.allow(k)
+		} else {
+			kinds = append(kinds, k)
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		var keys, examples []string
+		for _, ds := range d.l.drivers {
+			keys = append(keys, ds.name+":")
+			examples = append(examples, ds.info.EngineExample)
+		}
+		d.errorf(o.at, "add "+orList(examples), "%s: needs %s", e.path, orList(keys))
+	case 1:
+		ds := d.l.drivers[slices.Index(names, kinds[0].key)]
+		def.driver, def.engine.Kind = ds, ds.name
+		if b, ok := o.block(kinds[0].key, ds.engine, "add "+ds.info.EngineExample); ok {
+			def.engine.Config = ds.driver.DecodeEngine(b)
+		}
 	default:
-		d.errorf(o.at, "add temporal: {address: ...} or stepfunctions: {region: ...}", "%s: needs temporal: or stepfunctions:", e.path)
+		d.errorf(kinds[1].keyAt, "an engine block connects to one engine: give each its own engine name",
+			"%s: has both %s: and %s:", e.path, kinds[0].key, kinds[1].key)
 	}
-	return eng
+	return def
 }
 
-func (d *doc) temporal(e entry) *Temporal {
-	t := &Temporal{Namespace: "default"}
-	o, ok := d.object(e.value, "temporal", e.path)
-	if !ok {
-		return t
+// orList is "a", "a or b", "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
 	}
-	if addr, ae, ok := o.need("address", addressHint, true); ok {
-		if validHostPort(addr) {
-			t.Address = addr
-		} else {
-			d.errorf(ae.value, addressHint, "%s: %q is not host:port", ae.path, addr)
-		}
-	}
-	if ns, _, ok := o.str("namespace", true); ok && ns != "" {
-		t.Namespace = ns
-	}
-	if te, ok := o.m["tls"]; ok {
-		t.TLS = d.tls(te)
-	}
-	if name, ke, ok := o.str("apiKeyEnv", true); ok && name != "" {
-		if envNameRE.MatchString(name) {
-			t.APIKeyEnv = name
-		} else {
-			// The value is not repeated: it may be the key itself.
-			d.errorf(ke.value, "like TEMPORAL_API_KEY; the key itself never goes in a mapping file",
-				"%s: must be the name of an environment variable", ke.path)
-		}
-	}
-	return t
-}
-
-func (d *doc) tls(e entry) *TLS {
-	if _, null := e.value.(*ast.NullNode); null {
-		d.errorf(e.value, "write tls: {} for TLS with the system's root certificates", "%s: has no value", e.path)
-		return nil
-	}
-	o, ok := d.object(e.value, "tls", e.path)
-	if !ok {
-		return nil
-	}
-	t := &TLS{}
-	t.CAFile, _, _ = o.str("caFile", true)
-	t.CertFile, _, _ = o.str("certFile", true)
-	t.KeyFile, _, _ = o.str("keyFile", true)
-	t.ServerName, _, _ = o.str("serverName", true)
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		d.errorf(o.at, "set both for mutual TLS, or neither", "%s: certFile and keyFile go together", e.path)
-	}
-	return t
-}
-
-func (d *doc) stepFunctions(e entry) *StepFunctions {
-	s := &StepFunctions{}
-	o, ok := d.object(e.value, "stepfunctions", e.path)
-	if !ok {
-		return s
-	}
-	const regionHint = "the AWS region of the state machines, like us-east-1"
-	if region, re, ok := o.need("region", regionHint, true); ok {
-		if regionRE.MatchString(region) {
-			s.Region = region
-		} else {
-			d.errorf(re.value, regionHint, "%s: %q is not an AWS region", re.path, region)
-		}
-	}
-	if endpoint, ee, ok := o.str("endpoint", true); ok && endpoint != "" {
-		if u, err := url.Parse(endpoint); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-			s.Endpoint = endpoint
-		} else {
-			d.errorf(ee.value, "like http://127.0.0.1:8083; leave it out to use AWS", "%s: %q is not an http:// or https:// URL", ee.path, endpoint)
-		}
-	}
-	if role, re, ok := o.str("roleArn", true); ok && role != "" {
-		if roleARNRE.MatchString(role) {
-			s.RoleARN = role
-		} else {
-			d.errorf(re.value, "like arn:aws:iam::123456789012:role/NAME", "%s: %q is not an IAM role ARN", re.path, role)
-		}
-	}
-	return s
-}
-
-func validHostPort(s string) bool {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || host == "" || strings.ContainsAny(host, " /") {
-		return false
-	}
-	p, err := strconv.Atoi(port)
-	return err == nil && p > 0 && p < 65536
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 func (d *doc) tools(e entry) {
@@ -487,12 +321,16 @@ func (d *doc) tools(e entry) {
 }
 
 func (d *doc) tool(n ast.Node, path string) {
-	o, ok := d.object(n, "tool", path)
+	keys := keysOf(jsonObject(format(), "$defs", "tool"))
+	for _, ds := range d.l.drivers {
+		keys = append(keys, ds.info.TargetKey)
+	}
+	o, ok := d.object(n, path, keys, renamedToolKeys)
 	if !ok {
 		return
 	}
 	t := &Tool{TaskSupport: TaskRequired}
-	def := &toolDef{tool: t, d: d, at: o.at, path: path}
+	def := &toolDef{tool: t, o: o, path: path, targets: map[string]ast.Node{}}
 	line, _ := position(o.at)
 	t.Source = fmt.Sprintf("%s:%d", d.file, line)
 
@@ -508,16 +346,9 @@ func (d *doc) tool(n ast.Node, path string) {
 	if engine, ee, ok := o.need("engine", "the name of an engine under engines:", false); ok {
 		t.Engine, def.engineAt = engine, ee.at(ee.value)
 	}
-	if we, ok := o.m["workflow"]; ok {
-		def.workflowAt = we.at(we.keyAt)
-		def.workflow = d.workflow(we)
-	}
-	if arn, se, ok := o.str("stateMachine", true); ok {
-		def.stateMachineAt = se.at(se.keyAt)
-		if stateMachineARNRE.MatchString(arn) {
-			def.stateMachine = arn
-		} else {
-			d.errorf(se.value, stateMachineHint, "%s: %q is not a state machine ARN", se.path, arn)
+	for _, ds := range d.l.drivers {
+		if te, ok := o.m[ds.info.TargetKey]; ok {
+			def.targets[ds.info.TargetKey] = te.at(te.keyAt)
 		}
 	}
 	if ts, te, ok := o.str("taskSupport", false); ok {
@@ -527,9 +358,15 @@ func (d *doc) tool(n ast.Node, path string) {
 			d.errorf(te.value, taskSupportHint, "%s: %q is not required, optional or forbidden", te.path, ts)
 		}
 	}
-	t.Timeout = o.duration("timeout", defaultTimeout, time.Nanosecond, false, false)
-	t.PollInterval = o.duration("pollInterval", defaultPollInterval, minPollInterval, false, false)
-	t.TTL = o.duration("ttl", defaultTTL, time.Nanosecond, false, true)
+	t.Timeout = o.durationOr("timeout", defaultTimeout, time.Nanosecond, false)
+	t.PollInterval = o.durationOr("pollInterval", defaultPollInterval, minPollInterval, false)
+	t.PollIntervalMax = o.durationOr("pollIntervalMax", max(defaultPollMax, t.PollInterval), minPollInterval, false)
+	if e, set := o.m["pollIntervalMax"]; set && t.PollIntervalMax < t.PollInterval {
+		d.errorf(e.value, "the interval grows from pollInterval up to pollIntervalMax; set them equal for a fixed interval",
+			"%s: must be at least pollInterval (%s), not %s", e.path, t.PollInterval, t.PollIntervalMax)
+	}
+	t.PollIntervalGrowsAfter = o.durationOr("pollIntervalGrowsAfter", defaultPollGrowth, time.Nanosecond, false)
+	t.TTL = o.durationOr("ttl", defaultTTL, time.Nanosecond, true)
 	if se, present := o.m["inputSchema"]; present {
 		t.InputSchema, t.inputSchema = d.schema(se)
 	} else {
@@ -547,27 +384,21 @@ func (d *doc) tool(n ast.Node, path string) {
 	if te, present := o.m["text"]; present {
 		t.Text = d.transform(te)
 	}
+	if ae, present := o.m["allow"]; present {
+		t.Allow = d.allow(ae)
+	}
+	if ae, present := o.m["ask"]; present {
+		t.Ask = d.ask(ae)
+	}
 	if pe, present := o.m["protocolErrors"]; present {
-		t.ProtocolErrors = d.stringList(pe, "the failure types that are protocol errors, like [Internal.Crash, States.Runtime]")
+		t.ProtocolErrors = d.stringList(pe, "the failure types that are protocol errors, like [Internal.Crash, Example.Failure]")
 	}
 	d.l.tools = append(d.l.tools, def)
 }
 
-func (d *doc) workflow(e entry) adapters.Target {
-	var t adapters.Target
-	o, ok := d.object(e.value, "workflow", e.path)
-	if !ok {
-		return t
-	}
-	t.Name, _, _ = o.need("type", "the workflow type to start, as its workers register it", true)
-	t.Queue, _, _ = o.need("taskQueue", "the task queue that the workflow's workers poll", true)
-	t.Timeout = o.duration("executionTimeout", 0, time.Nanosecond, true, false)
-	return t
-}
-
 // finish checks what spans files (tool names, engines) and builds the Set.
 func (l *loader) finish() (*Set, error) {
-	s := &Set{Engines: map[string]*Engine{}, byName: map[string]*Tool{}}
+	s := &Set{Engines: map[string]*Engine{}, byName: map[string]*Tool{}, Auth: l.auth}
 	for name, e := range l.engines {
 		s.Engines[name] = e.engine
 	}
@@ -576,12 +407,15 @@ func (l *loader) finish() (*Set, error) {
 		t := def.tool
 		if def.nameAt != nil {
 			if f, dup := first[t.Name]; dup {
-				def.d.errorf(def.nameAt, "tool names must be unique across all mapping files",
-					"%s.name: tool %q is already defined at %s", def.path, t.Name, f.d.at(f.nameAt))
+				def.o.d.errorf(def.nameAt, "tool names must be unique across all mapping files",
+					"%s.name: tool %q is already defined at %s", def.path, t.Name, f.o.d.at(f.nameAt))
 			} else {
 				first[t.Name] = def
 				s.byName[t.Name] = t
 			}
+		}
+		if e, ok := l.engines[t.Engine]; ok && t.Allow == nil {
+			t.Allow = e.engine.Allow
 		}
 		l.target(def)
 		s.Tools = append(s.Tools, t)
@@ -602,9 +436,9 @@ func (l *loader) finish() (*Set, error) {
 	return s, nil
 }
 
-// target checks the tool against its engine and sets its Target.
+// target checks the tool against its engine, and has the engine's driver read its Target.
 func (l *loader) target(def *toolDef) {
-	d, t := def.d, def.tool
+	d, t := def.o.d, def.tool
 	if def.engineAt == nil {
 		return
 	}
@@ -621,28 +455,24 @@ func (l *loader) target(def *toolDef) {
 		d.errorf(def.engineAt, hint, "%s.engine: no engine named %q", def.path, t.Engine)
 		return
 	}
-	switch eng := e.engine; {
-	case eng.Temporal != nil:
-		if def.stateMachineAt != nil {
-			d.errorf(def.stateMachineAt, "use workflow: {type: ..., taskQueue: ...} for a Temporal engine",
-				"%s.stateMachine: engine %q is Temporal, not Step Functions", def.path, t.Engine)
-		}
-		if def.workflowAt == nil {
-			d.errorf(def.at, "add workflow: {type: ..., taskQueue: ...}",
-				"%s: missing required key \"workflow\": engine %q is Temporal", def.path, t.Engine)
-		}
-		t.Target = def.workflow
-	case eng.StepFunctions != nil:
-		if def.workflowAt != nil {
-			d.errorf(def.workflowAt, "use stateMachine: with the state machine ARN for a Step Functions engine",
-				"%s.workflow: engine %q is Step Functions, not Temporal", def.path, t.Engine)
-		}
-		if def.stateMachineAt == nil {
-			d.errorf(def.at, stateMachineHint,
-				"%s: missing required key \"stateMachine\": engine %q is Step Functions", def.path, t.Engine)
-		}
-		t.Target = adapters.Target{Name: def.stateMachine}
+	ds := e.driver
+	if ds == nil { // the block's kind is unclear, as reported there
+		return
 	}
+	for _, other := range l.drivers {
+		if at, set := def.targets[other.info.TargetKey]; set && other != ds {
+			d.errorf(at, fmt.Sprintf("%s engines take %s", ds.info.Title, ds.info.TargetExample),
+				"%s.%s: engine %q is %s, not %s", def.path, other.info.TargetKey, t.Engine, ds.info.Title, other.info.Title)
+		}
+	}
+	if _, set := def.targets[ds.info.TargetKey]; !set {
+		d.errorf(def.o.at, "add "+ds.info.TargetExample,
+			"%s: missing required key %q: engine %q is %s", def.path, ds.info.TargetKey, t.Engine, ds.info.Title)
+		return
+	}
+	schema := map[string]any{"properties": map[string]any{ds.info.TargetKey: ds.target}}
+	t.Target = ds.driver.DecodeTarget(&block{o: def.o, schema: schema})
+	t.driver = ds.driver
 }
 
 // suggest is a "did you mean" hint when s looks like a typo of one of the candidates, else

@@ -82,6 +82,7 @@ func TestLoadNoPaths(t *testing.T) {
 func withoutCode(t *Tool) Tool {
 	c := *t
 	c.inputSchema = nil
+	c.driver = nil
 	if t.Input != nil {
 		c.Input = &Transform{Source: t.Input.Source}
 	}
@@ -92,27 +93,22 @@ func withoutCode(t *Tool) Tool {
 }
 
 func TestLoadGoodFolder(t *testing.T) {
-	unsetenv(t, "TASKGATE_TEST_ADDRESS")
-	unsetenv(t, "TASKGATE_TEST_SFN_ENDPOINT")
-	unsetenv(t, "TASKGATE_TEST_QUEUE")
+	unsetenv(t, "TASKGATE_TEST_URL")
+	unsetenv(t, "TASKGATE_TEST_ZONE")
+	unsetenv(t, "TASKGATE_TEST_JOB")
 	set, err := Load("testdata/good")
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	wantEngines := map[string]*Engine{
-		"local": {Name: "local", Temporal: &Temporal{Address: "127.0.0.1:7233", Namespace: "default"}},
-		"cloud": {Name: "cloud", Temporal: &Temporal{
-			Address:   "my-ns.a1b2c.tmprl.cloud:7233",
-			Namespace: "my-ns.a1b2c",
-			TLS:       &TLS{CAFile: "ca.pem", CertFile: "client.pem", KeyFile: "client.key", ServerName: "my-ns.example"},
-			APIKeyEnv: "TEMPORAL_API_KEY",
-		}},
-		"aws": {Name: "aws", StepFunctions: &StepFunctions{Region: "us-east-1", RoleARN: "arn:aws:iam::123456789012:role/taskgate"}},
+		"local": {Name: "local", Kind: "alpha", Config: alphaConfig{URL: "http://127.0.0.1:7233"}},
+		"cloud": {Name: "cloud", Kind: "alpha", Config: alphaConfig{URL: "http://cloud.example", Wait: 30 * time.Second, Strict: true, Limits: true, Max: "10"}},
+		"other": {Name: "other", Kind: "beta", Config: betaConfig{}},
 	}
 	if !reflect.DeepEqual(set.Engines, wantEngines) {
 		for name, e := range set.Engines {
-			t.Logf("%s: %+v %+v %+v", name, e, e.Temporal, e.StepFunctions)
+			t.Logf("%s: %+v", name, e)
 		}
 		t.Error("engines differ")
 	}
@@ -121,43 +117,43 @@ func TestLoadGoodFolder(t *testing.T) {
 	want := []Tool{
 		{ // more.yml sorts before tools.yaml
 			Name: "quick_echo", Description: "Echoes at once.", Engine: "local",
-			Target:      adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
-			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			Target:      adapters.Target{Name: "price$check"},
+			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
-			Source:      "testdata/good/more.yml:5",
+			Source:      "testdata/good/more.yml:4",
 		},
 		{
 			Name: "quick_echo_async", Description: "Echoes at once.", Engine: "local",
-			Target:      adapters.Target{Name: "WaitAndEcho", Queue: "price$check"},
-			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			Target:      adapters.Target{Name: "price$check"},
+			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
-			Source:      "testdata/good/more.yml:18",
+			Source:      "testdata/good/more.yml:17",
 		},
 		{ // only what is required: every default
 			Name: "wait_and_echo", Description: "Waits, then echoes the text.", Engine: "local",
-			Target:      adapters.Target{Name: "WaitAndEcho", Queue: "taskgate-examples"},
-			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: 24 * time.Hour,
+			Target:      adapters.Target{Name: "WaitAndEcho"},
+			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"text":{"type":"string"}},"required":["seconds","text"]}`),
-			Source:      "testdata/good/tools.yaml:3",
+			Source:      "testdata/good/tools.yaml:2",
 		},
 		{ // every key
-			Name: "order.pipeline-v2", Title: "Order pipeline", Description: "Runs the order pipeline.\nTakes a while.\n", Engine: "aws",
-			Target:      adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:orders:prod"},
-			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, TTL: 0,
+			Name: "order.pipeline-v2", Title: "Order pipeline", Description: "Runs the order pipeline.\nTakes a while.\n", Engine: "other",
+			Target:      adapters.Target{Name: "orders:prod"},
+			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, PollIntervalMax: 10 * time.Second, PollIntervalGrowsAfter: 2 * time.Minute, TTL: 0,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"total":{"type":"number"}}}`),
 			Input:        &Transform{Source: "{order_id: .order}"},
 			Result:       &Transform{Source: "{total: .sum}"},
-			Source:       "testdata/good/tools.yaml:14",
+			Source:       "testdata/good/tools.yaml:13",
 		},
 		{
 			Name: "summarize", Description: "Summarizes in the cloud.", Engine: "cloud",
-			Target:      adapters.Target{Name: "Summarize", Queue: "summaries", Timeout: time.Hour},
-			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: 2 * time.Second, TTL: time.Hour,
+			Target:      adapters.Target{Name: "Summarize", Timeout: time.Hour},
+			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
-			Source:      "testdata/good/tools.yaml:30",
+			Source:      "testdata/good/tools.yaml:31",
 		},
 	}
 	if len(set.Tools) != len(want) {
@@ -188,21 +184,36 @@ func TestLoadFileAndFolderTogether(t *testing.T) {
 }
 
 func TestEnvironment(t *testing.T) {
-	t.Setenv("TASKGATE_TEST_ADDRESS", "temporal.internal:7233")
-	t.Setenv("TASKGATE_TEST_SFN_ENDPOINT", "http://127.0.0.1:8083")
-	t.Setenv("TASKGATE_TEST_QUEUE", "") // empty: the default applies
+	t.Setenv("TASKGATE_TEST_URL", "http://internal")
+	t.Setenv("TASKGATE_TEST_ZONE", "z9")
+	t.Setenv("TASKGATE_TEST_JOB", "") // empty: the default applies
 	set, err := Load("testdata/good")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := set.Engines["local"].Temporal.Address; got != "temporal.internal:7233" {
-		t.Errorf("address = %q", got)
+	if got := set.Engines["local"].Config.(alphaConfig).URL; got != "http://internal" {
+		t.Errorf("url = %q", got)
 	}
-	if got := set.Engines["aws"].StepFunctions.Endpoint; got != "http://127.0.0.1:8083" {
-		t.Errorf("endpoint = %q", got)
+	if got := set.Engines["other"].Config.(betaConfig).Zone; got != "z9" {
+		t.Errorf("zone = %q", got)
 	}
-	if tool, _ := set.Tool("summarize"); tool.Target.Queue != "summaries" {
-		t.Errorf("queue = %q", tool.Target.Queue)
+	if tool, _ := set.Tool("summarize"); tool.Target.Name != "Summarize" {
+		t.Errorf("work = %q", tool.Target.Name)
+	}
+
+	// An explicit environment replaces the process's.
+	set, err = Loader{Env: adapters.Env{"TASKGATE_TEST_URL=http://explicit", "TASKGATE_TEST_JOB=Other"}}.Load("testdata/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.Engines["local"].Config.(alphaConfig).URL; got != "http://explicit" {
+		t.Errorf("url from Loader.Env = %q", got)
+	}
+	if got := set.Engines["other"].Config.(betaConfig).Zone; got != "" {
+		t.Errorf("zone from Loader.Env = %q, want the default, since the process's variable is not there", got)
+	}
+	if tool, _ := set.Tool("summarize"); tool.Target.Name != "Other" {
+		t.Errorf("work from Loader.Env = %q", tool.Target.Name)
 	}
 }
 
@@ -230,7 +241,7 @@ func TestExpandEnv(t *testing.T) {
 		{"$A", "", `a "$" that starts no ${VAR}`},
 		{"a$", "", `a "$" that starts no ${VAR}`},
 	} {
-		got, err := expandEnv(c.in)
+		got, err := expandEnv(c.in, nil)
 		if c.err != "" {
 			if err == nil || err.Error() != c.err {
 				t.Errorf("expandEnv(%q) error = %v, want %s", c.in, err, c.err)
@@ -243,72 +254,24 @@ func TestExpandEnv(t *testing.T) {
 	}
 }
 
-// TestValueForms checks which forms of addresses and ARNs are accepted.
-func TestValueForms(t *testing.T) {
-	for _, c := range []struct {
-		file string
-		ok   bool
-	}{
-		{`engines: {a: {temporal: {address: "127.0.0.1:7233"}}}`, true},
-		{`engines: {a: {temporal: {address: "[::1]:7233"}}}`, true},
-		{`engines: {a: {temporal: {address: "my-ns.a1b2c.tmprl.cloud:7233"}}}`, true},
-		{`engines: {a: {temporal: {address: "localhost:0"}}}`, false},
-		{`engines: {a: {temporal: {address: "localhost:70000"}}}`, false},
-		{`engines: {a: {temporal: {address: ":7233"}}}`, false},
-		{`engines: {a: {temporal: {address: "http://localhost:7233"}}}`, false},
-		{`engines: {a: {stepfunctions: {region: us-gov-west-1, roleArn: "arn:aws-us-gov:iam::123456789012:role/path/to/r"}}}`, true},
-		{`engines: {a: {stepfunctions: {region: cn-north-1, endpoint: "https://states.cn-north-1.amazonaws.com.cn"}}}`, true},
-		{`engines: {a: {stepfunctions: {region: us-east-1, endpoint: "ftp://x"}}}`, false},
-	} {
-		_, err := Parse("v.yaml", []byte(c.file))
-		if (err == nil) != c.ok {
-			t.Errorf("%s: error %v, want ok=%v", c.file, err, c.ok)
-		}
-	}
-	for _, c := range []struct {
-		arn string
-		ok  bool
-	}{
-		{"arn:aws:states:us-east-1:123456789012:stateMachine:orders", true},
-		{"arn:aws:states:us-east-1:123456789012:stateMachine:orders:prod", true},
-		{"arn:aws:states:us-east-1:123456789012:stateMachine:orders:12", true},
-		{"arn:aws-cn:states:cn-north-1:123456789012:stateMachine:orders_v2-x", true},
-		{"arn:aws:states:us-east-1:123456789012:execution:orders:run-1", false},
-		{"arn:aws:states:us-east-1:1234:stateMachine:orders", false},
-		{"arn:aws:states:us-east-1:123456789012:stateMachine:orders:", false},
-		{"arn:aws:states:us-east-1:123456789012:stateMachine:a:b:c", false},
-		{"orders", false},
-	} {
-		file := `engines: {s: {stepfunctions: {region: us-east-1}}}
-tools: [{name: a, description: d, engine: s, inputSchema: {type: object}, stateMachine: "` + c.arn + `"}]`
-		set, err := Parse("arn.yaml", []byte(file))
-		if (err == nil) != c.ok {
-			t.Errorf("%s: error %v, want ok=%v", c.arn, err, c.ok)
-		}
-		if err == nil && set.Tools[0].Target != (adapters.Target{Name: c.arn}) {
-			t.Errorf("%s: target %+v", c.arn, set.Tools[0].Target)
-		}
-	}
-}
-
 // TestYAMLFeatures checks that anchors, merge keys, tags and explicit keys read as YAML says.
 func TestYAMLFeatures(t *testing.T) {
 	const file = `
 engines:
-  local: {temporal: {address: "127.0.0.1:7233"}}
+  local: {alpha: {url: "http://x"}}
 tools:
   - &first
     name: first
     description: Shared description.
     engine: local
-    workflow: &wf {type: A, taskQueue: !!str 123}
+    work: &work {name: !!str 123, timeout: 1m}
     pollInterval: 1s
     inputSchema: {type: object}
   - <<: [{ttl: 1h}, *first]
     name: second
     ? description
     : !!str 2024
-    workflow: {<<: *wf, type: B}
+    work: {<<: *work, timeout: 2m}
     input: |
       {
         a: .b
@@ -319,14 +282,36 @@ tools:
 		t.Fatal(err)
 	}
 	first, second := set.Tools[0], set.Tools[1]
-	if first.Target != (adapters.Target{Name: "A", Queue: "123"}) || first.TTL != 24*time.Hour {
+	if first.Target != (adapters.Target{Name: "123", Timeout: time.Minute}) || first.TTL != 24*time.Hour {
 		t.Errorf("first: %+v, ttl %s", first.Target, first.TTL)
 	}
-	if second.Target != (adapters.Target{Name: "B", Queue: "123"}) || second.Description != "2024" ||
+	if second.Target != (adapters.Target{Name: "123", Timeout: 2 * time.Minute}) || second.Description != "2024" ||
 		second.PollInterval != time.Second || second.TTL != time.Hour || second.Engine != "local" {
 		t.Errorf("second: %+v, %q, poll %s, ttl %s, engine %q", second.Target, second.Description, second.PollInterval, second.TTL, second.Engine)
 	}
 	if out, err := second.EngineInput(json.RawMessage(`{"b": 1}`)); err != nil || string(out) != `{"a":1}` {
 		t.Errorf("input = %s, %v", out, err)
+	}
+}
+
+// TestRefsThroughTheDrivers: a tool writes and reads native ids through its engine's driver.
+func TestRefsThroughTheDrivers(t *testing.T) {
+	set, err := Load("testdata/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := adapters.Ref{ID: "work-1"}
+	if got := set.FormatRef("wait_and_echo", ref); got != "alpha:work-1" {
+		t.Errorf("FormatRef of an alpha tool = %q", got)
+	}
+	if got := set.FormatRef("order.pipeline-v2", ref); got != "work-1" {
+		t.Errorf("FormatRef of a beta tool = %q", got)
+	}
+	alphaTool, _ := set.Tool("wait_and_echo")
+	if got, err := alphaTool.ParseRef("alpha:work-1"); err != nil || got != ref {
+		t.Errorf("ParseRef = %v, %v", got, err)
+	}
+	if _, err := alphaTool.ParseRef("work-1"); err == nil {
+		t.Errorf("an alpha tool read a beta id")
 	}
 }

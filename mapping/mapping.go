@@ -1,12 +1,12 @@
 // Package mapping reads taskgate's mapping files: which MCP tool starts which workflow on which
-// engine, with its schemas, transforms and timings. It imports no engine SDK.
+// engine, with its schemas, transforms and timings. It knows no engine: engine blocks and tool
+// targets are read by the drivers registered with package adapters.
 package mapping
 
 import (
 	"encoding/json"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/itchyny/gojq"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -17,7 +17,9 @@ type Set struct {
 	// Engines by name.
 	Engines map[string]*Engine
 	// Tools in the order of the files (sorted by path) and of each file.
-	Tools  []*Tool
+	Tools []*Tool
+	// Auth is how HTTP callers authenticate; nil when no file says.
+	Auth   *Auth
 	byName map[string]*Tool
 }
 
@@ -27,33 +29,28 @@ func (s *Set) Tool(name string) (*Tool, bool) {
 	return t, ok
 }
 
-// Engine is a named connection to one engine: exactly one of Temporal and StepFunctions is set.
+// FormatRef writes a Ref of the named tool's executions as its engine's own id.
+func (s *Set) FormatRef(tool string, r adapters.Ref) string { return s.byName[tool].FormatRef(r) }
+
+// ReadsRef reports whether the driver of some tool's engine reads id as a Ref.
+func (s *Set) ReadsRef(id string) bool {
+	for _, t := range s.Tools {
+		if _, err := t.ParseRef(id); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Engine is one engine block: a named connection to an engine of the kind its driver reads.
 type Engine struct {
-	Name          string
-	Temporal      *Temporal
-	StepFunctions *StepFunctions
-}
-
-// Temporal is a Temporal frontend.
-type Temporal struct {
-	Address   string // host:port
-	Namespace string // default "default"
-	TLS       *TLS   // nil: plaintext
-	// APIKeyEnv names the environment variable that holds an API key (Temporal Cloud); the key
-	// itself never appears in a mapping file.
-	APIKeyEnv string
-}
-
-// TLS configures a TLS connection; empty fields use the system defaults.
-type TLS struct {
-	CAFile, CertFile, KeyFile, ServerName string
-}
-
-// StepFunctions is an AWS account and region (credentials from the standard AWS chain).
-type StepFunctions struct {
-	Region   string
-	Endpoint string // optional: a Step Functions-compatible endpoint URL
-	RoleARN  string // optional: a role to assume for cross-account pipelines
+	Name string
+	// Kind is the name of the engine's driver: the one key of its block.
+	Kind string
+	// Config is the decoded block, which opens the engine.
+	Config adapters.EngineConfig
+	// Allow is the default of its tools' Allow.
+	Allow *Allow
 }
 
 // TaskSupport says whether a call of the tool runs as a task, in the words of MCP 2025-11-25's
@@ -81,8 +78,10 @@ type Tool struct {
 	TaskSupport TaskSupport
 	// Timeout is how long a call that waits for the result waits.
 	Timeout time.Duration
-	// PollInterval is the polling interval suggested to clients.
-	PollInterval time.Duration
+	// PollInterval is the polling interval suggested to clients while a task is young: up to the
+	// age PollIntervalGrowsAfter. After that the interval grows in proportion to the task's age, up
+	// to PollIntervalMax (see PollIntervalAt).
+	PollInterval, PollIntervalMax, PollIntervalGrowsAfter time.Duration
 	// TTL is how long a task id stays valid after creation (zero: unlimited).
 	TTL time.Duration
 	// InputSchema and OutputSchema are JSON Schemas as JSON (OutputSchema may be nil).
@@ -93,14 +92,39 @@ type Tool struct {
 	Result *Transform
 	// Text turns the structured result into the text content; nil gives its JSON.
 	Text *Transform
-	// ProtocolErrors are the engine failure types (Temporal application error types, Step
-	// Functions error names) that end a task failed with a JSON-RPC error instead of a tool error.
+	// Ask are the questions the tool asks before it starts.
+	Ask []*Question
+	// Allow restricts who may use the tool (its own, else its engine's); nil: every caller.
+	Allow *Allow
+	// ProtocolErrors are the engine failure types (Outcome.Error) that end a task failed with a
+	// JSON-RPC error instead of a tool error.
 	ProtocolErrors []string
 	// Source is where the tool is defined, "file:line".
 	Source string
 
-	inputSchema *jsonschema.Resolved
+	inputSchema *compiled
+	driver      adapters.Driver
 }
+
+// PollIntervalAt is the polling interval suggested for a task of this age: PollInterval until
+// PollIntervalGrowsAfter, then PollInterval × age / PollIntervalGrowsAfter (with the defaults,
+// 1 s for the first minute, then a sixtieth of the age: 2 s at 2 minutes, 10 s at 10 minutes),
+// never above PollIntervalMax. A poll at every suggested interval costs a logarithmic number of
+// polls in the age until the interval reaches its maximum, then a steady rate.
+func (t *Tool) PollIntervalAt(age time.Duration) time.Duration {
+	if age <= t.PollIntervalGrowsAfter || t.PollIntervalMax <= t.PollInterval {
+		return t.PollInterval
+	}
+	grown := time.Duration(float64(t.PollInterval) * (float64(age) / float64(t.PollIntervalGrowsAfter)))
+	return min(grown.Truncate(time.Millisecond), t.PollIntervalMax)
+}
+
+// FormatRef writes a Ref of the tool's executions as its engine's own id.
+func (t *Tool) FormatRef(r adapters.Ref) string { return t.driver.FormatRef(r) }
+
+// ParseRef reads an engine's own id as a Ref of the tool's kind of engine: a candidate that the
+// tool's engine may or may not own.
+func (t *Tool) ParseRef(id string) (adapters.Ref, error) { return t.driver.ParseRef(id) }
 
 // Transform is a compiled jq program with its source text.
 type Transform struct {

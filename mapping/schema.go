@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // keywordKind is what a JSON Schema keyword holds.
@@ -35,8 +37,7 @@ const (
 	kwBoolMap    // names to booleans
 )
 
-// keywords are the JSON Schema keywords (draft 2020-12 and draft-07) that jsonschema-go
-// understands. Any other key in a schema is reported: it would be silently ignored.
+// keywords are the JSON Schema keywords of drafts 2020-12 and draft-07. Any other key in a schema is reported: it would be silently ignored.
 var keywords = map[string]keywordKind{
 	"$id": kwString, "$schema": kwString, "$ref": kwString, "$comment": kwString,
 	"$anchor": kwString, "$dynamicAnchor": kwString, "$dynamicRef": kwString,
@@ -61,7 +62,7 @@ var keywords = map[string]keywordKind{
 
 var jsonTypes = []string{"string", "number", "integer", "boolean", "object", "array", "null"}
 
-// schemaVersions are the values of $schema that jsonschema-go validates.
+// schemaVersions are the values of $schema that taskgate accepts: the drafts MCP clients use.
 var schemaVersions = []string{
 	"https://json-schema.org/draft/2020-12/schema",
 	"http://json-schema.org/draft-07/schema#",
@@ -70,9 +71,9 @@ var schemaVersions = []string{
 
 const schemaHint = "see https://json-schema.org/understanding-json-schema"
 
-// schema reads an inputSchema or outputSchema: a JSON Schema of an object, compiled by
-// jsonschema-go. It returns nils when there is a problem (reported).
-func (d *doc) schema(e entry) (json.RawMessage, *jsonschema.Resolved) {
+// schema reads an inputSchema or outputSchema: a JSON Schema of an object, compiled. It
+// returns nils when there is a problem (reported).
+func (d *doc) schema(e entry) (json.RawMessage, *compiled) {
 	if _, ok := e.value.(*ast.MappingNode); !ok {
 		d.errorf(e.value, "write a JSON Schema like {type: object, properties: {...}}", "%s: must be a mapping, not %s", e.path, kind(e.value))
 		return nil, nil
@@ -94,21 +95,119 @@ func (d *doc) schema(e entry) (json.RawMessage, *jsonschema.Resolved) {
 	if !d.jsonValue(e.value, e.path, &buf) || len(d.l.errs) > before {
 		return nil, nil
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(buf.Bytes(), &s); err != nil {
-		d.errorf(e.keyAt, schemaHint, "%s: invalid JSON Schema: %v", e.path, err)
-		return nil, nil
-	}
-	rs, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	c, err := compile(buf.Bytes())
 	if err != nil {
-		what := "invalid JSON Schema"
-		if strings.HasPrefix(err.Error(), "validating ") {
-			what = "a default value does not fit its schema"
-		}
-		d.errorf(e.keyAt, schemaHint, "%s: %s: %v", e.path, what, err)
+		// The compiler names the schema by the URL it was given, which means nothing to a reader.
+		msg := strings.ReplaceAll(err.Error(), schemaURL, "")
+		d.errorf(e.keyAt, schemaHint, "%s: invalid JSON Schema: %s", e.path, msg)
 		return nil, nil
 	}
-	return json.RawMessage(buf.Bytes()), rs
+	for _, loc := range slices.Sorted(maps.Keys(c.at)) {
+		s := c.at[loc]
+		if s.Default == nil {
+			continue
+		}
+		if err := s.Validate(*s.Default); err != nil {
+			why := c.explain(err, *s.Default, "", "key").Msg
+			if at, path, ok := d.nodeAt(e, loc, "default"); ok {
+				d.errorf(at, "a default must fit the schema it is the default of", "%s: does not fit its schema: %s", path, why)
+			} else {
+				d.errorf(e.keyAt, "a default must fit the schema it is the default of", "%s: the default of %s does not fit its schema: %s", e.path, loc, why)
+			}
+		}
+	}
+	return json.RawMessage(buf.Bytes()), c
+}
+
+// schemaURL is where a compiled schema lives: only for the compiler, nothing is fetched.
+const schemaURL = "mem:///schema.json"
+
+// compile compiles a JSON Schema (draft 2020-12 unless its $schema says otherwise).
+func compile(schema []byte) (*compiled, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	root, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, err
+	}
+	at := map[string]*jsonschema.Schema{}
+	collect(root, at)
+	return &compiled{root: root, at: at}, nil
+}
+
+// collect records s and every subschema it reaches by location.
+func collect(s *jsonschema.Schema, at map[string]*jsonschema.Schema) {
+	if s == nil || at[s.Location] != nil {
+		return
+	}
+	at[s.Location] = s
+	var subs []*jsonschema.Schema
+	subs = append(subs, s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else, s.PropertyNames, s.UnevaluatedProperties,
+		s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema)
+	subs = append(subs, s.AllOf...)
+	subs = append(subs, s.AnyOf...)
+	subs = append(subs, s.OneOf...)
+	subs = append(subs, s.PrefixItems...)
+	subs = append(subs, slices.Collect(maps.Values(s.Properties))...)
+	subs = append(subs, slices.Collect(maps.Values(s.PatternProperties))...)
+	subs = append(subs, slices.Collect(maps.Values(s.DependentSchemas))...)
+	if s.DynamicRef != nil {
+		subs = append(subs, s.DynamicRef.Ref)
+	}
+	for _, v := range append([]any{s.AdditionalProperties, s.Items, s.AdditionalItems}, slices.Collect(maps.Values(s.Dependencies))...) {
+		switch v := v.(type) {
+		case *jsonschema.Schema:
+			subs = append(subs, v)
+		case []*jsonschema.Schema:
+			subs = append(subs, v...)
+		}
+	}
+	for _, sub := range subs {
+		collect(sub, at)
+	}
+}
+
+// nodeAt finds the value of key in the subschema at location, within the schema of e: its node
+// and its path for messages. ok is false when the location is not a JSON Pointer into e's schema
+// (a schema with an $id of its own).
+func (d *doc) nodeAt(e entry, location, key string) (n ast.Node, path string, ok bool) {
+	ptr, ok := strings.CutPrefix(location, schemaURL+"#")
+	if !ok {
+		return nil, "", false
+	}
+	n, path = e.value, e.path
+	var tokens []string
+	if ptr != "" {
+		tokens = strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	}
+	for _, tok := range append(tokens, key) {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch v := d.resolve(n).(type) {
+		case *ast.MappingNode:
+			es, _ := d.entries(v, path)
+			i := slices.IndexFunc(es, func(e entry) bool { return e.key == tok })
+			if i < 0 {
+				return nil, "", false
+			}
+			n, path = es[i].value, es[i].path
+		case *ast.SequenceNode:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v.Values) {
+				return nil, "", false
+			}
+			n, path = v.Values[i], fmt.Sprintf("%s[%d]", path, i)
+		default:
+			return nil, "", false
+		}
+	}
+	return n, path, true
 }
 
 // checkSchema reports unknown keywords and keyword values of the wrong kind, with their

@@ -16,6 +16,10 @@ import (
 // a tool call forever.
 var transformTimeout = time.Second
 
+// maxTransformOutput bounds what a jq program may yield: more than any engine input or tool result
+// is meant to carry.
+const maxTransformOutput = 8 << 20
+
 const jqHint = "see https://jqlang.org/manual/"
 
 // transform compiles the jq program of an input or result key.
@@ -28,15 +32,23 @@ func (d *doc) transform(e entry) *Transform {
 		d.errorf(e.value, "write a jq program like {seconds, text}, or remove the key", "%s: is empty", e.path)
 		return nil
 	}
-	q, err := gojq.Parse(src)
-	if err == nil {
-		var code *gojq.Code
-		if code, err = gojq.Compile(q); err == nil {
-			return &Transform{Source: src, code: code}
-		}
+	t, err := compileTransform(src)
+	if err != nil {
+		d.errorf(e.value, jqHint, "%s: invalid jq program: %v", e.path, err)
 	}
-	d.errorf(e.value, jqHint, "%s: invalid jq program: %v", e.path, err)
-	return nil
+	return t
+}
+
+func compileTransform(src string) (*Transform, error) {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return nil, err
+	}
+	return &Transform{Source: src, code: code}, nil
 }
 
 // EngineInput turns tool arguments into the engine input: through the Input program, or
@@ -86,6 +98,21 @@ func (t *Tool) ResultText(structured json.RawMessage) (string, error) {
 	return string(out), nil
 }
 
+// WithAnswers is the arguments with each answer joined under its key: what EngineInput then reads.
+func WithAnswers(args json.RawMessage, answers map[string]json.RawMessage) (json.RawMessage, error) {
+	if len(answers) == 0 {
+		return args, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(orEmptyObject(args), &m); err != nil {
+		return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
+	}
+	for k, v := range answers {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
 func orEmptyObject(args json.RawMessage) json.RawMessage {
 	if s := bytes.TrimSpace(args); len(s) == 0 || bytes.Equal(s, []byte("null")) {
 		return json.RawMessage("{}")
@@ -126,7 +153,11 @@ func (t *Transform) run(input json.RawMessage) (json.RawMessage, error) {
 	if err := enc.Encode(out); err != nil {
 		return nil, fmt.Errorf("the jq program yielded a value that is not JSON: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	result := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(result) > maxTransformOutput {
+		return nil, fmt.Errorf("the jq program yielded %d bytes, more than the limit of %d", len(result), maxTransformOutput)
+	}
+	return result, nil
 }
 
 func jqRunError(err error) error {

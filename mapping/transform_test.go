@@ -11,12 +11,12 @@ import (
 func transformTool(t *testing.T, prog string) *Tool {
 	t.Helper()
 	src := fmt.Sprintf(`
-engines: {local: {temporal: {address: "127.0.0.1:7233"}}}
+engines: {local: {alpha: {url: "http://x"}}}
 tools:
   - name: jq
     description: d
     engine: local
-    workflow: {type: A, taskQueue: q}
+    work: {name: A}
     inputSchema: {type: object}
     input: %q
     result: %q
@@ -60,6 +60,14 @@ func TestTransforms(t *testing.T) {
 		if got, want := errString(err), prefixed(`tool "jq": result transform: `, c.err); got != want || string(out) != c.out {
 			t.Errorf("result %s on %s = %s, %q; want %s, %q", c.prog, c.in, out, got, c.out, want)
 		}
+	}
+}
+
+func TestTransformOutputIsBounded(t *testing.T) {
+	tool := transformTool(t, `"abcdefghi" * 1000000`)
+	_, err := tool.StructuredResult(json.RawMessage(`{}`))
+	if want := `tool "jq": result transform: the jq program yielded 9000002 bytes, more than the limit of 8388608`; errString(err) != want {
+		t.Fatalf("%v, want %s", err, want)
 	}
 }
 
@@ -111,9 +119,9 @@ func TestResultText(t *testing.T) {
 		{`.name | error`, `{"name":"boom"}`, "", `tool "jq": text transform: the jq program failed: error: boom`},
 	} {
 		src := fmt.Sprintf(`
-engines: {local: {temporal: {address: "127.0.0.1:7233"}}}
+engines: {local: {alpha: {url: "http://x"}}}
 tools:
-  - {name: jq, description: d, engine: local, workflow: {type: A, taskQueue: q}, inputSchema: {type: object}, text: %q}
+  - {name: jq, description: d, engine: local, work: {name: A}, inputSchema: {type: object}, text: %q}
 `, c.prog)
 		set, err := Parse("jq.yaml", []byte(src))
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -44,20 +45,27 @@ func TestTaskErrors(t *testing.T) {
 	claims, _ := sealed.Open(id, time.Now())
 	forgedForUnmappedTool := claims
 	forgedForUnmappedTool.Tool = "not_a_tool"
+	expired := claims
+	expired.Created, expired.TTL = time.Now().Add(-time.Hour), time.Minute
 	otherWorkflow := claims
 	otherWorkflow.Ref.ID = "taskgate/SomethingElse/" + strings.TrimPrefix(claims.Ref.ID, "taskgate/WaitAndEcho/")
 	for name, bad := range map[string]string{
-		"garbage":             "hello",
-		"empty":               "",
-		"native ref":          claims.Ref.String(),
-		"other server's key":  otherServer.Issue(claims),
-		"tampered":            id[:len(id)-2] + "AA",
-		"unmapped tool":       sealed.Issue(forgedForUnmappedTool),
-		"other workflow type": sealed.Issue(otherWorkflow),
+		"garbage":              "hello",
+		"empty":                "",
+		"native ref":           claims.Ref.String(),
+		"other server's key":   otherServer.Issue(claims),
+		"tampered":             id[:len(id)-2] + "AA",
+		"truncated":            id[:len(id)/2],
+		"replayed past expiry": sealed.Issue(expired),
+		"unmapped tool":        sealed.Issue(forgedForUnmappedTool),
+		"other workflow type":  sealed.Issue(otherWorkflow),
 	} {
 		msg := "Failed to retrieve task: Task not found"
-		if name == "empty" {
+		switch name {
+		case "empty":
 			msg = "Failed to retrieve task: taskId is required"
+		case "replayed past expiry":
+			msg = "Failed to retrieve task: Task has expired"
 		}
 		for _, method := range []string{"tasks/get", "tasks/cancel"} {
 			_, err := c.Call(t, method, map[string]any{"taskId": bad})
@@ -122,7 +130,11 @@ func TestSyncToolAnswersInTheCall(t *testing.T) {
 }
 
 func TestNativeTokensAreTheEngineIDs(t *testing.T) {
-	e := newEnv(t, token.Native{})
+	set, err := mapping.Load("../examples/temporal/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, token.Native{Refs: set})
 	c := e.client(ext)
 	id := call(t, c, "wait_and_echo", map[string]any{"seconds": 0, "text": "plain"})["taskId"].(string)
 	if !strings.HasPrefix(id, "taskgate/WaitAndEcho/") {
@@ -132,6 +144,6 @@ func TestNativeTokensAreTheEngineIDs(t *testing.T) {
 	if done["ttlMs"] != float64(86400000) {
 		t.Fatalf("native task ttlMs = %v", done["ttlMs"])
 	}
-	_, err := c.Call(t, "tasks/get", map[string]any{"taskId": "taskgate/Other/x/y"})
-	wantError(t, "unowned native id", err, -32602, "Failed to retrieve task: Task not found")
+	_, rpcErr := c.Call(t, "tasks/get", map[string]any{"taskId": "taskgate/Other/x/y"})
+	wantError(t, "unowned native id", rpcErr, -32602, "Failed to retrieve task: Task not found")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/mapping"
 )
 
 // Clients with no task support at all (--no-task-clients).
@@ -55,8 +54,9 @@ func isHandleTool(name string) bool {
 }
 
 // startHandle starts an execution and gives the caller its handle: the task id.
-func (s *Server) startHandle(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) *callToolResult {
-	t, toolErr, err := s.start(ctx, tool, args, startOptions{})
+func (s *Server) startHandle(ctx context.Context, c caps, call toolCall) *callToolResult {
+	tool := call.tool
+	t, toolErr, err := s.start(ctx, call, startOptions{})
 	if err != nil {
 		return s.handleError(tool.Name, err).wire(c.modern)
 	}
@@ -83,7 +83,7 @@ func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.
 		return toolError(`Invalid arguments for %s: argument "handle" is required`, name)
 	}
 	if name == "task_cancel" {
-		t, err := s.resolve(a.Handle, "")
+		t, err := s.resolve(ctx, a.Handle)
 		if err == nil {
 			err = s.cancel(ctx, t, "an MCP client (task_cancel)")
 		}
@@ -96,7 +96,7 @@ func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.
 		structured, _ := json.Marshal(map[string]string{"status": "cancelling"})
 		return &toolOutput{text: "Cancellation requested.", structured: structured}
 	}
-	t, err := s.read(ctx, a.Handle, "")
+	t, err := s.read(ctx, a.Handle)
 	if err != nil {
 		return s.handleError(name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,8 +25,10 @@ const codeHeaderMismatch = -32020
 
 // HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
 func (s *Server) HTTPHandler() http.Handler {
+	// go-sdk refuses non-loopback Hosts on a loopback listener; a list of hosts replaces that
+	// check, for a reverse proxy on the same machine.
 	return s.httpFront(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log}))
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: len(s.hosts) > 0}))
 }
 
 // envelope is what the front reads of a request: the body's params stay undecoded.
@@ -35,10 +38,20 @@ type envelope struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// httpFront is the HTTP entry: it refuses what taskgate does not serve before the SDK sees it
-// (batches, a task method whose Mcp-Name header names another task), rewrites the requests that
-// carry params the SDK would drop, and carries the client's lifetime to the handlers.
+// httpFront is the HTTP entry. Before the SDK sees a request it refuses, each with its own
+// status: more requests than the server takes at once (503), a browser page of another origin or
+// a Host the operator did not list (403), a caller without a valid bearer token when auth is on
+// (401, by go-sdk's auth middleware), more body than the memory budget holds (503) or than a
+// message may have (413), a batch (400), a task method whose Mcp-Name header names another task
+// (400, -32020), and a principal over its rate (429). It rewrites the requests that carry params
+// the SDK would drop, and carries the client's lifetime to the handlers.
 func (s *Server) httpFront(next http.Handler) http.Handler {
+	inner := s.httpRequest(next)
+	if a := s.httpAuth; a != nil {
+		inner = auth.RequireBearerToken(a.Verify, &auth.RequireBearerTokenOptions{
+			Scopes: a.Scopes, ResourceMetadataURL: a.ResourceMetadataURL, ClockSkew: a.ClockSkew,
+		})(principalFromToken(inner))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -53,6 +66,46 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 			busy(w, "too many requests in flight")
 			return
 		}
+		if !originAllowed(r, s.origins) || !hostAllowed(r, s.hosts) {
+			http.Error(w, "Forbidden: this Origin or Host is not allowed; the operator lists the allowed ones", http.StatusForbidden)
+			return
+		}
+		inner.ServeHTTP(bearerChallenge{w}, r)
+	})
+}
+
+// principalFromToken puts the principal of the verified bearer token into the request.
+func principalFromToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info := auth.TokenInfoFromContext(r.Context()); info != nil && info.UserID != "" {
+			r = r.WithContext(WithPrincipal(r.Context(), info.UserID, info.Scopes...))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearerChallenge adds the Bearer challenge to a 401 that has none (go-sdk's middleware writes
+// one only when there is resource metadata or a scope to name).
+type bearerChallenge struct{ http.ResponseWriter }
+
+func (b bearerChallenge) WriteHeader(status int) {
+	if status == http.StatusUnauthorized && b.Header().Get("WWW-Authenticate") == "" {
+		b.Header().Set("WWW-Authenticate", `Bearer realm="taskgate"`)
+	}
+	b.ResponseWriter.WriteHeader(status)
+}
+
+func (b bearerChallenge) Flush() {
+	if f, ok := b.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (b bearerChallenge) Unwrap() http.ResponseWriter { return b.ResponseWriter }
+
+// httpRequest serves one request of a caller that may be served.
+func (s *Server) httpRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -91,6 +144,9 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 				writeError(w, http.StatusBadRequest, env.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
 				return
 			}
+			if denied := s.forbiddenTool(w, r, env); denied {
+				return
+			}
 			if retry, ok := s.rates.allow(principalOf(r.Context()), env.Method, s.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
 				writeError(w, http.StatusTooManyRequests, env.ID, errRateLimited(env.Method, retry))
@@ -106,6 +162,36 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context())))
 	})
+}
+
+// forbiddenTool answers 403 to a tools/call of a tool the caller may not use, with the scopes it
+// needs in the challenge, so that an OAuth client can ask for them (step-up authorization).
+func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, env envelope) bool {
+	if env.Method != "tools/call" {
+		return false
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(env.Params, &p)
+	tool, found := s.set.Tool(p.Name)
+	if !found {
+		return false
+	}
+	ok, missing := permits(r.Context(), tool)
+	if ok {
+		return false
+	}
+	challenge := `Bearer error="insufficient_scope"`
+	if len(missing) > 0 {
+		challenge += fmt.Sprintf(`, scope=%q`, strings.Join(missing, " "))
+	}
+	if a := s.httpAuth; a != nil && a.ResourceMetadataURL != "" {
+		challenge += fmt.Sprintf(`, resource_metadata=%q`, a.ResourceMetadataURL)
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeError(w, http.StatusForbidden, env.ID, errNotPermitted(r.Context(), tool, missing))
+	return true
 }
 
 var errTooLarge = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,

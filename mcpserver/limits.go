@@ -17,7 +17,8 @@ type Limits struct {
 	// MaxInFlight bounds the HTTP requests served at once; more are answered 503. Default 512.
 	MaxInFlight int
 	// BodyBudget bounds the bytes of HTTP request bodies held at once; a body that does not fit is
-	// answered 503. Default 32 MiB.
+	// answered 503. Default 16 MiB: each byte of a body costs about four in memory while it is
+	// decoded, so the bodies of the requests in flight cost at most about 64 MiB.
 	BodyBudget int64
 	// CallsPerSecond bounds each principal's tools/call, with bursts of twice as many. Default 10.
 	CallsPerSecond float64
@@ -31,7 +32,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxInFlight = 512
 	}
 	if l.BodyBudget == 0 {
-		l.BodyBudget = 32 << 20
+		l.BodyBudget = 16 << 20
 	}
 	if l.CallsPerSecond == 0 {
 		l.CallsPerSecond = 10

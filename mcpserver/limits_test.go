@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/taskgate/taskgate/mcpserver"
 )
 
@@ -141,4 +143,25 @@ func TestAuditLines(t *testing.T) {
 			t.Errorf("audit line %d: %q, want %q", i, got, w)
 		}
 	}
+}
+
+// TestUnknownClientTokensCostOnce: a token that opens as no task id is looked up once as a client
+// token; asking again within the window costs no engine call.
+func TestUnknownClientTokensCostOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	sep := e.client()
+	sep.Experimental = []string{"sep1391"}
+	probe := "probe-" + uuid.NewString()
+	for i := range 3 {
+		before := e.count.reads.Load()
+		_, rerr := sep.Call(t, "tools/async/status", map[string]any{"token": probe})
+		wantError(t, "an unknown client token", rerr, -32602, "Failed to retrieve operation: Operation not found")
+		reads := e.count.reads.Load() - before
+		if (i == 0 && reads == 0) || (i > 0 && reads != 0) {
+			t.Fatalf("lookup %d of an unknown token made %d engine reads", i+1, reads)
+		}
+	}
+	// Starting an operation with the token makes it known at once.
+	sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "now known"}, "operation": map[string]any{"token": probe}})
+	pollOperation(t, sep, probe, "completed")
 }

@@ -25,6 +25,16 @@ var undeclared = map[string]bool{
 // 2025-11-25 clients, and refuses the methods of undeclared capabilities. No request, however
 // malformed, may end the process: a panic is answered -32603 and logged with its stack.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	serve := s.serveRequest(next)
+	if s.observer == nil {
+		return serve
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return s.observed(ctx, method, func(ctx context.Context) (mcp.Result, error) { return serve(ctx, method, req) })
+	}
+}
+
+func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -33,17 +43,18 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		c := capsFromRequest(req)
+		observeCaps(ctx, c, method)
 		ctx, cancel := withClient(context.WithValue(ctx, capsKey{}, c))
 		defer cancel()
 		switch {
 		case method == "tools/list":
-			return s.listTools(c), nil
+			return s.listTools(ctx, c), nil
 		case method == "tools/call":
 			p, ok := paramsOf(req).(*mcp.CallToolParamsRaw)
 			if !ok || p.Name == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params with the tool's name"}
 			}
-			return s.callTool(ctx, c, p.Name, p.Arguments)
+			return s.callTool(ctx, c, p)
 		case method == "initialize":
 			res, err := next(ctx, method, req)
 			if init, ok := res.(*mcp.InitializeResult); ok && err == nil {
@@ -58,8 +69,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // legacyInitialize replaces the tasks extension, which the SDK shows to every protocol, with the
-// 2025-11-25 tasks capability. tasks/list is not offered: tasks are not bound to an authenticated
-// caller, so a list could show one client another's tasks.
+// 2025-11-25 tasks capability (tasks/list included: a caller lists only its own tasks).
 func legacyInitialize(res *mcp.InitializeResult) mcp.Result {
 	out := &legacyInitializeResult{InitializeResult: res}
 	if res.Capabilities != nil {

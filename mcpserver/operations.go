@@ -25,6 +25,11 @@ type operationParams struct {
 // maxClientToken bounds client-chosen operation tokens.
 const maxClientToken = 256
 
+// unknownFor is how long a client token that named no operation answers "not found" without asking
+// the engines again: a token that opens as no task id costs one engine call per tool that may run
+// as a task, and repeating it must cost nothing.
+const unknownFor = 30 * time.Second
+
 func (s *Server) addOperationMethods() error {
 	for method, h := range map[string]func(caps, *task) (mcp.Result, error){
 		"tools/async/status": s.operationStatus,
@@ -51,12 +56,9 @@ func (s *Server) addOperationMethods() error {
 	return nil
 }
 
-// operationKey scopes a client's token to the caller before it becomes an idempotency key, so that
-// one caller's token never names another caller's execution.
-func operationKey(caller, clientToken string) string { return caller + "\x00" + clientToken }
-
 // startOperation starts an operation; a client token makes the start idempotent.
-func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) (mcp.Result, error) {
+func (s *Server) startOperation(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
+	tool := call.tool
 	var op struct {
 		Token     string   `json:"token"`
 		KeepAlive *float64 `json:"keepAlive"`
@@ -68,25 +70,27 @@ func (s *Server) startOperation(ctx context.Context, c caps, tool *mapping.Tool,
 		return nil, s.rpcError(operations{}, invalid("operation.token is longer than %d characters", maxClientToken))
 	}
 	opts := startOptions{}
-	if op.Token != "" {
-		opts.key = operationKey("", op.Token)
-	}
+	// The engine scopes the key to the caller: one caller's token never names another's execution.
+	opts.key = op.Token
 	if op.KeepAlive != nil {
 		if *op.KeepAlive <= 0 || *op.KeepAlive > math.MaxInt32 {
 			return nil, s.rpcError(operations{}, invalid("operation.keepAlive must be a positive number of seconds"))
 		}
 		opts.keepAlive = time.Duration(*op.KeepAlive * float64(time.Second))
 	}
-	t, toolErr, err := s.start(ctx, tool, args, opts)
+	t, toolErr, err := s.start(ctx, call, opts)
 	if err != nil || toolErr != nil {
 		return s.toolAnswer(c, operations{}, toolErr, err)
+	}
+	if opts.key != "" {
+		s.unknownTokens.DeleteIf(adapters.ScopedKey(opts.key, callerOf(ctx)), func(time.Time) bool { return true })
 	}
 	started := &toolOutput{text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", tool.Name)}
 	return &operationStarted{callToolResult: *started.wire(c.modern), Operation: operationInfo{
 		Token:         t.id,
 		Status:        "working",
 		KeepAlive:     s.keepAliveSeconds(t),
-		PollFrequency: math.Max(1, math.Round(t.tool.PollInterval.Seconds())),
+		PollFrequency: math.Max(1, math.Round(t.pollInterval().Seconds())),
 	}}, nil
 }
 
@@ -114,7 +118,7 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 	if tok == "" {
 		return nil, invalid("Failed to retrieve operation: token is required")
 	}
-	t, err := s.read(ctx, tok, "")
+	t, err := s.read(ctx, tok)
 	if err == nil {
 		if t.status.State.Terminal() && t.claims.KeepAlive > 0 && s.now().After(t.status.Updated.Add(t.claims.KeepAlive)) {
 			return nil, &taskError{kind: errExpired}
@@ -130,7 +134,11 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 // readByClientToken finds the execution a client token started without any lookup table: the
 // token derives one engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*task, error) {
-	key := operationKey("", clientToken)
+	caller := callerOf(ctx)
+	scoped := adapters.ScopedKey(clientToken, caller)
+	if until, ok := s.unknownTokens.Get(scoped); ok && s.now().Before(until) {
+		return nil, &taskError{kind: errNotFound}
+	}
 	type found struct {
 		i   int
 		st  adapters.Status
@@ -146,7 +154,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	for i, tool := range candidates {
 		go func() {
 			e := s.engines[tool.Engine]
-			st, err := e.Describe(ctx, tool.Target, e.KeyRef(tool.Target, key))
+			st, err := e.Describe(ctx, tool.Target, e.KeyRef(tool.Target, clientToken, caller))
 			results <- found{i, st, err}
 		}()
 	}
@@ -166,11 +174,12 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 		if engineErr != nil {
 			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
+		s.unknownTokens.Update(scoped, func(until *time.Time) { *until = s.now().Add(unknownFor) })
 		return nil, &taskError{kind: errNotFound}
 	}
 	tool := candidates[best]
-	ref := s.engines[tool.Engine].KeyRef(tool.Target, key)
-	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL}, status: bestStatus}
+	ref := s.engines[tool.Engine].KeyRef(tool.Target, clientToken, caller)
+	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL, Caller: caller}, status: bestStatus}
 	if err := s.fetchResult(ctx, t); err != nil {
 		return nil, err
 	}
@@ -200,12 +209,12 @@ func (s *Server) operationResult(c caps, t *task) (mcp.Result, error) {
 	return &operationResult{Result: t.result.wire(c.modern)}, nil
 }
 
-// cancelOperation stops the operation a token names, for notifications/cancelled; there is no
-// one to answer, so failures are only logged.
-func (s *Server) cancelOperation(tok, caller string) {
+// cancelOperation stops the operation a token names, for notifications/cancelled on stdio; there
+// is no one to answer, so failures are only logged.
+func (s *Server) cancelOperation(tok string) {
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
-	t, err := s.resolve(tok, caller)
+	t, err := s.resolve(ctx, tok)
 	if err == nil {
 		err = s.cancel(ctx, t, "an MCP client (notifications/cancelled)")
 	}

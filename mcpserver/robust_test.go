@@ -95,7 +95,7 @@ func (l *panicLog) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-func (l *panicLog) check(t *testing.T) {
+func (l *panicLog) check(t testing.TB) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,7 +202,7 @@ type lineClient struct {
 	answers chan map[string]json.RawMessage
 }
 
-func newLineClient(t *testing.T, srv *mcpserver.Server) *lineClient {
+func newLineClient(t testing.TB, srv *mcpserver.Server) *lineClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -232,7 +232,7 @@ func newLineClient(t *testing.T, srv *mcpserver.Server) *lineClient {
 	return c
 }
 
-func (c *lineClient) send(t *testing.T, line string) {
+func (c *lineClient) send(t testing.TB, line string) {
 	t.Helper()
 	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
 		t.Fatalf("the server stopped reading: %v (after %s)", err, line)
@@ -240,7 +240,7 @@ func (c *lineClient) send(t *testing.T, line string) {
 }
 
 // await waits for the answer with this id (JSON text), skipping notifications.
-func (c *lineClient) await(t *testing.T, id, after string) map[string]json.RawMessage {
+func (c *lineClient) await(t testing.TB, id, after string) map[string]json.RawMessage {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -256,7 +256,7 @@ func (c *lineClient) await(t *testing.T, id, after string) map[string]json.RawMe
 	}
 }
 
-func (c *lineClient) roundTrip(t *testing.T, line, id string) map[string]json.RawMessage {
+func (c *lineClient) roundTrip(t testing.TB, line, id string) map[string]json.RawMessage {
 	t.Helper()
 	c.send(t, line)
 	return c.await(t, id, line)

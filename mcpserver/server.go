@@ -11,11 +11,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/coalesce"
+	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -45,27 +47,56 @@ type Config struct {
 	Limits Limits
 	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
 	Audit *slog.Logger
+	// HTTPAuth, when set, makes every HTTP request carry a bearer token it accepts. Without it,
+	// every caller is the local principal.
+	HTTPAuth *HTTPAuth
+	// AllowedOrigins are the browser origins allowed besides a page's own and, on a loopback
+	// listener, loopback pages ("*" allows any). AllowedHosts, when set, are the only Host
+	// headers served (host, or host:port).
+	AllowedOrigins, AllowedHosts []string
+	// Observer, when set, is told of every request and of tasks' starts and ends.
+	Observer Observer
+}
+
+// HTTPAuth is how HTTP callers authenticate (go-sdk's auth middleware): a request without a token
+// Verify accepts, or without Scopes, is refused with 401 and a Bearer challenge.
+type HTTPAuth struct {
+	Verify auth.TokenVerifier
+	// Scopes are required of every caller.
+	Scopes []string
+	// ResourceMetadataURL is named in the challenge, for clients to find the authorization server
+	// (RFC 9728).
+	ResourceMetadataURL string
+	// ClockSkew tolerates clocks that disagree by this much on a token's expiry.
+	ClockSkew time.Duration
 }
 
 // Server is one taskgate MCP server. Any number of them may serve the same mapping and engines.
 type Server struct {
-	mcp     *mcp.Server
-	set     *mapping.Set
-	engines map[string]adapters.Engine
-	tokens  token.Codec
-	log     *slog.Logger
-	grace   time.Duration
-	noTask  NoTaskMode
-	now     func() time.Time
-	audit   *slog.Logger
+	mcp            *mcp.Server
+	set            *mapping.Set
+	engines        map[string]adapters.Engine
+	tokens         token.Codec
+	log            *slog.Logger
+	grace          time.Duration
+	noTask         NoTaskMode
+	now            func() time.Time
+	audit          *slog.Logger
+	httpAuth       *HTTPAuth
+	origins, hosts []string
 	// rates, inFlight and bodies enforce Config.Limits.
 	rates    *rateLimits
 	inFlight chan struct{}
 	bodies   *semaphore.Weighted
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
+	// unknownTokens are client tokens that named no operation, until when (a shortcut only).
+	unknownTokens *lru.Cache[time.Time]
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
+	observer  Observer
+	// coalesced are the engines' read-sharing wrappers, by engine block name.
+	coalesced map[string]*coalesce.Engine
 }
 
 // New builds a server. It makes no engine call; see CheckTargets.
@@ -76,7 +107,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger,
 		grace: cfg.NotFoundGrace, now: time.Now, engines: map[string]adapters.Engine{},
-		noTask: cfg.NoTaskClients,
+		noTask: cfg.NoTaskClients, observer: cfg.Observer, coalesced: map[string]*coalesce.Engine{},
 	}
 	if s.noTask == "" {
 		s.noTask = NoTaskHandles
@@ -87,6 +118,8 @@ func New(cfg Config) (*Server, error) {
 	if s.audit = cfg.Audit; s.audit == nil {
 		s.audit = s.log
 	}
+	s.httpAuth, s.origins, s.hosts = cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts
+	s.unknownTokens = lru.New[time.Time](10000)
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
 	s.inFlight = make(chan struct{}, limits.MaxInFlight)
@@ -108,7 +141,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
 		if _, done := s.engines[t.Engine]; !done {
-			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0))
+			var ended coalesce.Ended
+			if s.observer != nil {
+				ended = s.ended
+			}
+			s.coalesced[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0), ended)
+			s.engines[t.Engine] = s.coalesced[t.Engine]
 		}
 	}
 
@@ -149,6 +187,16 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 		}
 	}
 	return warnings, errors.Join(problems...)
+}
+
+// Reads are, by engine block name, the engine reads the server has made since New, by how each
+// was served (an engine call, or a shortcut).
+func (s *Server) Reads() map[string]coalesce.Counts {
+	reads := make(map[string]coalesce.Counts, len(s.coalesced))
+	for name, e := range s.coalesced {
+		reads[name] = e.Counts()
+	}
+	return reads
 }
 
 // MCP is the underlying go-sdk server.

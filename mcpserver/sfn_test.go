@@ -217,7 +217,7 @@ func TestForgedExecutionARNsReachNoEngine(t *testing.T) {
 		}
 	}
 	// The same with native ids, which a client can write by hand.
-	native, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: token.Native{}})
+	native, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: token.Native{Refs: e.set}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,7 +259,7 @@ func (c *stdioConn) cancelOperation(params json.RawMessage) {
 		return
 	}
 	if token, ok := c.started.token(id); ok {
-		c.s.cancelOperation(token, "")
+		c.s.cancelOperation(token)
 	}
 }
 

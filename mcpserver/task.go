@@ -56,9 +56,10 @@ func isObject(b json.RawMessage) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// failed reports whether the task ended with an error of either kind.
+// failed reports whether the task ended with an error of either kind (an execution that failed
+// and whose outcome was not read is failed too).
 func (t *task) failed() bool {
-	return t.failure != nil || (t.result != nil && t.result.isError)
+	return t.failure != nil || (t.result != nil && t.result.isError) || (t.result == nil && t.status.State == adapters.Failed)
 }
 
 func (t *task) createdAt() time.Time {
@@ -73,6 +74,11 @@ func (t *task) updatedAt() time.Time {
 		return t.status.Updated
 	}
 	return t.createdAt()
+}
+
+// pollInterval is the interval suggested to the task's pollers at its present age.
+func (t *task) pollInterval() time.Duration {
+	return t.tool.PollIntervalAt(time.Since(t.createdAt()))
 }
 
 // ttlMs is the task's ttl in milliseconds, nil when unlimited.
@@ -108,9 +114,10 @@ func (t *task) message() string {
 }
 
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
-// must open, name a mapped tool (or, for native ids, be owned by one), belong to that tool's
-// target, and belong to the caller.
-func (s *Server) resolve(id, caller string) (*task, error) {
+// must open, name a mapped tool (or, for native ids, read through a tool's driver as a Ref that
+// tool's engine owns), belong to that tool's target, and belong to the caller. An id of another
+// caller is not found, like any other.
+func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 	if id == "" {
 		return nil, invalid("Failed to retrieve task: taskId is required")
 	}
@@ -124,20 +131,21 @@ func (s *Server) resolve(id, caller string) (*task, error) {
 	var tool *mapping.Tool
 	if claims.Tool != "" {
 		t, ok := s.set.Tool(claims.Tool)
-		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref) {
+		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref, callerOf(ctx)) {
 			tool = t
 		}
 	} else {
 		for _, t := range s.set.Tools {
-			if s.engines[t.Engine].Owns(t.Target, claims.Ref) {
-				tool = t
+			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref, callerOf(ctx)) {
+				tool, claims.Ref = t, ref
 				break
 			}
 		}
 	}
-	if tool == nil || claims.Caller != caller {
+	if tool == nil || (claims.Tool != "" && claims.Caller != callerOf(ctx)) {
 		return nil, &taskError{kind: errNotFound}
 	}
+	observeTask(ctx, tool, claims.Ref)
 	return &task{id: id, tool: tool, claims: claims}, nil
 }
 
@@ -157,8 +165,8 @@ func (s *Server) describe(ctx context.Context, t *task) error {
 }
 
 // read resolves and describes a task and, once it has ended, fetches its result.
-func (s *Server) read(ctx context.Context, id, caller string) (*task, error) {
-	t, err := s.resolve(id, caller)
+func (s *Server) read(ctx context.Context, id string) (*task, error) {
+	t, err := s.resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -238,19 +246,22 @@ func isJSONNull(b json.RawMessage) bool {
 // startOptions are what a dialect adds to a start.
 type startOptions struct {
 	// key makes the start idempotent (already scoped to the caller).
-	key    string
-	caller string
+	key string
 	// ttl shortens the tool's ttl when set.
 	ttl time.Duration
 	// keepAlive bounds how long the result stays readable after the execution ended.
 	keepAlive time.Duration
 }
 
-// prepare checks the arguments and turns them into the engine input. A *toolOutput is a tool
-// error for the caller to see: nothing starts.
-func prepare(tool *mapping.Tool, args json.RawMessage) (json.RawMessage, *toolOutput) {
+// prepare checks the arguments and turns them, with the answers to the tool's questions, into the
+// engine input. A *toolOutput is a tool error for the caller to see: nothing starts.
+func prepare(tool *mapping.Tool, args json.RawMessage, answers map[string]json.RawMessage) (json.RawMessage, *toolOutput) {
 	if err := tool.ValidateArguments(args); err != nil {
 		return nil, toolError("Invalid arguments for %s: %v", tool.Name, err)
+	}
+	args, err := mapping.WithAnswers(args, answers)
+	if err != nil {
+		return nil, toolError("%v", err)
 	}
 	input, err := tool.EngineInput(args)
 	if err != nil {
@@ -261,13 +272,14 @@ func prepare(tool *mapping.Tool, args json.RawMessage) (json.RawMessage, *toolOu
 
 // start validates the arguments and starts one execution. A non-nil *toolOutput is a tool error
 // (bad arguments, an engine limit) for the caller to see: nothing was started.
-func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMessage, opts startOptions) (*task, *toolOutput, error) {
-	input, toolErr := prepare(tool, args)
+func (s *Server) start(ctx context.Context, call toolCall, opts startOptions) (*task, *toolOutput, error) {
+	tool := call.tool
+	input, toolErr := prepare(tool, call.args, call.answers)
 	if toolErr != nil {
 		s.auditLine(ctx, "start", tool, adapters.Ref{}, "refused: invalid arguments")
 		return nil, toolErr, nil
 	}
-	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: opts.caller})
+	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: callerOf(ctx)})
 	s.auditLine(ctx, "start", tool, ref, outcome(err))
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
@@ -281,7 +293,7 @@ func (s *Server) start(ctx context.Context, tool *mapping.Tool, args json.RawMes
 	if opts.ttl > 0 && (ttl == 0 || opts.ttl < ttl) {
 		ttl = opts.ttl
 	}
-	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: opts.caller, Created: s.now().UTC().Truncate(time.Millisecond),
+	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now().UTC().Truncate(time.Millisecond),
 		TTL: ttl, KeepAlive: opts.keepAlive}
 	t := &task{id: s.tokens.Issue(claims), tool: tool, claims: claims,
 		status: adapters.Status{State: adapters.Working, Native: "STARTED", Message: "Started.", Started: claims.Created, Updated: claims.Created}}
@@ -302,6 +314,10 @@ func (s *Server) cancel(ctx context.Context, t *task, who string) error {
 // auditLine records one start, cancel or answer: who, which tool, which execution, and how it
 // went. Task ids are bearer handles and never appear in it.
 func (s *Server) auditLine(ctx context.Context, event string, tool *mapping.Tool, ref adapters.Ref, outcome string) {
+	observeTask(ctx, tool, ref)
+	if s.observer != nil && event != "cancel" && ref != (adapters.Ref{}) {
+		s.observer.Started(ctx, tool.Name)
+	}
 	s.audit.Info("audit", "event", event, "principal", principalOf(ctx), "tool", tool.Name, "engine", tool.Engine,
 		"execution", ref.String(), "outcome", outcome)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/mapping"
 )
 
 // The task methods, shared by the tasks extension (2026-07-28) and tasks on 2025-11-25: each
@@ -64,11 +63,14 @@ func (s *Server) addTaskMethods() error {
 			return err
 		}
 	}
+	if err := s.addListMethod(); err != nil {
+		return err
+	}
 	return s.addOperationMethods()
 }
 
 func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
-	t, err := s.read(ctx, id, "")
+	t, err := s.read(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +91,7 @@ func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mc
 // the same); 2025-11-25 answers with the task, already cancelled, and refuses an ended one.
 func (s *Server) tasksCancel(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
 	_, isLegacy := d.(legacy)
-	t, err := s.resolve(id, "")
+	t, err := s.resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, id string) 
 	if _, isLegacy := d.(legacy); isLegacy {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is part of the tasks extension on 2026-07-28"}
 	}
-	if _, err := s.resolve(id, ""); err != nil {
+	if _, err := s.resolve(ctx, id); err != nil {
 		return nil, err
 	}
 	return nil, invalid("Failed to update task: the task has no open input requests")
@@ -132,7 +134,7 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) 
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result does not exist in the tasks extension: poll tasks/get"}
 	}
 	for waited := false; ; waited = true {
-		t, err := s.read(ctx, id, "")
+		t, err := s.read(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +169,7 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) 
 
 // legacyCreate starts a task for a `task`-augmented tools/call; the client's ttl can only shorten
 // the tool's.
-func (s *Server) legacyCreate(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) (mcp.Result, error) {
+func (s *Server) legacyCreate(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
 	var meta struct {
 		TTL *float64 `json:"ttl"`
 	}
@@ -181,7 +183,7 @@ func (s *Server) legacyCreate(ctx context.Context, c caps, tool *mapping.Tool, a
 		}
 		opts.ttl = time.Duration(*meta.TTL) * time.Millisecond
 	}
-	t, toolErr, err := s.start(ctx, tool, args, opts)
+	t, toolErr, err := s.start(ctx, call, opts)
 	if err != nil || toolErr != nil {
 		// 2025-11-25 has no way to hand back a tool error instead of a task: the call itself fails.
 		if toolErr != nil {
@@ -197,7 +199,7 @@ func extensionTask(t *task) taskInfo {
 	return taskInfo{
 		TaskID: t.id, Status: extension{}.status(t), StatusMessage: t.message(),
 		CreatedAt: timestamp(t.createdAt()), LastUpdatedAt: timestamp(t.updatedAt()),
-		TTLMs: t.ttlMs(), PollIntervalMs: t.tool.PollInterval.Milliseconds(),
+		TTLMs: t.ttlMs(), PollIntervalMs: t.pollInterval().Milliseconds(),
 	}
 }
 
@@ -206,7 +208,7 @@ func legacyInfo(t *task) legacyTaskInfo {
 	return legacyTaskInfo{
 		TaskID: t.id, Status: legacy{}.status(t), StatusMessage: t.message(),
 		CreatedAt: timestamp(t.createdAt()), LastUpdatedAt: timestamp(t.updatedAt()),
-		TTL: t.ttlMs(), PollInterval: t.tool.PollInterval.Milliseconds(),
+		TTL: t.ttlMs(), PollInterval: t.pollInterval().Milliseconds(),
 	}
 }
 

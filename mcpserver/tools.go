@@ -56,28 +56,48 @@ func (s *Server) routeOf(c caps, tool *mapping.Tool) route {
 	return routeHandle
 }
 
+// toolCall is one call of a mapped tool, with the answers to its questions once it has them.
+type toolCall struct {
+	tool    *mapping.Tool
+	args    json.RawMessage
+	answers map[string]json.RawMessage
+}
+
 // callTool serves tools/call of a mapped tool, or of a handle tool.
-func (s *Server) callTool(ctx context.Context, c caps, name string, args json.RawMessage) (mcp.Result, error) {
-	tool, ok := s.set.Tool(name)
-	if !ok {
-		if s.noTask == NoTaskHandles && isHandleTool(name) {
-			return s.handleTool(ctx, c, name, args).wire(c.modern), nil
+func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
+	tool, ok := s.set.Tool(p.Name)
+	if ok {
+		observeTask(ctx, tool, adapters.Ref{})
+	} else {
+		if s.noTask == NoTaskHandles && isHandleTool(p.Name) {
+			return s.handleTool(ctx, c, p.Name, p.Arguments).wire(c.modern), nil
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 	}
+	if ok, missing := permits(ctx, tool); !ok {
+		return nil, errNotPermitted(ctx, tool, missing)
+	}
+	a, err := s.ask(ctx, c, tool, p)
+	switch {
+	case err != nil:
+		return nil, s.rpcError(extension{}, err)
+	case a.reply != nil:
+		return a.reply, nil
+	}
+	call := toolCall{tool: tool, args: p.Arguments, answers: a.answers}
 	switch s.routeOf(c, tool) {
 	case routeExtension:
-		t, toolErr, err := s.start(ctx, tool, args, startOptions{})
+		t, toolErr, err := s.start(ctx, call, startOptions{})
 		if err != nil || toolErr != nil {
 			return s.toolAnswer(c, extension{}, toolErr, err)
 		}
 		return &createTaskResult{taskInfo: extensionTask(t)}, nil
 	case routeLegacy:
-		return s.legacyCreate(ctx, c, tool, args)
+		return s.legacyCreate(ctx, c, call)
 	case routeOperation:
-		return s.startOperation(ctx, c, tool, args)
+		return s.startOperation(ctx, c, call)
 	case routeHandle:
-		return s.startHandle(ctx, c, tool, args), nil
+		return s.startHandle(ctx, c, call), nil
 	case routeRefuse:
 		if c.modern {
 			return nil, errMissingTasksCapability(tool.Name)
@@ -85,7 +105,7 @@ func (s *Server) callTool(ctx context.Context, c caps, name string, args json.Ra
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("tool %s runs only as a task: call it with a `task` param", tool.Name)}
 	}
-	return s.callAndWait(ctx, c, tool, args).wire(c.modern), nil
+	return s.callAndWait(ctx, c, call).wire(c.modern), nil
 }
 
 // toolAnswer is the answer of a call that started nothing: a tool error the model reads, or an
@@ -112,8 +132,9 @@ func errMissingTasksCapability(tool string) error {
 // not run as tasks, and clients that take no task. A client that gives up the call (cancels it, or
 // closes the HTTP request) cancels the execution: it has no other way to. Progress notifications
 // carry the engine's status when the client asked for them.
-func (s *Server) callAndWait(ctx context.Context, c caps, tool *mapping.Tool, args json.RawMessage) *toolOutput {
-	input, toolErr := prepare(tool, args)
+func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOutput {
+	tool := call.tool
+	input, toolErr := prepare(tool, call.args, call.answers)
 	if toolErr != nil {
 		return toolErr
 	}
@@ -172,17 +193,19 @@ func (s *Server) abandon(ctx context.Context, tool *mapping.Tool, ref adapters.R
 	}
 }
 
-// reportProgress sends one progress notification per poll interval until ctx ends.
+// reportProgress sends one progress notification per poll interval (growing with the call's age)
+// until ctx ends.
 func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool, ref adapters.Ref) {
 	t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Created: s.now()}}
-	tick := time.NewTicker(tool.PollInterval)
-	defer tick.Stop()
+	next := time.NewTimer(t.pollInterval())
+	defer next.Stop()
 	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-next.C:
 		}
+		next.Reset(t.pollInterval())
 		if s.describe(ctx, t) != nil {
 			continue
 		}
@@ -192,14 +215,29 @@ func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool,
 	}
 }
 
+// legacyTaskSupport is a tool's execution.taskSupport for a 2025-11-25 client: "required" only
+// when a call without a task would be refused. A client whose declarations are unknown (stateless
+// HTTP) gets a handle or the waited-for result in the handles and wait modes, so the tool is
+// "optional" to it, and clients that honour the word (the TypeScript SDK refuses a plain call to a
+// required tool) may call it plainly.
+func legacyTaskSupport(c caps, t *mapping.Tool, mode NoTaskMode) mapping.TaskSupport {
+	if t.TaskSupport == mapping.TaskRequired && !c.known && mode != NoTaskHide {
+		return mapping.TaskOptional
+	}
+	return t.TaskSupport
+}
+
 // listTools answers tools/list: each tool as the caller can use it. SEP-1391 clients see
 // invocationMode, 2025-11-25 clients execution.taskSupport; clients without tasks see what
 // --no-task-clients says.
-func (s *Server) listTools(c caps) mcp.Result {
+func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
 	res := &listToolsResult{Tools: []toolEntry{}, TTLMs: toolsListTTL.Milliseconds()}
 	// Handle tools are for clients that may not do tasks: known not to, or legacy ones over HTTP.
 	mayGetHandles := s.noTask == NoTaskHandles && (c.noTasks() || !c.known)
 	for _, t := range s.set.Tools {
+		if ok, _ := permits(ctx, t); !ok {
+			continue
+		}
 		e := toolEntry{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
 		required := t.TaskSupport == mapping.TaskRequired
 		switch {
@@ -211,7 +249,7 @@ func (s *Server) listTools(c caps) mcp.Result {
 		case c.modern && c.tasks:
 		case !c.modern && (c.tasks || !c.known):
 			if t.TaskSupport != mapping.TaskForbidden {
-				e.Execution = &toolExecution{TaskSupport: string(t.TaskSupport)}
+				e.Execution = &toolExecution{TaskSupport: string(legacyTaskSupport(c, t, s.noTask))}
 			}
 		case required && s.noTask == NoTaskHide:
 			continue

@@ -42,6 +42,38 @@ type callToolResult struct {
 	IsError           bool            `json:"isError,omitempty"`
 }
 
+// inputRequiredResult asks the client for input before the request can go on (MRTR).
+type inputRequiredResult struct {
+	mcp.ResultBase
+	ResultType    inputRequired           `json:"resultType"`
+	InputRequests map[string]inputRequest `json:"inputRequests"`
+	RequestState  string                  `json:"requestState,omitempty"`
+}
+
+type inputRequired struct{}
+
+func (inputRequired) MarshalJSON() ([]byte, error) { return []byte(`"input_required"`), nil }
+
+// inputRequest is one request the client fulfils: always a form-mode elicitation here.
+type inputRequest struct {
+	Method elicitMethod `json:"method"`
+	Params elicitParams `json:"params"`
+}
+
+type elicitMethod struct{}
+
+func (elicitMethod) MarshalJSON() ([]byte, error) { return []byte(`"elicitation/create"`), nil }
+
+type elicitParams struct {
+	Mode            formMode        `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+}
+
+type formMode struct{}
+
+func (formMode) MarshalJSON() ([]byte, error) { return []byte(`"form"`), nil }
+
 // ack is the empty answer of tasks/cancel and tasks/update in the extension.
 type ack struct {
 	mcp.ResultBase
@@ -99,11 +131,18 @@ type legacyTask struct {
 
 type legacyTasksCapability struct {
 	Cancel   struct{} `json:"cancel"`
+	List     struct{} `json:"list"`
 	Requests struct {
 		Tools struct {
 			Call struct{} `json:"call"`
 		} `json:"tools"`
 	} `json:"requests"`
+}
+
+type legacyTaskList struct {
+	mcp.ResultBase
+	Tasks      []legacyTaskInfo `json:"tasks"`
+	NextCursor string           `json:"nextCursor,omitempty"`
 }
 
 type legacyCapabilities struct {

@@ -2,6 +2,7 @@ package coalesce
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,9 +32,13 @@ func (s *slowEngine) Outcome(context.Context, adapters.Target, adapters.Ref) (ad
 
 func (s *slowEngine) Cancel(context.Context, adapters.Target, adapters.Ref, string) error { return nil }
 
+func (s *slowEngine) Answer(context.Context, adapters.Target, adapters.Ref, string, adapters.Answer) error {
+	return nil
+}
+
 func TestConcurrentDescribesShareOneCall(t *testing.T) {
 	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, 0)
+	e := Wrap(inner, 10, 0, nil)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
@@ -59,7 +64,7 @@ func TestConcurrentDescribesShareOneCall(t *testing.T) {
 
 func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 	inner := &slowEngine{state: adapters.Succeeded}
-	e := Wrap(inner, 2, 0)
+	e := Wrap(inner, 2, 0, nil)
 	ctx, tg := context.Background(), adapters.Target{Name: "t"}
 	for range 3 {
 		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
@@ -81,7 +86,7 @@ func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 
 func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, 0)
+	e := Wrap(inner, 10, 0, nil)
 	impatient, cancel := context.WithCancel(context.Background())
 	cancel()
 	var wg sync.WaitGroup
@@ -100,7 +105,7 @@ func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 
 func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, 300*time.Millisecond)
+	e := Wrap(inner, 10, 300*time.Millisecond, nil)
 	ctx, tg, r := context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
 	for range 5 {
 		e.Describe(ctx, tg, r)
@@ -117,5 +122,70 @@ func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	e.Describe(ctx, tg, r)
 	if n := inner.describes.Load(); n != 3 {
 		t.Fatalf("a read after Cancel was answered from the window (calls %d)", n)
+	}
+	e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionDecline})
+	e.Describe(ctx, tg, r)
+	if n := inner.describes.Load(); n != 4 {
+		t.Fatalf("a read after Answer was answered from the window (calls %d)", n)
+	}
+}
+
+func (s *slowEngine) Wait(context.Context, adapters.Target, adapters.Ref) (adapters.Outcome, error) {
+	return adapters.Outcome{State: s.state}, nil
+}
+
+func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
+	inner := &slowEngine{state: adapters.Working}
+	e := Wrap(inner, 10, time.Minute, nil)
+	ctx, tg := context.Background(), adapters.Target{Name: "t"}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.Describe(ctx, tg, adapters.Ref{ID: "x"})
+		}()
+	}
+	wg.Wait()
+	c := e.Counts().Describe
+	if c.Engine != uint64(inner.describes.Load()) || c.Engine+c.Shared+c.Fresh != 50 || c.Cached != 0 {
+		t.Fatalf("50 concurrent reads of a running execution, %d engine calls: counted %+v", inner.describes.Load(), c)
+	}
+	inner.state = adapters.Succeeded
+	e.Describe(ctx, tg, adapters.Ref{ID: "y"})
+	e.Describe(ctx, tg, adapters.Ref{ID: "y"})
+	e.Outcome(ctx, tg, adapters.Ref{ID: "y"})
+	e.Outcome(ctx, tg, adapters.Ref{ID: "y"})
+	got := e.Counts()
+	if d := got.Describe; d.Engine != c.Engine+1 || d.Cached != 1 || d.Fresh != c.Fresh {
+		t.Errorf("an ended execution read twice: %+v after %+v", d, c)
+	}
+	if o := got.Outcome; o != (Served{Engine: 1, Cached: 1}) {
+		t.Errorf("an outcome read twice: %+v", o)
+	}
+}
+
+func TestEndsAreToldOnce(t *testing.T) {
+	inner := &slowEngine{state: adapters.Failed}
+	var told []string
+	e := Wrap(inner, 10, 0, func(_ context.Context, _ adapters.Target, r adapters.Ref, s adapters.State) {
+		told = append(told, r.ID+" "+s.String())
+	})
+	ctx, tg := context.Background(), adapters.Target{Name: "t"}
+	// Read, then its outcome, twice: told once.
+	for range 2 {
+		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
+		e.Outcome(ctx, tg, adapters.Ref{ID: "a"})
+	}
+	// Waited for, then read: told once, and the outcome is kept.
+	e.Wait(ctx, tg, adapters.Ref{ID: "b"})
+	e.Cancel(ctx, tg, adapters.Ref{ID: "b"}, "too late")
+	e.Describe(ctx, tg, adapters.Ref{ID: "b"})
+	e.Outcome(ctx, tg, adapters.Ref{ID: "b"})
+	if want := []string{"a failed", "b failed"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q, want %q", told, want)
+	}
+	if n := inner.outcome.Load(); n != 1 {
+		t.Fatalf("%d outcome calls, want 1 (b's came with Wait)", n)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +47,19 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Submitted", testSubmitted},
 		{"ReadAfterCreate", testReadAfterCreate},
 		{"ConcurrentStarts", testConcurrentStarts},
+		{"Check", testCheck},
+		{"Invalid", testInvalid},
+		{"KeyRef", testKeyRef},
+		{"NativeRefs", testNativeRefs},
+		{"CallerBinding", testCallerBinding},
+		{"List", testList},
+		{"AskAccept", testAskAccept},
+		{"AskDecline", testAskDecline},
+		{"AskTwo", testAskTwo},
+		{"AnswerNotOpen", testAnswerNotOpen},
+		{"CancelAsking", testCancelAsking},
+		{"Progress", testProgress},
+		{"Unavailable", testUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,7 +310,7 @@ func testMissing(t *testing.T, h Harness) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	r := h.Missing()
-	if !e.Owns(echo, r) {
+	if !e.Owns(echo, r, "") {
 		t.Fatalf("Owns(echo, Missing()) = false: the harness must return a Ref of the echo target")
 	}
 	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
@@ -330,25 +346,25 @@ func testOwns(t *testing.T, h Harness) {
 		start(ctx, t, h, fail, adapters.StartRequest{Input: failIn, Key: key}),
 	}
 	for _, r := range echoRefs {
-		if !e.Owns(echo, r) {
+		if !e.Owns(echo, r, "") {
 			t.Errorf("Owns(echo, %v) = false for a Ref that Start returned for echo", r)
 		}
-		if e.Owns(fail, r) {
+		if e.Owns(fail, r, "") {
 			t.Errorf("Owns(fail, %v) = true for a Ref of echo", r)
 		}
 	}
 	for _, r := range failRefs {
-		if !e.Owns(fail, r) {
+		if !e.Owns(fail, r, "") {
 			t.Errorf("Owns(fail, %v) = false for a Ref that Start returned for fail", r)
 		}
-		if e.Owns(echo, r) {
+		if e.Owns(echo, r, "") {
 			t.Errorf("Owns(echo, %v) = true for a Ref of fail", r)
 		}
 	}
-	if !e.Owns(echo, h.Missing()) {
+	if !e.Owns(echo, h.Missing(), "") {
 		t.Errorf("Owns(echo, Missing()) = false")
 	}
-	if e.Owns(echo, adapters.Ref{}) {
+	if e.Owns(echo, adapters.Ref{}, "") {
 		t.Errorf("Owns(echo, Ref{}) = true")
 	}
 	foreign := h.Foreign()
@@ -356,7 +372,7 @@ func testOwns(t *testing.T, h Harness) {
 		t.Errorf("the harness returns no Foreign refs")
 	}
 	for _, r := range foreign {
-		if e.Owns(echo, r) {
+		if e.Owns(echo, r, "") {
 			t.Errorf("Owns(echo, %#v) = true for a Foreign ref", r)
 		}
 	}
@@ -371,7 +387,7 @@ func testRun(t *testing.T, h Harness) {
 		t.Fatalf("Run: %v", err)
 	}
 	checkSucceeded(t, "Run", out, text)
-	if !e.Owns(echo, r) {
+	if !e.Owns(echo, r, "") {
 		t.Errorf("Owns(echo, %v) = false for the Ref that Run returned", r)
 	}
 	st, err := e.Describe(ctx, echo, r)
@@ -476,7 +492,7 @@ func testConcurrentStarts(t *testing.T, h Harness) {
 			t.Errorf("concurrent Starts #%d and #%d returned the same Ref %v", j, i, refs[i])
 		}
 		seen[refs[i]] = i
-		if !e.Owns(echo, refs[i]) {
+		if !e.Owns(echo, refs[i], "") {
 			t.Errorf("Owns(echo, %v) = false for a Ref Start returned", refs[i])
 		}
 	}
@@ -494,6 +510,435 @@ func testConcurrentStarts(t *testing.T, h Harness) {
 	}
 }
 
+func testCheck(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e := h.Engine()
+	for _, name := range []string{"echo", "fail", "timeout"} {
+		if _, err := e.Check(ctx, h.Target(name)); err != nil {
+			t.Errorf("Check(%s): %v", name, err)
+		}
+	}
+	info, err := e.Check(ctx, h.Target("absent"))
+	if err == nil && len(info.Warnings) == 0 {
+		t.Errorf("Check of a target the engine does not have: %+v, no error and no warning", info)
+	}
+	if err != nil && errors.Is(err, adapters.ErrUnavailable) {
+		t.Errorf("Check of a target the engine does not have: %v: the engine answered, it is not unavailable", err)
+	}
+	for name, tg := range map[string]adapters.Target{"wrongkind": h.Target("wrongkind"), "the zero Target": {}} {
+		if _, err := e.Check(ctx, tg); !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Check of %s %+v: error %v, want ErrInvalid", name, tg, err)
+		}
+	}
+}
+
+func testInvalid(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	if r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}); !errors.Is(err, adapters.ErrInvalid) {
+		t.Errorf("Start with input that is not JSON: Ref %v, error %v, want ErrInvalid", r, err)
+	}
+	valid := echoInput(t, 0, unique(t))
+	for name, tg := range map[string]adapters.Target{"wrongkind": h.Target("wrongkind"), "the zero Target": {}} {
+		if r, err := e.Start(ctx, tg, adapters.StartRequest{Input: valid}); !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Start of %s %+v: Ref %v, error %v, want ErrInvalid", name, tg, r, err)
+		}
+		if r, _, err := e.Run(ctx, tg, adapters.StartRequest{Input: valid}); !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Run of %s %+v: Ref %v, error %v, want ErrInvalid", name, tg, r, err)
+		}
+	}
+}
+
+func testKeyRef(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo, fail := h.Engine(), h.Target("echo"), h.Target("fail")
+	key := "key-" + unique(t)
+	kr := e.KeyRef(echo, key, "")
+	if again := e.KeyRef(echo, key, ""); again != kr {
+		t.Errorf("KeyRef is not stable: %v, then %v", kr, again)
+	}
+	if other := e.KeyRef(echo, key+"x", ""); other == kr {
+		t.Errorf("KeyRef of two keys: both %v", kr)
+	}
+	if other := e.KeyRef(fail, key, ""); other == kr {
+		t.Errorf("KeyRef of one key for two targets: both %v", kr)
+	}
+	if _, err := e.Describe(ctx, echo, kr); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Describe(KeyRef) before any Start with the key: error %v, want ErrNotFound", err)
+	}
+
+	text := unique(t)
+	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 1, text), Key: key})
+	byRef, err := e.Describe(ctx, echo, r)
+	if err != nil {
+		t.Fatalf("Describe(Start's Ref): %v", err)
+	}
+	byKey, err := e.Describe(ctx, echo, kr)
+	if err != nil {
+		t.Fatalf("Describe(KeyRef) after Start with the key: %v", err)
+	}
+	if !byKey.Started.Equal(byRef.Started) {
+		t.Errorf("Describe(KeyRef) reads an execution started %v, Start's Ref one started %v: want the same execution", byKey.Started, byRef.Started)
+	}
+	if _, err := e.Wait(ctx, echo, r); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	out, err := e.Outcome(ctx, echo, kr)
+	if err != nil {
+		t.Fatalf("Outcome(KeyRef): %v", err)
+	}
+	checkSucceeded(t, "Outcome(KeyRef)", out, text)
+}
+
+func testNativeRefs(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	d, echo := h.Driver(), h.Target("echo")
+	refs := []adapters.Ref{
+		start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t))}),
+		start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t)), Key: "key-" + unique(t)}),
+		h.Missing(),
+	}
+	for _, r := range refs {
+		id := d.FormatRef(r)
+		back, err := d.ParseRef(id)
+		if err != nil || back != r {
+			t.Errorf("ParseRef(FormatRef(%v)) = ParseRef(%q) = %v, %v; want the Ref back", r, id, back, err)
+		}
+	}
+	for _, garbage := range []string{"", "/", "not an id", "x/y/z"} {
+		if r, err := d.ParseRef(garbage); err == nil {
+			t.Errorf("ParseRef(%q) = %v, want an error", garbage, r)
+		}
+	}
+}
+
+func testCallerBinding(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	key := "key-" + unique(t)
+	in := echoInput(t, 0, unique(t))
+	alice := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Key: key, Caller: "alice"})
+	if again := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Key: key, Caller: "alice"}); again != alice {
+		t.Errorf("the same caller, key and input: Ref %v, want the first one %v", again, alice)
+	}
+	bob, err := e.Start(ctx, echo, adapters.StartRequest{Input: in, Key: key, Caller: "bob"})
+	switch {
+	case err != nil:
+		t.Fatalf("another caller's Start with the same key: %v, want an execution of its own", err)
+	case bob == alice:
+		t.Fatalf("another caller's Start with the same key and input got the first caller's execution %v", alice)
+	}
+	if !e.Owns(echo, alice, "alice") || e.Owns(echo, alice, "bob") || e.Owns(echo, bob, "alice") || e.Owns(echo, alice, "") {
+		t.Errorf("Owns tells callers apart wrongly: alice's %v and bob's %v", alice, bob)
+	}
+	unkeyed := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Caller: "alice"})
+	if !e.Owns(echo, unkeyed, "alice") || e.Owns(echo, unkeyed, "bob") {
+		t.Errorf("Owns of alice's unkeyed %v: alice %v, bob %v", unkeyed, e.Owns(echo, unkeyed, "alice"), e.Owns(echo, unkeyed, "bob"))
+	}
+	for caller, ref := range map[string]adapters.Ref{"alice": alice, "bob": bob} {
+		kr := e.KeyRef(echo, key, caller)
+		byKey, err := e.Describe(ctx, echo, kr)
+		if err != nil {
+			t.Fatalf("Describe(KeyRef(%s)): %v", caller, err)
+		}
+		byRef, _ := e.Describe(ctx, echo, ref)
+		if !byKey.Started.Equal(byRef.Started) || kr.ID == e.KeyRef(echo, key, "").ID {
+			t.Errorf("KeyRef for %s reads another execution than %s's own %v", caller, caller, ref)
+		}
+	}
+}
+
+// testList: a caller's listing holds its executions and no one else's, across pages of any size.
+func testList(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	caller := "lister-" + unique(t)
+	mine := map[adapters.Ref]bool{}
+	// They run while they are listed: an execution that ends between two pages may move in the
+	// listing's order (Temporal's visibility store sorts closed executions by their close time),
+	// and be listed twice.
+	for range 3 {
+		r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t)), Caller: caller})
+		cancelAtCleanup(t, h, echo, r)
+		mine[r] = true
+	}
+	other := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t)), Caller: caller + "-other"})
+	cancelAtCleanup(t, h, echo, other)
+	// Listings may lag behind starts (Temporal's visibility store is eventually consistent).
+	var listed map[adapters.Ref]bool
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		listed = listAll(ctx, t, e, echo, caller)
+		if len(listed) >= len(mine) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for r := range listed {
+		if !mine[r] {
+			t.Errorf("listed %v: not one of the caller's executions", r)
+		}
+	}
+	if len(listed) != len(mine) || listed[other] {
+		t.Errorf("listed %v, want exactly %v", listed, mine)
+	}
+}
+
+// listAll follows a caller's listing in pages of 2 and checks each page's shape.
+func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, caller string) map[adapters.Ref]bool {
+	t.Helper()
+	listed := map[adapters.Ref]bool{}
+	page := ""
+	for pages := 0; ; pages++ {
+		if pages == 100 {
+			t.Fatalf("100 pages of 2, still not the end")
+		}
+		got, next, err := e.List(ctx, tg, caller, page, 2)
+		if err != nil {
+			t.Fatalf("List page %q: %v", page, err)
+		}
+		if len(got) > 2 {
+			t.Fatalf("List with limit 2 gave %d", len(got))
+		}
+		for _, l := range got {
+			if listed[l.Ref] {
+				t.Errorf("%v listed twice", l.Ref)
+			}
+			if l.Status.State == 0 || l.Status.Started.IsZero() {
+				t.Errorf("%v listed without a status: %+v", l.Ref, l.Status)
+			}
+			listed[l.Ref] = true
+		}
+		if page = next; page == "" {
+			return listed
+		}
+	}
+}
+
+func testUnavailable(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	u, echo, r := h.Unreachable(), h.Target("echo"), h.Missing()
+	t.Cleanup(func() { u.Close() })
+	calls := map[string]func() error{
+		"Check": func() error { _, err := u.Check(ctx, echo); return err },
+		"Start": func() error {
+			_, err := u.Start(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t))})
+			return err
+		},
+		"Describe": func() error { _, err := u.Describe(ctx, echo, r); return err },
+		"Outcome":  func() error { _, err := u.Outcome(ctx, echo, r); return err },
+		"Cancel":   func() error { return u.Cancel(ctx, echo, r, "unavailable") },
+		"Answer": func() error {
+			return u.Answer(ctx, echo, r, "confirm", adapters.Answer{Action: adapters.ActionDecline})
+		},
+		"List": func() error { _, _, err := u.List(ctx, echo, "", "", 10); return err },
+	}
+	var wg sync.WaitGroup
+	for name, call := range calls {
+		wg.Go(func() {
+			if err := call(); !errors.Is(err, adapters.ErrUnavailable) {
+				t.Errorf("%s on an engine whose server does not answer: error %v, want ErrUnavailable", name, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// confirm is an accepted answer to a question of ConfirmSchema.
+func confirm(yes bool) adapters.Answer {
+	return adapters.Answer{Action: adapters.ActionAccept, Content: json.RawMessage(fmt.Sprintf(`{"confirm":%t}`, yes))}
+}
+
+// startAsk starts the target "ask" with a message of its own, and waits until it asks.
+func startAsk(ctx context.Context, t *testing.T, h Harness) (adapters.Target, adapters.Ref, adapters.Status, string) {
+	t.Helper()
+	ask, message := h.Target("ask"), "May I? "+unique(t)
+	r := start(ctx, t, h, ask, adapters.StartRequest{Input: mustJSON(t, map[string]any{"message": message})})
+	cancelAtCleanup(t, h, ask, r)
+	st := awaitStatus(ctx, t, h.Engine(), ask, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	return ask, r, st, message
+}
+
+// testAskAccept: a question is read with its key, message and schema; an accepted answer moves the
+// execution on to its end, with the answer in its output; a second answer finds nothing open.
+func testAskAccept(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e := h.Engine()
+	ask, r, st, message := startAsk(ctx, t, h)
+	if st.State.Terminal() || len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" || st.Inputs[0].Message != message || !sameJSON(st.Inputs[0].Schema, ConfirmSchema) {
+		t.Fatalf("Describe of an execution that asks: %+v, want input_required with one question, key confirm, message %q and ConfirmSchema", st, message)
+	}
+	if st.Native == "" || st.Message == "" || st.Started.IsZero() {
+		t.Errorf("Describe of an execution that asks: %+v, want a native state, a message and a start", st)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); err != nil {
+		t.Fatalf("Answer: %v", err)
+	}
+	out, err := e.Wait(ctx, ask, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if out.State != adapters.Succeeded || !sameJSON(out.Output, json.RawMessage(`{"confirm":true}`)) {
+		t.Errorf("Wait after the answer: %+v, want succeeded with output {\"confirm\":true}", out)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(false)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("a second answer to the same question: %v, want ErrNotFound", err)
+	}
+}
+
+// testAskDecline: declined and dismissed questions end the execution as the program decides.
+func testAskDecline(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	for _, c := range []struct{ action, error, cause string }{
+		{adapters.ActionDecline, "taskgate.Declined", `the question "confirm" was declined`},
+		{adapters.ActionCancel, "taskgate.Dismissed", `the question "confirm" was dismissed`},
+	} {
+		ask, r, _, _ := startAsk(ctx, t, h)
+		if err := h.Engine().Answer(ctx, ask, r, "confirm", adapters.Answer{Action: c.action}); err != nil {
+			t.Fatalf("Answer %s: %v", c.action, err)
+		}
+		out, err := h.Engine().Wait(ctx, ask, r)
+		if err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if out.State != adapters.Failed || out.Error != c.error || out.Cause != c.cause {
+			t.Errorf("after %s: %+v, want failed with error %q and cause %q", c.action, out, c.error, c.cause)
+		}
+	}
+}
+
+// testAskTwo: two questions open at once, answered one by one; an answered one is no longer
+// open, the other still is.
+func testAskTwo(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, two := h.Engine(), h.Target("ask-two")
+	r := start(ctx, t, h, two, adapters.StartRequest{Input: json.RawMessage(`{}`)})
+	cancelAtCleanup(t, h, two, r)
+	st := awaitStatus(ctx, t, e, two, r, "two questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
+	if st.State != adapters.InputRequired || keys(st) != "first,second" || !sameJSON(st.Inputs[0].Schema, ConfirmSchema) || !sameJSON(st.Inputs[1].Schema, ConfirmSchema) {
+		t.Fatalf("Describe: %+v, want input_required with the questions first and second", st)
+	}
+	if err := e.Answer(ctx, two, r, "first", confirm(true)); err != nil {
+		t.Fatalf("Answer first: %v", err)
+	}
+	st = awaitStatus(ctx, t, e, two, r, "only the second question", func(st adapters.Status) bool { return keys(st) != "first,second" })
+	if st.State != adapters.InputRequired || keys(st) != "second" {
+		t.Fatalf("Describe after the first answer: %+v, want input_required with only the question second", st)
+	}
+	if err := e.Answer(ctx, two, r, "first", confirm(false)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("a second answer to first: %v, want ErrNotFound", err)
+	}
+	if err := e.Answer(ctx, two, r, "second", confirm(false)); err != nil {
+		t.Fatalf("Answer second: %v", err)
+	}
+	out, err := e.Wait(ctx, two, r)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if want := json.RawMessage(`{"first":{"confirm":true},"second":{"confirm":false}}`); out.State != adapters.Succeeded || !sameJSON(out.Output, want) {
+		t.Errorf("Wait: %+v, want succeeded with %s", out, want)
+	}
+}
+
+// keys lists the keys of a status's questions, sorted, joined by commas.
+func keys(st adapters.Status) string {
+	var k []string
+	for _, q := range st.Inputs {
+		k = append(k, q.Key)
+	}
+	slices.Sort(k)
+	return strings.Join(k, ",")
+}
+
+// testAnswerNotOpen: answers to questions nobody asks, or with an unknown action.
+func testAnswerNotOpen(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, echo := h.Engine(), h.Target("echo")
+	if err := e.Answer(ctx, echo, h.Missing(), "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to an execution that does not exist: %v, want ErrNotFound", err)
+	}
+	running := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
+	cancelAtCleanup(t, h, echo, running)
+	if err := e.Answer(ctx, echo, running, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to an execution that asks nothing: %v, want ErrNotFound", err)
+	}
+	ask, r, _, _ := startAsk(ctx, t, h)
+	if err := e.Answer(ctx, ask, r, "nope", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to a key that is not asked: %v, want ErrNotFound", err)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", adapters.Answer{Action: "maybe"}); !errors.Is(err, adapters.ErrInvalid) {
+		t.Errorf("Answer with the action maybe: %v, want ErrInvalid", err)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", adapters.Answer{Action: adapters.ActionDecline}); err != nil {
+		t.Fatalf("Answer decline: %v", err)
+	}
+	awaitTerminal(ctx, t, e, ask, r)
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to an ended execution: %v, want ErrNotFound", err)
+	}
+}
+
+// testCancelAsking: an execution that waits on a question can be cancelled; it then asks nothing.
+func testCancelAsking(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e := h.Engine()
+	ask, r, _, _ := startAsk(ctx, t, h)
+	if err := e.Cancel(ctx, ask, r, "no answer after all"); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	st := awaitTerminal(ctx, t, e, ask, r)
+	if st.State != adapters.Cancelled || len(st.Inputs) > 0 {
+		t.Errorf("Describe after Cancel: %+v, want cancelled with no question", st)
+	}
+	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Answer to a cancelled execution: %v, want ErrNotFound", err)
+	}
+}
+
+// testProgress: a multi-step execution says what it is doing while it runs.
+func testProgress(t *testing.T, h Harness) {
+	ctx := testContext(t)
+	e, steps := h.Engine(), h.Target("steps")
+	r := start(ctx, t, h, steps, adapters.StartRequest{Input: mustJSON(t, map[string]any{"version": unique(t), "stepSeconds": 1})})
+	cancelAtCleanup(t, h, steps, r)
+	said := map[string]bool{}
+	st := awaitStatus(ctx, t, e, steps, r, "the end", func(st adapters.Status) bool {
+		if st.State == adapters.Working && st.Message != "" {
+			said[st.Message] = true
+		}
+		return st.State.Terminal()
+	})
+	if st.State != adapters.Succeeded {
+		t.Errorf("the execution ended %+v, want succeeded", st)
+	}
+	if len(said) < 2 {
+		t.Errorf("a multi-step execution said %q while it was working, want a message for each of several steps", slices.Sorted(maps.Keys(said)))
+	}
+}
+
+// awaitStatus polls Describe until ok accepts the status (what names it), or fails the test after
+// a minute.
+func awaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatalf("Describe %v: %v", r, err)
+		}
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v still %+v after a minute", what, r, st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), subtestTimeout)
 	t.Cleanup(cancel)
@@ -507,7 +952,7 @@ func start(ctx context.Context, t *testing.T, h Harness, tg adapters.Target, req
 	if err != nil {
 		t.Fatalf("Start %s: %v", tg.Name, err)
 	}
-	if !h.Engine().Owns(tg, r) {
+	if !h.Engine().Owns(tg, r, req.Caller) {
 		t.Fatalf("Owns(%s, %v) = false for the Ref Start returned", tg.Name, r)
 	}
 	return r

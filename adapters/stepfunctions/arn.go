@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/taskgate/taskgate/adapters"
 )
 
 // machineARN is a parsed state machine ARN:
@@ -18,17 +20,38 @@ type machineARN struct {
 }
 
 func parseMachineARN(s string) (machineARN, error) {
-	p := strings.Split(s, ":")
-	if (len(p) != 7 && len(p) != 8) || p[0] != "arn" || p[1] == "" || p[2] != "states" || p[3] == "" ||
-		!validAccount(p[4]) || p[5] != "stateMachine" || !validName(p[6]) || (len(p) == 8 && !validName(p[7])) {
+	m, p, ok := parseARN(s, "stateMachine")
+	if !ok || (len(p) != 1 && len(p) != 2) || !validName(p[0]) || (len(p) == 2 && !validName(p[1])) {
 		return machineARN{}, fmt.Errorf("%q is not a Step Functions state machine ARN: want "+
 			"arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME, optionally followed by :VERSION or :ALIAS", s)
 	}
-	m := machineARN{partition: p[1], region: p[3], account: p[4], name: p[6]}
-	if len(p) == 8 {
-		m.qualifier = p[7]
+	m.name = p[0]
+	if len(p) == 2 {
+		m.qualifier = p[1]
 	}
 	return m, nil
+}
+
+// parseExecutionARN reads the ARN of a Standard execution:
+// arn:PARTITION:states:REGION:ACCOUNT:execution:STATE-MACHINE-NAME:EXECUTION-NAME. m is its state
+// machine, without qualifier.
+func parseExecutionARN(s string) (m machineARN, name string, ok bool) {
+	m, p, ok := parseARN(s, "execution")
+	if !ok || len(p) != 2 || !validName(p[0]) || !validName(p[1]) {
+		return machineARN{}, "", false
+	}
+	m.name = p[0]
+	return m, p[1], true
+}
+
+// parseARN reads the parts every Step Functions ARN of a resource type has, and returns the
+// parts after the type.
+func parseARN(s, resource string) (m machineARN, rest []string, ok bool) {
+	p := strings.Split(s, ":")
+	if len(p) < 7 || p[0] != "arn" || p[1] == "" || p[2] != "states" || p[3] == "" || !validAccount(p[4]) || p[5] != resource {
+		return machineARN{}, nil, false
+	}
+	return machineARN{partition: p[1], region: p[3], account: p[4]}, p[6:], true
 }
 
 // alias reports whether the ARN names an alias (a version qualifier is a number).
@@ -49,9 +72,8 @@ func (m machineARN) execution(name string) string {
 
 // owns reports whether arn is the ARN of a Standard execution of this state machine.
 func (m machineARN) owns(arn string) bool {
-	p := strings.Split(arn, ":")
-	return len(p) == 8 && p[0] == "arn" && p[1] == m.partition && p[2] == "states" && p[3] == m.region &&
-		p[4] == m.account && p[5] == "execution" && p[6] == m.name && validName(p[7])
+	e, _, ok := parseExecutionARN(arn)
+	return ok && e.partition == m.partition && e.region == m.region && e.account == m.account && e.name == m.name
 }
 
 func validAccount(s string) bool {
@@ -74,8 +96,9 @@ func validName(s string) bool {
 }
 
 // keyName is the execution name for an idempotency key: a fixed-length hash, so that any key gives
-// a valid name and the key itself is not visible in the execution ARN.
-func keyName(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return "k-" + hex.EncodeToString(sum[:])[:40]
+// a valid name and the key itself is not visible in the execution ARN. The caller who used the key
+// is hashed in too, so that another caller's same key names another execution.
+func keyName(key, caller string) string {
+	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
+	return adapters.CallerTag(caller) + "-k-" + hex.EncodeToString(sum[:])[:40]
 }

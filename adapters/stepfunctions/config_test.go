@@ -18,7 +18,7 @@ func TestNewNeedsRegion(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", empty)
 	t.Setenv("AWS_PROFILE", "")
 	_, err := stepfunctions.New(t.Context(), stepfunctions.Config{})
-	const want = "no AWS region for Step Functions: set the region in the configuration or AWS_REGION"
+	const want = "no AWS region for Step Functions: set region: in the engine block, or AWS_REGION, or a region in the AWS profile"
 	if err == nil || err.Error() != want {
 		t.Errorf("New without a region: error %v, want %s", err, want)
 	}

@@ -12,8 +12,9 @@
 // digits of the key's SHA-256, and Step Functions itself keeps names unique per state machine for
 // 90 days after an execution ends: a repeated Start with the same input returns the same
 // execution, with other input an error wrapping adapters.ErrKeyConflict. Keys are scoped to the
-// state machine, not to a version or alias. StartRequest.Caller is not recorded: Step Functions
-// executions carry no tags or memo.
+// state machine, not to a version or alias. Step Functions executions carry no tags or memo, so
+// StartRequest.Caller is hashed into the name with the key: another caller's same key starts
+// another execution instead of reaching the first caller's.
 //
 // # Statuses
 //
@@ -23,6 +24,22 @@
 // again. Status.Message then says how often and when it was redriven (RedriveCount, RedriveDate),
 // and Status.Updated is the latest of start, redrive and stop. An execution stopped by Cancel
 // carries the error "taskgate.Cancelled" and the caller's reason as cause.
+//
+// # Questions and progress
+//
+// A question is a .waitForTaskToken task whose resolved parameters hold a "taskgate" block
+// ({"message", "schema", "key"}, each optional) with the task token beside it
+// ("taskToken.$": "$$.Task.Token"), in the parameters or up to five levels inside them (an SQS
+// MessageBody, a Lambda Payload, an EventBridge entry's Detail, also as JSON text). Describe of a
+// RUNNING execution reads its newest events (one GetExecutionHistory page of historyWindow events,
+// newest first) and reports each such task that has not ended as a Question, State InputRequired;
+// the key is the block's, else the state's name, and of several open waits with one key only the
+// oldest is asked. The same events give Status.Message: the states that run, a Map's items done,
+// a retried task's attempt and last error, and what keeps a block from being asked. Answer finds
+// the question there and sends SendTaskSuccess (the answer as the task's output), or
+// SendTaskFailure with error "taskgate.Declined" or "taskgate.Dismissed". A running execution's
+// poll thus costs two calls, an ended one's one; without states:GetExecutionHistory the status
+// says so and shows no questions.
 //
 // # Express state machines
 //

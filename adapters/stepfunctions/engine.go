@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
@@ -44,6 +45,12 @@ type Config struct {
 	// HTTPClient replaces the SDK's HTTP client for Step Functions and STS calls, TLS settings
 	// included: AWS_CA_BUNDLE applies only to the SDK's own client. Empty: the SDK's default.
 	HTTPClient aws.HTTPClient
+	// Retried, when set, is told of every retry of an API call, and whether the call was throttled.
+	Retried func(throttled bool)
+	// Env is where AWS_REGION (then AWS_DEFAULT_REGION), AWS_PROFILE and the static credentials
+	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN are read; nil is the
+	// process's environment. The rest of the standard AWS chain reads the process's environment.
+	Env adapters.Env
 }
 
 // Engine serves Step Functions executions. It keeps nothing about executions; it remembers only
@@ -61,12 +68,17 @@ var _ adapters.Engine = (*Engine)(nil)
 func New(ctx context.Context, cfg Config) (*Engine, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
+			r := retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = maxAttempts
 				o.MaxBackoff = maxBackoff
 			})
+			if cfg.Retried != nil {
+				return countingRetryer{RetryerV2: r, retried: cfg.Retried}
+			}
+			return r
 		}),
 	}
+	opts = append(opts, envOptions(cfg.Env)...)
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
 	}
@@ -80,7 +92,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		awsCfg.HTTPClient = cfg.HTTPClient
 	}
 	if awsCfg.Region == "" {
-		return nil, errors.New("no AWS region for Step Functions: set the region in the configuration or AWS_REGION")
+		return nil, errors.New("no AWS region for Step Functions: set region: in the engine block, or AWS_REGION, or a region in the AWS profile")
 	}
 	if cfg.RoleARN != "" {
 		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg),
@@ -92,6 +104,28 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	})
 	return &Engine{client: client, region: awsCfg.Region, endpoint: cfg.Endpoint}, nil
+}
+
+// envOptions passes on the AWS variables of env that the SDK would otherwise read from the
+// process's environment, so that an explicit environment is honoured too.
+func envOptions(env adapters.Env) []func(*config.LoadOptions) error {
+	var opts []func(*config.LoadOptions) error
+	for _, name := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
+		if v, _ := env.LookupEnv(name); v != "" {
+			opts = append(opts, config.WithRegion(v))
+			break
+		}
+	}
+	if v, _ := env.LookupEnv("AWS_PROFILE"); v != "" {
+		opts = append(opts, config.WithSharedConfigProfile(v))
+	}
+	id, _ := env.LookupEnv("AWS_ACCESS_KEY_ID")
+	secret, _ := env.LookupEnv("AWS_SECRET_ACCESS_KEY")
+	if id != "" && secret != "" {
+		session, _ := env.LookupEnv("AWS_SESSION_TOKEN")
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, session)))
+	}
+	return opts
 }
 
 // Client is the Step Functions client the engine uses, for what the Engine interface does not
@@ -137,11 +171,11 @@ const closedRetention = 90 * 24 * time.Hour
 func (e *Engine) machine(t adapters.Target) (machineARN, error) {
 	m, err := parseMachineARN(t.Name)
 	if err != nil {
-		return machineARN{}, err
+		return machineARN{}, fmt.Errorf("%w: %w", adapters.ErrInvalid, err)
 	}
 	if m.region != e.region {
-		return machineARN{}, fmt.Errorf("state machine %s is in region %s, but this Step Functions engine uses region %s: "+
-			"configure an engine for %s", t.Name, m.region, e.region, m.region)
+		return machineARN{}, fmt.Errorf("%w: state machine %s is in region %s, but this Step Functions engine uses region %s: "+
+			"configure an engine for %s", adapters.ErrInvalid, t.Name, m.region, e.region, m.region)
 	}
 	return m, nil
 }

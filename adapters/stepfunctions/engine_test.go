@@ -63,7 +63,7 @@ func TestInputLimit(t *testing.T) {
 	// States.DataLimitExceeded, counting its state data JSON-escaped, so only the start is checked.)
 	at := echoInputOfSize(t, 262144)
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: at})
-	if err != nil || !e.Owns(echo, r) {
+	if err != nil || !e.Owns(echo, r, "") {
 		t.Fatalf("Start with exactly 262144 bytes of input: %v, %v", r, err)
 	}
 }
@@ -80,10 +80,10 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 	sum := sha256.Sum256([]byte(key))
-	if want := executionARN(machine, "k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
+	if want := executionARN(machine, adapters.CallerTag("")+"-k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
 		t.Errorf("Start with a key: Ref %s, want %s", first.ID, want)
 	}
-	if ref := e.KeyRef(echo, key); ref != first {
+	if ref := e.KeyRef(echo, key, ""); ref != first {
 		t.Errorf("KeyRef = %v, want the Ref Start gave, %v", ref, first)
 	}
 	awaitOutcome(t, e, echo, first)
@@ -136,7 +136,9 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-func TestDescribeIsOneCall(t *testing.T) {
+// TestDescribeOfAnEndedExecutionIsOneCall: an ended execution is read with DescribeExecution
+// alone (TestAskAndAnswer counts the calls of a running one).
+func TestDescribeOfAnEndedExecutionIsOneCall(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
@@ -145,6 +147,7 @@ func TestDescribeIsOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	awaitOutcome(t, e, echo, r)
 	before := c.total()
 	if _, err := e.Describe(ctx, echo, r); err != nil {
 		t.Fatalf("Describe: %v", err)
@@ -222,16 +225,16 @@ func TestCheck(t *testing.T) {
 	for _, tc := range []struct{ arn, want string }{
 		{
 			strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1),
-			"state machine " + strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1) + " is in region eu-west-1, " +
+			"invalid request: state machine " + strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1) + " is in region eu-west-1, " +
 				"but this Step Functions engine uses region us-east-1: configure an engine for eu-west-1",
 		},
 		{
 			"arn:aws:states:us-east-1:123456789012:activity:orders",
-			`"arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
+			`invalid request: "arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
 				"arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME, optionally followed by :VERSION or :ALIAS",
 		},
 	} {
-		if _, err := e.Check(ctx, adapters.Target{Name: tc.arn}); err == nil || err.Error() != tc.want {
+		if _, err := e.Check(ctx, adapters.Target{Name: tc.arn}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != tc.want {
 			t.Errorf("Check(%s): error %v\nwant %s", tc.arn, err, tc.want)
 		}
 	}
@@ -322,7 +325,7 @@ func TestAssumeRole(t *testing.T) {
 		t.Fatalf("Check: %v", err)
 	}
 	r, o, err := e.Run(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
-	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r) {
+	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r, "") {
 		t.Errorf("Run in account %s: %v, %+v, %v; want succeeded with {\"text\":\"across\"}", account, r, o, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -39,7 +40,16 @@ const (
 
 // Owns reports whether r is a Standard execution of t's state machine: same partition, region,
 // account and state machine name, and a valid execution name. It makes no API call.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+	if !ownsTarget(t, r) {
+		return false
+	}
+	_, name, _ := parseExecutionARN(r.ID)
+	return strings.HasPrefix(name, adapters.CallerTag(caller)+"-")
+}
+
+// ownsTarget reports whether r is an execution of t's state machine, whoever started it.
+func ownsTarget(t adapters.Target, r adapters.Ref) bool {
 	m, err := parseMachineARN(t.Name)
 	return err == nil && r.Run == "" && m.owns(r.ID)
 }
@@ -60,22 +70,23 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 		return adapters.Ref{}, fmt.Errorf("state machine %s is an Express state machine, whose executions cannot be "+
 			"described later: serve it through Run (a synchronous tool)", t.Name)
 	}
-	return e.start(ctx, t, m, input, req.Key)
+	return e.start(ctx, t, m, input, req)
 }
 
-func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input, key string) (adapters.Ref, error) {
-	name := uuid.NewString()
-	if key != "" {
-		name = keyName(key)
+func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input string, req adapters.StartRequest) (adapters.Ref, error) {
+	name := adapters.CallerTag(req.Caller) + "-" + uuid.NewString()
+	if req.Key != "" {
+		name = keyName(req.Key, req.Caller)
 	}
 	out, err := e.client.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(t.Name),
 		Name:            aws.String(name),
 		Input:           aws.String(input),
+		TraceHeader:     xrayHeader(req.Trace),
 	})
 	var exists *types.ExecutionAlreadyExists
 	switch {
-	case key != "" && errors.As(err, &exists):
+	case req.Key != "" && errors.As(err, &exists):
 		return e.existing(ctx, m.execution(name), input)
 	case err != nil:
 		return adapters.Ref{}, startError(t.Name, err)
@@ -167,17 +178,22 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 	}
 }
 
-// Describe reads the execution's status with one DescribeExecution.
+// Describe reads the execution's status with one DescribeExecution, and a running execution's
+// questions and progress from its newest events with one GetExecutionHistory: two calls while it
+// runs, one once it has ended.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
 		return adapters.Status{}, err
 	}
-	return statusOf(d), nil
+	if d.Status != types.ExecutionStatusRunning {
+		return statusOf(d), nil
+	}
+	return e.withHistory(ctx, r, statusOf(d))
 }
 
 func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref) (*sfn.DescribeExecutionOutput, error) {
-	if !e.Owns(t, r) {
+	if !ownsTarget(t, r) {
 		return nil, fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
 	}
 	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)})
@@ -269,9 +285,9 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 			return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is an Express state machine, and Step Functions "+
 				"does not deduplicate Express executions: call it without an idempotency key", adapters.ErrInvalid, t.Name)
 		}
-		return e.runSync(ctx, t, input)
+		return e.runSync(ctx, t, input, req.Trace)
 	}
-	r, err := e.start(ctx, t, m, input, req.Key)
+	r, err := e.start(ctx, t, m, input, req)
 	if err != nil {
 		return adapters.Ref{}, adapters.Outcome{}, err
 	}
@@ -279,10 +295,11 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 	return r, o, err
 }
 
-func (e *Engine) runSync(ctx context.Context, t adapters.Target, input string) (adapters.Ref, adapters.Outcome, error) {
+func (e *Engine) runSync(ctx context.Context, t adapters.Target, input string, trace map[string]string) (adapters.Ref, adapters.Outcome, error) {
 	out, err := e.client.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{
 		StateMachineArn: aws.String(t.Name),
 		Input:           aws.String(input),
+		TraceHeader:     xrayHeader(trace),
 	}, e.syncEndpoint)
 	if err != nil {
 		return adapters.Ref{}, adapters.Outcome{}, startError(t.Name, err)

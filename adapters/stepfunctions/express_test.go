@@ -42,7 +42,7 @@ func TestRunSyncUsesConfiguredEndpoint(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	target := adapters.Target{Name: "arn:aws:states:" + e.region + ":123456789012:stateMachine:taskgate-express"}
-	_, _, err = e.runSync(t.Context(), target, "{}")
+	_, _, err = e.runSync(t.Context(), target, "{}", nil)
 	if !errors.Is(err, adapters.ErrUnavailable) {
 		t.Errorf("runSync against an endpoint without StartSyncExecution: error %v, want ErrUnavailable", err)
 	}

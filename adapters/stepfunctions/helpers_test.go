@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -81,10 +82,12 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 
 // calls is an HTTP client that counts Step Functions API calls by operation (the X-Amz-Target
 // header), and answers the first throttle calls of throttleOp with ThrottlingException itself, as
-// Step Functions does when a caller exceeds its quota (throttle < 0: every call).
+// Step Functions does when a caller exceeds its quota (throttle < 0: every call), and every call
+// of deniedOp with AccessDeniedException, as it does without the IAM permission.
 type calls struct {
 	throttleOp string
 	throttle   int
+	deniedOp   string
 
 	mu sync.Mutex
 	n  map[string]int
@@ -102,6 +105,14 @@ func (c *calls) Do(req *http.Request) (*http.Response, error) {
 		c.throttle--
 	}
 	c.mu.Unlock()
+	if op == c.deniedOp {
+		return &http.Response{
+			StatusCode: http.StatusBadRequest,
+			Header:     http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+			Body:       io.NopCloser(strings.NewReader(`{"__type":"AccessDeniedException","message":"not authorized to perform: states:` + op + `"}`)),
+			Request:    req,
+		}, nil
+	}
 	if throttled {
 		return &http.Response{
 			StatusCode: http.StatusBadRequest,
@@ -117,6 +128,24 @@ func (c *calls) count(op string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n[op]
+}
+
+// snapshot is the calls so far, by operation.
+func (c *calls) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+// since is the calls made after a snapshot, by operation.
+func (c *calls) since(before map[string]int) map[string]int {
+	diff := map[string]int{}
+	for op, n := range c.snapshot() {
+		if d := n - before[op]; d > 0 {
+			diff[op] = d
+		}
+	}
+	return diff
 }
 
 func (c *calls) total() int {

@@ -19,14 +19,17 @@ func TestOwns(t *testing.T) {
 		exec    = "arn:aws:states:us-east-1:123456789012:execution:orders:"
 	)
 	targets := []string{machine, machine + ":PROD", machine + ":7"}
+	tag := adapters.CallerTag("alice") + "-"
 	tests := []struct {
 		name string
 		ref  adapters.Ref
 		want bool
 	}{
-		{"uuid name", adapters.Ref{ID: exec + "0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, true},
-		{"key name", adapters.Ref{ID: exec + "k-0123456789abcdef0123456789abcdef01234567"}, true},
-		{"80 characters", adapters.Ref{ID: exec + strings.Repeat("é", 80)}, true},
+		{"uuid name", adapters.Ref{ID: exec + tag + "0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, true},
+		{"key name", adapters.Ref{ID: exec + tag + "k-0123456789abcdef0123456789abcdef01234567"}, true},
+		{"80 characters", adapters.Ref{ID: exec + tag + strings.Repeat("é", 63)}, true},
+		{"another caller's", adapters.Ref{ID: exec + adapters.CallerTag("bob") + "-0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, false},
+		{"no caller tag", adapters.Ref{ID: exec + "0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, false},
 		{"other state machine", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:execution:orders2:x"}, false},
 		{"name prefix", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:execution:order:x"}, false},
 		{"other account", adapters.Ref{ID: "arn:aws:states:us-east-1:210987654321:execution:orders:x"}, false},
@@ -53,7 +56,7 @@ func TestOwns(t *testing.T) {
 	}
 	for _, target := range targets {
 		for _, tc := range tests {
-			if got := e.Owns(adapters.Target{Name: target}, tc.ref); got != tc.want {
+			if got := e.Owns(adapters.Target{Name: target}, tc.ref, "alice"); got != tc.want {
 				t.Errorf("%s: Owns(%s, %q) = %v, want %v", tc.name, target, tc.ref, got, tc.want)
 			}
 		}
@@ -63,7 +66,7 @@ func TestOwns(t *testing.T) {
 		"", "orders", "arn:aws:states:us-east-1:123456789012:activity:orders",
 		"arn:aws:states:us-east-1:1234:stateMachine:orders", machine + ":a/b",
 	} {
-		if e.Owns(adapters.Target{Name: target}, adapters.Ref{ID: exec + "x"}) {
+		if e.Owns(adapters.Target{Name: target}, adapters.Ref{ID: exec + tag + "x"}, "alice") {
 			t.Errorf("Owns(%q, ...) = true for a target that is no state machine ARN", target)
 		}
 	}

@@ -40,12 +40,7 @@ func statusOf(d *sfn.DescribeExecutionOutput) adapters.Status {
 		State:   stateOf(d.Status),
 		Native:  string(d.Status),
 		Started: aws.ToTime(d.StartDate),
-	}
-	st.Updated = st.Started
-	for _, t := range []*time.Time{d.RedriveDate, d.StopDate} {
-		if t != nil && t.After(st.Updated) {
-			st.Updated = *t
-		}
+		Updated: latest(aws.ToTime(d.StartDate), d.RedriveDate, d.StopDate),
 	}
 	var msg []string
 	if d.Status == types.ExecutionStatusPendingRedrive {
@@ -62,6 +57,16 @@ func statusOf(d *sfn.DescribeExecutionOutput) adapters.Status {
 	}
 	st.Message = strings.Join(msg, "; ")
 	return st
+}
+
+// latest is the latest of started and the times that are set.
+func latest(started time.Time, times ...*time.Time) time.Time {
+	for _, t := range times {
+		if t != nil && t.After(started) {
+			started = *t
+		}
+	}
+	return started
 }
 
 // outcomeOf maps one DescribeExecution answer to an outcome; ended is false while it runs.

@@ -36,7 +36,8 @@ func (c chain) continued() bool {
 }
 
 // Describe reads the execution's state: one DescribeWorkflowExecution, two when it continued as
-// new (the first run, then the latest one).
+// new (the first run, then the latest one). A running workflow's open questions and progress
+// come from the same answer: its memo (package taskgateflow) and its pending activities.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	c, err := e.chain(ctx, "describe "+r.String(), r)
 	if err != nil {
@@ -47,28 +48,41 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	if closed := latest.GetCloseTime(); closed != nil {
 		st.Updated = closed.AsTime()
 	}
+	st.State = stateOf(c.status())
 	switch c.status() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		st.State = adapters.Working
 		if !c.continued() && submitted(c.latest) {
 			st.State = adapters.Submitted
 			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", latest.GetTaskQueue())
+		} else {
+			e.running(&st, c.latest)
 		}
 		if c.latest.GetWorkflowExtendedInfo().GetCancelRequested() {
 			st.Message = "cancellation requested"
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
-		st.State, st.Message = adapters.Working, "paused"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		st.State = adapters.Succeeded
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		st.State = adapters.Failed
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		st.State = adapters.Cancelled
-	default:
+		st.Message = "paused"
+	}
+	if st.State == 0 {
 		return adapters.Status{}, fmt.Errorf("temporal: describe %v: unknown workflow status %s", r, c.status())
 	}
 	return st, nil
+}
+
+// stateOf is a run's status as a State; 0 for CONTINUED_AS_NEW (the chain goes on) and statuses
+// this adapter does not know.
+func stateOf(s enumspb.WorkflowExecutionStatus) adapters.State {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+		return adapters.Working
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return adapters.Succeeded
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return adapters.Failed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return adapters.Cancelled
+	}
+	return 0
 }
 
 // submitted reports whether no worker has picked up the run's first workflow task yet. Until then
@@ -164,14 +178,21 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	}
 	var nsMissing *serviceerror.NamespaceNotFound
 	var notFound *serviceerror.NotFound
+	var throttled *serviceerror.ResourceExhausted
 	switch {
+	case errors.As(err, &throttled):
+		return fmt.Errorf("temporal: %s: %w at %s (%s), retry later: %w", what, adapters.ErrUnavailable, e.address, throttled.Cause, err)
+	case serviceerror.ToStatus(err).Code() == codes.ResourceExhausted:
+		// Not the server throttling (that is a serviceerror.ResourceExhausted with its cause): gRPC's
+		// own message size limit, which no retry can pass.
+		return fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, adapters.ErrInvalid, err)
 	case errors.As(err, &nsMissing):
 		return fmt.Errorf("temporal: %s: namespace %q does not exist on %s: create it (temporal operator namespace create) or fix the namespace setting: %w", what, e.namespace, e.address, err)
 	case errors.As(err, &notFound):
 		return fmt.Errorf("temporal: %s: %w in namespace %q: %w", what, adapters.ErrNotFound, e.namespace, err)
 	}
 	switch serviceerror.ToStatus(err).Code() {
-	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted:
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 		return fmt.Errorf("temporal: %s: %w at %s, retry later: %w", what, adapters.ErrUnavailable, e.address, err)
 	case codes.InvalidArgument:
 		return fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err)

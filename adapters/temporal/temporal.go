@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -47,6 +46,10 @@ const (
 	idPrefix    = "taskgate/"
 	keyIDPrefix = "k-"
 	identity    = "taskgate"
+	// traceHeader is the workflow header field where Temporal's OpenTelemetry interceptor
+	// (go.temporal.io/sdk/contrib/opentelemetry, its default HeaderKey) reads the trace context
+	// of a start: the W3C fields as a map[string]string, encoded by the default data converter.
+	traceHeader = "_tracer-data"
 )
 
 // Config is how to reach one Temporal namespace.
@@ -55,10 +58,6 @@ type Config struct {
 	Address string
 	// Namespace defaults to "default".
 	Namespace string
-	// TLS, when set, is used for the connection (Temporal Cloud, mTLS). Nil: plaintext.
-	TLS *tls.Config
-	// APIKey, when set, is sent with every call (Temporal Cloud API keys).
-	APIKey string
 }
 
 // Engine is a connection to one Temporal namespace. It is safe for concurrent use.
@@ -77,31 +76,31 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Address == "" {
 		return nil, errors.New("temporal: no address: set the Temporal frontend's host:port")
 	}
-	ns := cfg.Namespace
-	if ns == "" {
-		ns = "default"
+	return dial(ctx, client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace})
+}
+
+// dial connects with the SDK's client options (address, namespace, TLS, credentials, headers)
+// and checks that the frontend answers.
+func dial(ctx context.Context, opts client.Options) (*Engine, error) {
+	if opts.HostPort == "" {
+		opts.HostPort = client.DefaultHostPort
 	}
-	opts := client.Options{
-		HostPort:          cfg.Address,
-		Namespace:         ns,
-		ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS},
-		Logger:            log.NewStructuredLogger(slog.Default()),
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
 	}
-	if cfg.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
-	}
+	opts.Logger = log.NewStructuredLogger(slog.Default())
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("temporal: connecting to %s: %w", cfg.Address, ctx.Err())
+			return nil, fmt.Errorf("temporal: connecting to %s: %w", opts.HostPort, ctx.Err())
 		}
-		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", cfg.Address, err)
+		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", opts.HostPort, err)
 	}
 	return &Engine{
 		client:    c,
 		svc:       c.WorkflowService(),
-		namespace: ns,
-		address:   cfg.Address,
+		namespace: opts.Namespace,
+		address:   opts.HostPort,
 		dc:        converter.GetDefaultDataConverter(),
 	}, nil
 }
@@ -173,7 +172,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	}
 	sreq := &workflowservice.StartWorkflowExecutionRequest{
 		Namespace:    e.namespace,
-		WorkflowId:   idPrefix + t.Name + "/" + uuid.NewString(),
+		WorkflowId:   idPrefix + t.Name + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString(),
 		WorkflowType: &commonpb.WorkflowType{Name: t.Name},
 		TaskQueue:    &taskqueuepb.TaskQueue{Name: t.Queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:        payloads,
@@ -184,8 +183,15 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	if t.Timeout > 0 {
 		sreq.WorkflowExecutionTimeout = durationpb.New(t.Timeout)
 	}
+	if len(req.Trace) > 0 {
+		p, err := e.dc.ToPayload(req.Trace)
+		if err != nil {
+			return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the trace context: %w", t.Name, err)
+		}
+		sreq.Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{traceHeader: p}}
+	}
 	if req.Key != "" {
-		sreq.WorkflowId = keyWorkflowID(t, req.Key)
+		sreq.WorkflowId = keyWorkflowID(t, req.Key, req.Caller)
 		// A running execution with this id is returned as is; an ended one is reported as already
 		// started: either way no second execution starts, and existing() checks the input.
 		sreq.WorkflowIdConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
@@ -208,7 +214,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 // existing checks that the execution an idempotency key already names was started with the same
-// input by the same caller, and returns its Ref. runID is any run of its chain.
+// input, and returns its Ref. runID is any run of its chain.
 func (e *Engine) existing(ctx context.Context, t adapters.Target, req adapters.StartRequest, id, runID, sum string) (adapters.Ref, error) {
 	what := "start " + t.Name
 	d, err := e.describe(ctx, what, id, runID)
@@ -225,11 +231,8 @@ func (e *Engine) existing(ctx context.Context, t adapters.Target, req adapters.S
 			return adapters.Ref{}, err
 		}
 	}
-	// The caller is checked first, so that no caller learns of another's workflow.
+	// The workflow id already depends on the caller (adapters.ScopedKey): only the input can differ.
 	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
-	if e.memoString(fields[MemoCaller]) != req.Caller {
-		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: another caller used this key; use a new key", what, adapters.ErrKeyConflict)
-	}
 	if e.memoString(fields[MemoInputSHA256]) != sum {
 		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: workflow %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, id)
 	}
@@ -250,9 +253,9 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil
 }
 
-func keyWorkflowID(t adapters.Target, key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return idPrefix + t.Name + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
+func keyWorkflowID(t adapters.Target, key, caller string) string {
+	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
+	return idPrefix + t.Name + "/" + adapters.CallerTag(caller) + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
 }
 
 func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
@@ -282,8 +285,8 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 
 // Owns reports whether r is shaped like an execution Start returns for t: a workflow id of t's
 // workflow type with a UUID or key suffix, and a UUID run id.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
-	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/")
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/"+adapters.CallerTag(caller)+"/")
 	if !ok || t.Name == "" || !isUUID(r.Run) {
 		return false
 	}
@@ -291,12 +294,6 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref) bool {
 		return isLowerHex(h, 32)
 	}
 	return isUUID(rest)
-}
-
-// isUUID accepts only the canonical lowercase form, the one Temporal and uuid.NewString produce.
-func isUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
 }
 
 func isLowerHex(s string, n int) bool {

@@ -43,6 +43,7 @@ func newEnv(t *testing.T) *env {
 	queue := "taskgate-test-" + uuid.NewString()
 	w := worker.New(e.Client(), queue, worker.Options{})
 	temporalexamples.Register(w)
+	registerTestWorkflows(w)
 	if err := w.Start(); err != nil {
 		t.Fatalf("starting the worker: %v", err)
 	}
@@ -61,6 +62,20 @@ type harness struct {
 
 func (h *harness) Engine() adapters.Engine { return h.engine }
 
+func (h *harness) Driver() adapters.Driver { return temporal.Driver{} }
+
+// Unreachable dials the server through a proxy, then cuts the proxy: New checks that the server
+// answers, so an engine for a closed port cannot be made directly.
+func (h *harness) Unreachable() adapters.Engine {
+	addr, cut := enginetest.Proxy(h.t, testenv.TemporalAddress(h.t))
+	e, err := temporal.New(h.t.Context(), temporal.Config{Address: addr})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cut()
+	return e
+}
+
 func (h *harness) Target(name string) adapters.Target {
 	switch name {
 	case "echo":
@@ -71,16 +86,24 @@ func (h *harness) Target(name string) adapters.Target {
 		tg := h.target(temporalexamples.WaitAndEchoName)
 		tg.Timeout = 2 * time.Second
 		return tg
-	case "unpolled":
+	case "unpolled", "absent":
 		// The timeout only keeps executions nobody will ever serve from piling up in the server.
 		return adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: h.unpolled, Timeout: time.Minute}
+	case "wrongkind":
+		return adapters.Target{Name: temporalexamples.WaitAndEchoName}
+	case "ask":
+		return h.target(temporalexamples.AskAndEchoName)
+	case "ask-two":
+		return h.target(temporalexamples.AskTwoAndEchoName)
+	case "steps":
+		return h.target(temporalexamples.BuildReleaseName)
 	}
 	h.t.Fatalf("the harness has no target %q", name)
 	return adapters.Target{}
 }
 
 func (h *harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: uuid.NewString()}
+	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString(), Run: uuid.NewString()}
 }
 
 func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
@@ -368,8 +391,9 @@ func TestOwns(t *testing.T) {
 	t.Parallel()
 	var e *temporal.Engine // Owns makes no call
 	echo := adapters.Target{Name: "WaitAndEcho", Queue: "q"}
-	id, run := uuid.NewString(), uuid.NewString()
-	key := "k-0123456789abcdef0123456789abcdef"
+	tag := adapters.CallerTag("alice") + "/"
+	id, run := tag+uuid.NewString(), uuid.NewString()
+	key := tag + "k-0123456789abcdef0123456789abcdef"
 	tests := []struct {
 		name string
 		t    adapters.Target
@@ -382,6 +406,8 @@ func TestOwns(t *testing.T) {
 		{"other type's ref under a prefix type", adapters.Target{Name: "a"}, adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, false},
 		{"empty target name", adapters.Target{}, adapters.Ref{ID: "taskgate//" + id, Run: run}, false},
 		{"zero ref", echo, adapters.Ref{}, false},
+		{"another caller's", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("bob") + "/" + uuid.NewString(), Run: run}, false},
+		{"no caller tag", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: run}, false},
 	}
 	for i, r := range foreignRefs() {
 		tests = append(tests, struct {
@@ -392,7 +418,7 @@ func TestOwns(t *testing.T) {
 		}{fmt.Sprintf("foreign %d", i), echo, r, false})
 	}
 	for _, tc := range tests {
-		if got := e.Owns(tc.t, tc.r); got != tc.want {
+		if got := e.Owns(tc.t, tc.r, "alice"); got != tc.want {
 			t.Errorf("%s: Owns(%q, %v) = %v, want %v", tc.name, tc.t.Name, tc.r, got, tc.want)
 		}
 	}
@@ -425,7 +451,7 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 	if !reflect.DeepEqual(memo, want) {
 		t.Errorf("memo %v, want %v", memo, want)
 	}
-	if !strings.HasPrefix(r.ID, "taskgate/WaitAndEcho/k-") {
+	if !strings.HasPrefix(r.ID, "taskgate/WaitAndEcho/"+adapters.CallerTag("alice")+"/k-") {
 		t.Errorf("keyed workflow id %q", r.ID)
 	}
 
@@ -434,10 +460,9 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 	if err != nil || same != r {
 		t.Errorf("same key, same input, compacted: %v, %v; want %v", same, err, r)
 	}
-	_, err = e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"bob's"}`), Key: key, Caller: "bob"})
-	const wantBob = "temporal: start WaitAndEcho: idempotency key already used with other input: another caller used this key; use a new key"
-	if err == nil || err.Error() != wantBob || !errors.Is(err, adapters.ErrKeyConflict) {
-		t.Errorf("same key, other caller: %v, want %q", err, wantBob)
+	bob, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"bob's"}`), Key: key, Caller: "bob"})
+	if err != nil || bob == r {
+		t.Errorf("same key, other caller: %v, %v; want an execution of bob's own", bob, err)
 	}
 	_, err = e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"other"}`), Key: key, Caller: "alice"})
 	wantOther := "temporal: start WaitAndEcho: idempotency key already used with other input: workflow " + r.ID + " was started under this key with other arguments; repeat those arguments, or use a new key"

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,22 +17,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
-
-const callUsage = `usage: taskgate call TOOL [--args JSON] (--url URL | --config PATH)
-
-Calls one tool as a task and shows its progress until it ends, then prints its result (text, and
-structured content as indented JSON) on standard output. --url calls an MCP endpoint (Streamable
-HTTP); --config serves a mapping file or folder in this process to try it. Ctrl-C cancels the task.
-Exit status: 0 success, 1 tool error or failed/cancelled task, 2 usage error, 130 interrupted.
-
-Flags:
-`
 
 const (
 	exitInterrupted = 130 // 128 + SIGINT, what shells report for Ctrl-C
@@ -45,40 +36,46 @@ const (
 	retryFor = time.Minute
 )
 
-// runCall is `taskgate call`.
-func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, callUsage); fs.PrintDefaults() }
-	argsJSON := fs.String("args", "{}", "the tool's arguments, one JSON object")
-	url := fs.String("url", "", "MCP endpoint to call, e.g. http://127.0.0.1:8080/mcp")
-	var configs listFlag
-	fs.Var(&configs, "config", "mapping file or folder to serve in this process (repeatable)")
-	positional, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+func newCallCmd() *cobra.Command {
+	var argsJSON, url string
+	var configs []string
+	cmd := &cobra.Command{
+		Use:   "call TOOL [--args JSON] (--url URL | --config PATH)",
+		Short: "Call a tool as a task and show its progress",
+		Long: `Calls one tool as a task and shows its progress until it ends, then prints its result (text, and
+structured content as indented JSON) on standard output. --url calls an MCP endpoint (Streamable
+HTTP); --config serves a mapping file or folder in this process to try it. Ctrl-C cancels the task.
+Exit status: 0 success, 1 tool error or failed/cancelled task, 2 usage error, 130 interrupted.`,
+		Args: func(cmd *cobra.Command, positional []string) error {
+			if len(positional) != 1 {
+				return usageError{fmt.Sprintf("call wants one TOOL name, got %d arguments %q\n\nUsage:\n  %s", len(positional), positional, cmd.UseLine())}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, positional []string) error {
+			if (url == "") == (len(configs) == 0) {
+				return usageError{"call needs exactly one of --url URL (an MCP endpoint) or --config PATH (a mapping to serve in this process)"}
+			}
+			arguments, err := toolArguments(argsJSON)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			return exitError{runCall(cmd.Context(), positional[0], arguments, url, configs, cmd.OutOrStdout(), cmd.ErrOrStderr())}
+		},
 	}
-	if err != nil {
-		return 2
-	}
-	if len(positional) != 1 {
-		fmt.Fprintf(stderr, "taskgate call: want one TOOL name, got %d arguments %q\n\n%s", len(positional), positional, strings.SplitN(callUsage, "\n", 2)[0]+"\n")
-		return 2
-	}
-	if (*url == "") == (len(configs) == 0) {
-		fmt.Fprintln(stderr, "taskgate call: give exactly one of --url URL (an MCP endpoint) or --config PATH (a mapping to serve in this process)")
-		return 2
-	}
-	arguments, err := toolArguments(*argsJSON)
-	if err != nil {
-		fmt.Fprintln(stderr, "taskgate call:", err)
-		return 2
-	}
-	tool := positional[0]
+	cmd.Flags().StringVar(&argsJSON, "args", "{}", "the tool's arguments, one JSON object")
+	cmd.Flags().StringVar(&url, "url", "", "MCP endpoint to call, e.g. http://127.0.0.1:8080/mcp")
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder to serve in this process (repeatable)")
+	return cmd
+}
 
-	endpoint := *url
+// runCall calls the tool, at url or served from configs in this process, and returns the exit
+// status.
+func runCall(ctx context.Context, tool string, arguments json.RawMessage, url string, configs []string, stdout, stderr io.Writer) int {
+	endpoint := url
 	if len(configs) > 0 {
 		var stop func()
+		var err error
 		endpoint, stop, err = serveLoopback(ctx, configs, stderr)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -92,26 +89,6 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c := &rpcClient{url: endpoint}
 	return callTool(ctx, c, tool, arguments, newDisplay(stderr, tool), stdout, stderr)
-}
-
-// parseInterspersed parses flags before and after the positional arguments (TOOL usually comes
-// first, which would stop the flag package).
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
 }
 
 // toolArguments checks that s is one JSON object and returns it as is, numbers untouched.
@@ -141,15 +118,15 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 		// The task ids never leave this process: a key of its own will do.
 		keys = token.NewKey("call")
 	}
-	tokens, err := codec("sealed", keys, "")
+	tokens, err := codec(set, "sealed", keys, "")
 	if err != nil {
 		return "", nil, err
 	}
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{}, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := newServer(ctx, set, engines, tokens, mcpserver.NoTaskHandles, stderr)
+	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
 	if err != nil {
 		closeAll(engines)
 		return "", nil, err
@@ -159,7 +136,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 		closeAll(engines)
 		return "", nil, err
 	}
-	hs := httpServer(srv)
+	hs := httpServer(srv, nil, transportFlags{})
 	go hs.Serve(ln)
 	return "http://" + ln.Addr().String() + "/mcp", func() {
 		hs.Close()
@@ -183,12 +160,14 @@ func (t *taskResult) terminal() bool {
 	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
 }
 
+// pollInterval is the server's suggestion, which grows with the task's age, never under 100ms
+// (the shortest a mapping may suggest); 1s when the server suggests none.
 func (t *taskResult) pollInterval() time.Duration {
 	d := time.Second
 	if t.PollIntervalMs != nil {
 		d = time.Duration(*t.PollIntervalMs) * time.Millisecond
 	}
-	return min(max(d, 200*time.Millisecond), 5*time.Second)
+	return max(d, 100*time.Millisecond)
 }
 
 // callTool calls the tool, follows its task to the end and prints the outcome; it returns the

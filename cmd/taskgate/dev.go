@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,12 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -27,76 +28,108 @@ import (
 // temporalCLI is the Temporal CLI release that builds from the Go module proxy (see README).
 const temporalCLI = "github.com/temporalio/cli/cmd/temporal@v1.5.1"
 
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var tf transportFlags
-	tf.register(fs, "127.0.0.1:8080")
-	port := fs.Int("temporal-port", 7233, "port of the local Temporal dev server (its web UI is on port+1000)")
-	sfnEndpoint := fs.String("sfn-endpoint", "", "also create the Step Functions examples in this endpoint (e.g. a local emulator) and serve them")
-	sfnRole := fs.String("sfn-role-arn", "arn:aws:iam::123456789012:role/taskgate-examples", "execution role for the Step Functions examples")
-	var configs listFlag
-	fs.Var(&configs, "config", "serve this mapping file or folder (repeatable) instead of the built-in example's, next to the example worker")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+// devOptions are dev's flags.
+type devOptions struct {
+	tf                   transportFlags
+	temporalPort         int
+	sfnEndpoint, sfnRole string
+	configs              []string
+}
+
+func newDevCmd() *cobra.Command {
+	var o devOptions
+	cmd := &cobra.Command{
+		Use:   "dev [--stdio | --http ADDR] [--sfn-endpoint URL] [--config PATH]",
+		Short: "Run the built-in example (or your mapping) on a local Temporal dev server",
+		Long: `Starts a local Temporal dev server (unless TEMPORAL_ADDRESS names one), runs the example
+worker and serves the example tools, or the mapping of --config next to the example worker.
+--sfn-endpoint also creates the Step Functions examples in that endpoint and serves them.
+Everything dev builds or keeps (the Temporal CLI, the dev server's history, the token key) is
+in one folder of the user's cache, <cache>/taskgate; TASKGATE_TOOLS moves the built tools.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDev(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	if err := tf.check(); err != nil {
+	o.tf.register(cmd.Flags(), "127.0.0.1:8080")
+	cmd.Flags().IntVar(&o.temporalPort, "temporal-port", 7233, "port of the local Temporal dev server (its web UI is on port+1000)")
+	cmd.Flags().StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "also create the Step Functions examples in this endpoint (e.g. a local emulator) and serve them")
+	cmd.Flags().StringVar(&o.sfnRole, "sfn-role-arn", "arn:aws:iam::123456789012:role/taskgate-examples", "execution role for the Step Functions examples")
+	cmd.Flags().StringArrayVar(&o.configs, "config", nil, "serve this mapping file or folder (repeatable) instead of the built-in example's, next to the example worker")
+	return cmd
+}
+
+func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
+	if err := o.tf.check(); err != nil {
 		return err
 	}
-	if tf.stdio {
-		tf.http = ""
-		stdout = stderr // standard output carries the protocol
-	}
-	state, err := devDir()
+	stop, err := o.tf.setUpObservability(ctx, stderr)
 	if err != nil {
 		return err
 	}
+	defer stop()
+	if o.tf.stdio {
+		o.tf.http = ""
+		stdout = stderr // standard output carries the protocol
+	}
+	cache, err := cacheDir()
+	if err != nil {
+		return err
+	}
+	state := filepath.Join(cache, "dev")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return err
+	}
 
-	address, ui := os.Getenv("TEMPORAL_ADDRESS"), ""
+	// env is the process's environment with what dev sets up: mapping files and engines read it.
+	var env adapters.Env
+	address, _ := env.LookupEnv("TEMPORAL_ADDRESS")
+	ui := ""
 	if address == "" {
-		srv, err := startTemporal(ctx, state, *port, stderr)
+		cli, err := temporalBinary(ctx, cache, stderr)
+		if err != nil {
+			return err
+		}
+		srv, err := startTemporal(ctx, cli, state, o.temporalPort, stderr)
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
 		address = srv.FrontendHostPort()
-		ui = fmt.Sprintf("http://127.0.0.1:%d", *port+1000)
-		os.Setenv("TEMPORAL_ADDRESS", address)
+		ui = fmt.Sprintf("http://127.0.0.1:%d", o.temporalPort+1000)
+		env = env.With("TEMPORAL_ADDRESS=" + address)
 	}
 
-	files := []string(configs)
+	files := o.configs
 	if len(files) == 0 {
 		files = []string{filepath.Join(state, "temporal-tools.yaml")}
-		if err := os.WriteFile(files[0], temporalexamples.Mapping, 0o600); err != nil {
+		if err := writeAtomically(files[0], temporalexamples.Mapping); err != nil {
 			return err
 		}
 	}
-	if *sfnEndpoint != "" {
-		f, err := ensureSFNExamples(ctx, state, *sfnEndpoint, *sfnRole, stderr)
+	if o.sfnEndpoint != "" {
+		f, sfnEnv, err := ensureSFNExamples(ctx, env, state, o.sfnEndpoint, o.sfnRole, stderr)
 		if err != nil {
 			return err
 		}
-		files = append(files, f)
+		files, env = append(files, f), sfnEnv
 	}
-	set, err := mapping.Load(files...)
+	set, err := mapping.Loader{Env: env}.Load(files...)
 	if err != nil {
 		return err
 	}
-	config, err := os.UserConfigDir()
+	tokens, err := codec(set, o.tf.tokenFormat, o.tf.tokenKeys, filepath.Join(state, "token-keys"))
 	if err != nil {
 		return err
 	}
-	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, filepath.Join(config, "taskgate", "dev-token-keys"))
-	if err != nil {
-		return err
-	}
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{Env: env}, o.tf.tel)
 	if err != nil {
 		return err
 	}
 	defer closeAll(engines)
 
-	workerClient, err := client.Dial(client.Options{HostPort: address, Namespace: os.Getenv("TEMPORAL_NAMESPACE"),
+	namespace, _ := env.LookupEnv("TEMPORAL_NAMESPACE")
+	workerClient, err := client.Dial(client.Options{HostPort: address, Namespace: namespace,
 		Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
 	if err != nil {
 		return fmt.Errorf("connecting the example worker to %s: %w", address, err)
@@ -110,38 +143,57 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer w.Stop()
 	awaitPollers(ctx, workerClient, temporalexamples.TaskQueue)
 
-	return serve(ctx, set, engines, tokens, tf, stderr, func(endpoint string) {
+	return serve(ctx, set, engines, tokens, o.tf, stderr, func(endpoint string) {
 		printWelcome(stdout, endpoint, address, ui)
 	})
 }
 
-// ensureSFNExamples creates (or updates) the example state machines in the endpoint and returns the
-// mapping file that serves them.
-func ensureSFNExamples(ctx context.Context, state, endpoint, role string, stderr io.Writer) (string, error) {
-	if os.Getenv("AWS_REGION") == "" {
-		os.Setenv("AWS_REGION", "us-east-1")
+// ensureSFNExamples creates (or updates) the example state machines in the endpoint and returns
+// the mapping file that serves them, with env extended by what that file and its engine read.
+func ensureSFNExamples(ctx context.Context, env adapters.Env, state, endpoint, role string, stderr io.Writer) (string, adapters.Env, error) {
+	if region, _ := env.LookupEnv("AWS_REGION"); region == "" {
+		env = env.With("AWS_REGION=us-east-1")
 	}
-	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+	id, _ := env.LookupEnv("AWS_ACCESS_KEY_ID")
+	profile, _ := env.LookupEnv("AWS_PROFILE")
+	if id == "" && profile == "" {
 		// Local emulators accept any credentials; real endpoints get the standard chain.
-		os.Setenv("AWS_ACCESS_KEY_ID", "taskgate-dev")
-		os.Setenv("AWS_SECRET_ACCESS_KEY", "taskgate-dev")
+		env = env.With("AWS_ACCESS_KEY_ID=taskgate-dev", "AWS_SECRET_ACCESS_KEY=taskgate-dev")
 	}
-	e, err := stepfunctions.New(ctx, stepfunctions.Config{Region: os.Getenv("AWS_REGION"), Endpoint: endpoint})
+	e, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: endpoint, Env: env})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	arns, err := sfnexamples.Ensure(ctx, e.Client(), role)
 	if err != nil {
-		return "", fmt.Errorf("creating the Step Functions examples in %s: %w", endpoint, err)
+		return "", nil, fmt.Errorf("creating the Step Functions examples in %s: %w", endpoint, err)
 	}
+	env = env.With("SFN_ENDPOINT=" + endpoint)
 	// The mapping names the machines by ARN: take the account from one the endpoint gave.
 	if parts := strings.Split(arns[sfnexamples.WaitAndEcho], ":"); len(parts) > 4 {
-		os.Setenv("SFN_ACCOUNT", parts[4])
+		env = env.With("SFN_ACCOUNT=" + parts[4])
 	}
-	os.Setenv("SFN_ENDPOINT", endpoint)
 	fmt.Fprintf(stderr, "taskgate: %d Step Functions example state machines ready in %s\n", len(arns), endpoint)
 	f := filepath.Join(state, "stepfunctions-tools.yaml")
-	return f, os.WriteFile(f, sfnexamples.Mapping, 0o600)
+	return f, env, writeAtomically(f, sfnexamples.Mapping)
+}
+
+// writeAtomically writes a file of the dev folder so that another dev starting at the same time
+// (clients that spawn one each) never reads it half written.
+func writeAtomically(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
 }
 
 // awaitPollers gives the worker just started a moment to poll its queue, so that the startup check
@@ -156,22 +208,19 @@ func awaitPollers(ctx context.Context, c client.Client, queue string) {
 	}
 }
 
-func devDir() (string, error) {
+// cacheDir is the one folder where taskgate keeps what it builds (bin/) and what dev keeps between
+// runs (dev/): taskgate in the user's cache folder.
+func cacheDir() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("finding the user's cache folder, where taskgate keeps its tools and dev state: %w; set XDG_CACHE_HOME or HOME", err)
 	}
-	dir := filepath.Join(base, "taskgate", "dev")
-	return dir, os.MkdirAll(dir, 0o700)
+	return filepath.Join(base, "taskgate"), nil
 }
 
 // startTemporal starts a local Temporal dev server whose history persists in the dev folder, so a
 // restarted `taskgate dev` still finds the workflows behind earlier task ids.
-func startTemporal(ctx context.Context, state string, port int, stderr io.Writer) (*testsuite.DevServer, error) {
-	cli, err := temporalBinary(ctx, stderr)
-	if err != nil {
-		return nil, err
-	}
+func startTemporal(ctx context.Context, cli, state string, port int, stderr io.Writer) (*testsuite.DevServer, error) {
 	fmt.Fprintf(stderr, "taskgate: starting a Temporal dev server on 127.0.0.1:%d\n", port)
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: cli,
@@ -191,19 +240,15 @@ func startTemporal(ctx context.Context, state string, port int, stderr io.Writer
 	return srv, nil
 }
 
-// temporalBinary finds the Temporal CLI on PATH or in taskgate's tool cache, building it into the
-// cache once when it is missing.
-func temporalBinary(ctx context.Context, stderr io.Writer) (string, error) {
+// temporalBinary finds the Temporal CLI on PATH or in the tools folder (TASKGATE_TOOLS, else the
+// cache folder), building it there once when it is missing.
+func temporalBinary(ctx context.Context, cache string, stderr io.Writer) (string, error) {
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p, nil
 	}
 	dir := os.Getenv("TASKGATE_TOOLS")
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(home, ".cache", "taskgate-tools")
+		dir = cache
 	}
 	bin := filepath.Join(dir, "bin", "temporal")
 	if _, err := os.Stat(bin); err == nil {

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "taskgate")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "memengine", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
 	code := m.Run()
@@ -43,11 +43,11 @@ type process struct {
 	endpoint string
 }
 
-// devEnv is the environment of a `taskgate dev` against the test's Temporal server, with its own
-// home, so that the processes of one test share their dev token key.
+// devEnv is the environment of a `taskgate dev` against the test's Temporal server, with a cache
+// folder of its own, so that the processes of one test share their dev token key.
 func devEnv(t *testing.T, home string) []string {
 	return append(os.Environ(), "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t), "HOME="+home,
-		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+		"XDG_CACHE_HOME="+filepath.Join(home, "cache"))
 }
 
 // startStdio runs `taskgate dev --stdio` as an MCP client would spawn it and speaks to it on its
@@ -85,8 +85,14 @@ var servingLine = regexp.MustCompile(`serving \d+ tools on (http://\S+)`)
 // startHTTP starts `taskgate dev --http 127.0.0.1:0` and waits until it serves.
 func startHTTP(t *testing.T, home string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"dev", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = devEnv(t, home)
+	return startServing(t, devEnv(t, home), append([]string{"dev", "--http", "127.0.0.1:0"}, args...)...)
+}
+
+// startServing runs taskgate with args in env and waits until it serves HTTP.
+func startServing(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -106,7 +112,7 @@ func startHTTP(t *testing.T, home string, args ...string) *process {
 	select {
 	case p.endpoint = <-found:
 	case <-time.After(60 * time.Second):
-		t.Fatal("taskgate dev did not start serving within 60s")
+		t.Fatalf("taskgate %s did not start serving within 60s", args[0])
 	}
 	return p
 }
@@ -143,8 +149,8 @@ func TestDevOverStdio(t *testing.T) {
 	c, stderr := startStdio(t, devEnv(t, t.TempDir()))
 
 	tools := c.Decode(t, "tools/list", nil)["tools"].([]any)
-	if len(tools) != 4 {
-		t.Fatalf("tools/list has %d tools, want 4", len(tools))
+	if len(tools) != 6 {
+		t.Fatalf("tools/list has %d tools, want 6", len(tools))
 	}
 	created := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 2, "text": "over stdio"}})
 	if created["resultType"] != "task" || created["status"] != "working" {
@@ -253,8 +259,11 @@ func TestDevStartsItsOwnTemporal(t *testing.T) {
 	testenv.TemporalAddress(t) // the CLI that scripts/with-engines built is needed
 	tools := os.Getenv("TASKGATE_TOOLS")
 	if tools == "" {
-		home, _ := os.UserHomeDir()
-		tools = filepath.Join(home, ".cache", "taskgate-tools")
+		cache, err := cacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = cache
 	}
 	home := t.TempDir()
 	port := freePortPair(t)

@@ -1,28 +1,21 @@
-// Command taskgate serves existing Temporal workflows and Step Functions state machines as
-// long-running MCP tools. Run `taskgate help` for its subcommands.
+// Command taskgate serves the executions of workflow engines as long-running MCP tools. Run
+// `taskgate help` for its commands.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/taskgate/taskgate/adapters"
 )
-
-const usage = `taskgate serves Temporal workflows and Step Functions state machines as long-running MCP tools.
-
-Usage:
-  taskgate dev [--stdio | --http ADDR] [--sfn-endpoint URL] [--config PATH]  run the built-in example (or PATH) on a local Temporal dev server
-  taskgate serve --config PATH (--stdio | --http ADDR)         serve a mapping file or folder
-  taskgate validate [--engines] PATH...                        check mapping files (and targets), list every error
-  taskgate call TOOL --args JSON (--url URL | --config PATH)   call a tool as a task and show its progress
-  taskgate discover stepfunctions [--prefix P] [--tag K=V]     draft a mapping from an account's state machines
-  taskgate token new-key [--id ID]                             print a new token key for TASKGATE_TOKEN_KEYS
-
-Run "taskgate COMMAND -h" for a command's flags.
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -31,45 +24,71 @@ func main() {
 	os.Exit(code)
 }
 
+// run runs one command line and returns its exit status: 0 on success, 2 for a usage error, 1
+// for any other failure, or the status a command chose (exitError).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	switch args[0] {
-	case "serve":
-		return exitCode(stderr, runServe(ctx, args[1:], stdout, stderr))
-	case "dev":
-		return exitCode(stderr, runDev(ctx, args[1:], stdout, stderr))
-	case "validate":
-		return runValidate(ctx, args[1:], stdout, stderr)
-	case "discover":
-		return exitCode(stderr, runDiscover(ctx, args[1:], stdout, stderr))
-	case "call":
-		return runCall(ctx, args[1:], stdout, stderr)
-	case "token":
-		return exitCode(stderr, runToken(args[1:], stdout))
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "taskgate: unknown command %q\n\n%s", args[0], usage)
-		return 2
-	}
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return exitCode(stderr, root.ExecuteContext(ctx))
 }
 
-// usageError is a mistake in the command line: exit code 2.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "taskgate",
+		Short: "Serve the workflows of your engines as long-running MCP tools",
+		Long: "taskgate serves the executions of workflow engines (" + strings.Join(adapters.Drivers(), ", ") + ") as long-running MCP\n" +
+			"tools: a mapping file says which tool starts which workflow, every call starts one\n" +
+			"execution, and every poll asks the engine.",
+		SilenceErrors: true, // exitCode prints them, once
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Sprintf("unknown command %q; run taskgate help for the commands", args[0])}
+			}
+			return usageError{"no command given\n\n" + cmd.UsageString()}
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.AddCommand(newServeCmd(), newDevCmd(), newValidateCmd(), newCallCmd(), newDiscoverCmd(), newIAMPolicyCmd(), newTokenCmd(), newVersionCmd())
+	return root
+}
+
+// usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-func exitCode(stderr io.Writer, err error) int {
-	if err == nil {
-		return 0
+// exitError ends a command with its own exit status, after it said what it had to.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// args checks a command's positional arguments, as a usage error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{fmt.Sprintf("%v\n\nUsage:\n  %s", err, cmd.UseLine())}
+		}
+		return nil
 	}
-	fmt.Fprintln(stderr, "taskgate:", err)
-	if _, ok := err.(usageError); ok {
+}
+
+func exitCode(stderr io.Writer, err error) int {
+	var exit exitError
+	var usage usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.code
+	case errors.As(err, &usage):
+		fmt.Fprintln(stderr, "taskgate:", err)
 		return 2
 	}
+	fmt.Fprintln(stderr, "taskgate:", err)
 	return 1
 }

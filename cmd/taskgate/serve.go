@@ -1,28 +1,26 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
+	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
-
-// listFlag collects a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // transportFlags are the flags shared by serve and dev.
 type transportFlags struct {
@@ -31,6 +29,17 @@ type transportFlags struct {
 	tokenFormat, tokenKeys string
 	noTaskClients          string
 	mode                   mcpserver.NoTaskMode
+	insecureNoAuth         bool
+	limits                 mcpserver.Limits
+	readTimeout            time.Duration
+	idleTimeout            time.Duration
+	logLevel, logFormat    string
+	opsHTTP                string
+	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
+	// go-sdk logs every stateless request's session at info) is the server's
+	// (setUpObservability); nil for call and validate.
+	log, serverLog *slog.Logger
+	tel            *observe.Telemetry
 }
 
 // check validates the flags before anything connects.
@@ -43,55 +52,128 @@ func (f *transportFlags) check() error {
 	return nil
 }
 
-func (f *transportFlags) register(fs *flag.FlagSet, defaultHTTP string) {
+func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one MCP client on standard input/output")
-	fs.StringVar(&f.http, "http", defaultHTTP, "serve stateless Streamable HTTP on ADDR, at /mcp")
+	fs.StringVar(&f.http, "http", defaultHTTP, "serve stateless Streamable HTTP on `ADDR`, at /mcp")
 	fs.StringVar(&f.tokenFormat, "token-format", "sealed", "task ids: sealed (encrypted, tamper-proof) or native (the engine's own id)")
-	fs.StringVar(&f.tokenKeys, "token-keys", "", "token keys ID:BASE64[,...] (default $TASKGATE_TOKEN_KEYS); the first one seals")
+	fs.StringVar(&f.tokenKeys, "token-keys", "", "token keys `ID:BASE64[,...]` (default $TASKGATE_TOKEN_KEYS); the first one seals")
 	fs.StringVar(&f.noTaskClients, "no-task-clients", "handles", "how clients with no task support get async tools: handles (a handle and task_status/task_result/task_cancel tools), wait (the call waits for the result), hide (only sync tools)")
+	fs.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "serve HTTP beyond loopback although the mapping has no auth: block (only behind a proxy that authenticates)")
+	fs.Float64Var(&f.limits.CallsPerSecond, "calls-per-second", 10, "tools/call per second and principal, in bursts of twice as many; -1: no limit")
+	fs.Float64Var(&f.limits.PollsPerSecond, "polls-per-second", 50, "other task requests per second and principal, in bursts of twice as many; -1: no limit")
+	fs.IntVar(&f.limits.MaxInFlight, "max-in-flight", 512, "HTTP requests served at once; more are answered 503")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send an HTTP request, body included")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
+	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them)")
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var configs listFlag
-	fs.Var(&configs, "config", "mapping file or folder (repeatable)")
+// setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
+// variables name an OTLP endpoint. stop flushes the traces.
+func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Writer) (stop func(), err error) {
+	if f.log, err = observe.NewLogger(stderr, f.logLevel, f.logFormat); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	var level slog.Level
+	level.UnmarshalText([]byte(f.logLevel)) // valid: NewLogger read it
+	f.serverLog, _ = observe.NewLogger(stderr, max(level, slog.LevelWarn).String(), f.logFormat)
+	tp, err := observe.TracerProvider(ctx, os.Getenv, version)
+	if err != nil {
+		return nil, err
+	}
+	opts, stop := observe.Options{Log: f.log}, func() {}
+	if tp != nil {
+		opts.Tracer = tp
+		stop = func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(flush); err != nil {
+				f.log.Warn("traces not flushed", "error", err)
+			}
+		}
+	}
+	f.tel = observe.New(opts)
+	return stop, nil
+}
+
+// loggers are the server's log (warnings and errors) and its audit log, always at Info, in the
+// format of --log-format.
+func (f *transportFlags) loggers(stderr io.Writer) (log, audit *slog.Logger) {
+	format := cmp.Or(f.logFormat, "text")
+	audit, _ = observe.NewLogger(stderr, "info", format)
+	if log = f.serverLog; log == nil {
+		log, _ = observe.NewLogger(stderr, "warn", format)
+	}
+	return log, audit
+}
+
+func newServeCmd() *cobra.Command {
+	var configs []string
 	var tf transportFlags
-	tf.register(fs, "")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	cmd := &cobra.Command{
+		Use:   "serve --config PATH (--stdio | --http ADDR)",
+		Short: "Serve a mapping file or folder",
+		Long: "Serves the tools of mapping files (a folder: its *.yaml and *.yml files) over stdio or\n" +
+			"stateless Streamable HTTP. Engine settings the mapping leaves out come from each engine's\n" +
+			"own environment variables and profiles.",
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(configs) == 0 {
+				return usageError{"serve needs --config PATH (a mapping file or folder)"}
+			}
+			if tf.stdio == (tf.http != "") {
+				return usageError{"serve needs exactly one of --stdio or --http ADDR"}
+			}
+			if err := tf.check(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			stop, err := tf.setUpObservability(ctx, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stop()
+			set, err := mapping.Load(configs...)
+			if err != nil {
+				return err
+			}
+			if err := checkOpen(set, tf); err != nil {
+				return err
+			}
+			tokens, err := codec(set, tf.tokenFormat, tf.tokenKeys, "")
+			if err != nil {
+				return err
+			}
+			engines, err := connect(ctx, set, adapters.OpenOptions{}, tf.tel)
+			if err != nil {
+				return err
+			}
+			defer closeAll(engines)
+			return serve(ctx, set, engines, tokens, tf, cmd.ErrOrStderr(), nil)
+		},
 	}
-	if len(configs) == 0 {
-		return usageError{"serve needs --config PATH (a mapping file or folder)"}
-	}
-	if tf.stdio == (tf.http != "") {
-		return usageError{"serve needs exactly one of --stdio or --http ADDR"}
-	}
-	if err := tf.check(); err != nil {
-		return err
-	}
-	set, err := mapping.Load(configs...)
-	if err != nil {
-		return err
-	}
-	tokens, err := codec(tf.tokenFormat, tf.tokenKeys, "")
-	if err != nil {
-		return err
-	}
-	engines, err := connect(ctx, set)
-	if err != nil {
-		return err
-	}
-	defer closeAll(engines)
-	return serve(ctx, set, engines, tokens, tf, stderr, nil)
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
+	tf.register(cmd.Flags(), "")
+	return cmd
 }
 
 // newServer builds the MCP server and checks every tool's target, printing the warnings.
-func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, mode mcpserver.NoTaskMode, stderr io.Writer) (*mcpserver.Server, error) {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: mode})
+func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
+	log, audit := tf.loggers(stderr)
+	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit}
+	if a != nil {
+		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
+	}
+	if tf.tel != nil {
+		cfg.Observer = tf.tel
+	}
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if tf.tel != nil {
+		tf.tel.Watch(srv)
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -102,19 +184,97 @@ func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapter
 	return srv, err
 }
 
-// httpServer serves MCP on /mcp and a health check on /healthz.
-func httpServer(srv *mcpserver.Server) *http.Server {
+// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz, /metrics) and, with
+// OAuth, the protected resource metadata. A request must arrive whole within the read timeout and
+// an idle connection closes: a client that trickles bytes holds nothing for long. There is no
+// write timeout, since tasks/result and waiting calls answer when the workflow ends.
+func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
+	if tf.tel != nil {
+		mux.Handle("/mcp", tf.tel.HTTP(srv.HTTPHandler()))
+	} else {
+		mux.Handle("/mcp", srv.HTTPHandler())
+	}
+	operations(mux, srv, tf)
+	if a != nil && a.metadata != nil {
+		for _, p := range a.paths {
+			mux.Handle(p, a.metadata)
+		}
+	}
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+}
+
+// operations adds liveness (/healthz: the process answers), readiness (/readyz: every engine
+// answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
+// the metrics (/metrics).
+func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
+		_, err := srv.CheckTargets(ctx)
+		return err
+	}})
+	if tf.tel != nil {
+		mux.Handle("/metrics", tf.tel.Metrics())
+	}
+}
+
+// serveOperations serves operations on --ops-http until ctx ends.
+func serveOperations(ctx context.Context, srv *mcpserver.Server, tf transportFlags, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", tf.opsHTTP)
+	if err != nil {
+		return fmt.Errorf("--ops-http %s: %w", tf.opsHTTP, err)
+	}
+	mux := http.NewServeMux()
+	operations(mux, srv, tf)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	go hs.Serve(ln)
+	fmt.Fprintf(stderr, "taskgate: metrics and health on http://%s (/metrics, /healthz, /readyz)\n", ln.Addr())
+	return nil
+}
+
+// checkOpen refuses to serve HTTP beyond loopback with no one authenticated, unless told to.
+func checkOpen(set *mapping.Set, tf transportFlags) error {
+	if tf.stdio || set.Auth != nil || loopback(tf.http) || tf.insecureNoAuth {
+		return nil
+	}
+	return usageError{fmt.Sprintf("--http %s listens beyond loopback, and the mapping has no auth: block: anyone who reaches the port could start workflows. "+
+		"Add auth: (oauth: or apiKeys:) to the mapping, listen on 127.0.0.1, or pass --insecure-no-auth when a proxy in front authenticates", tf.http)}
+}
+
+// loopback reports whether an --http address listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // serve checks the targets and serves until ctx ends. ready, if set, is told the endpoint.
 func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, stderr io.Writer, ready func(endpoint string)) error {
-	srv, err := newServer(ctx, set, engines, tokens, tf.mode, stderr)
+	if err := checkOpen(set, tf); err != nil {
+		return err
+	}
+	a, err := loadAuth(set.Auth, os.Getenv)
 	if err != nil {
 		return err
+	}
+	srv, err := newServer(ctx, set, engines, tokens, tf, a, stderr)
+	if err != nil {
+		return err
+	}
+	if tf.opsHTTP != "" {
+		if err := serveOperations(ctx, srv, tf, stderr); err != nil {
+			return err
+		}
 	}
 	if tf.stdio {
 		if ready != nil {
@@ -130,7 +290,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", tf.http, err)
 	}
-	hs := httpServer(srv)
+	hs := httpServer(srv, a, tf)
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

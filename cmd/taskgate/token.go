@@ -1,39 +1,51 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
-func runToken(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "new-key" {
-		return usageError{"usage: taskgate token new-key [--id ID]"}
+func newTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Make keys for sealed task ids",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{"token needs a subcommand\n\n" + cmd.UsageString()}
+		},
 	}
-	fs := flag.NewFlagSet("token new-key", flag.ContinueOnError)
-	id := fs.String("id", "k1", "key id (1-16 letters, digits or '-'), written in clear inside every token")
-	if err := fs.Parse(args[1:]); err != nil {
-		return usageError{err.Error()}
+	var id string
+	newKey := &cobra.Command{
+		Use:   "new-key [--id ID]",
+		Short: "Print a new token key for TASKGATE_TOKEN_KEYS",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			key := token.NewKey(id)
+			if _, err := token.ParseKeys(key); err != nil {
+				return usageError{"--id: " + err.Error()}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), key)
+			return nil
+		},
 	}
-	key := token.NewKey(*id)
-	if _, err := token.ParseKeys(key); err != nil {
-		return usageError{err.Error()}
-	}
-	fmt.Fprintln(stdout, key)
-	return nil
+	newKey.Flags().StringVar(&id, "id", "k1", "key id (1-16 letters, digits or '-'), written in clear inside every token")
+	cmd.AddCommand(newKey)
+	return cmd
 }
 
 // codec builds the task id codec from the flags: native, or sealed with keys from the flag, the
 // environment, or (devKeyFile set) a key kept in a file and created on first use.
-func codec(format, keys, devKeyFile string) (token.Codec, error) {
+func codec(set *mapping.Set, format, keys, devKeyFile string) (token.Codec, error) {
 	switch format {
 	case "native":
-		return token.Native{}, nil
+		return token.Native{Refs: set}, nil
 	case "sealed", "":
 	default:
 		return nil, usageError{fmt.Sprintf("--token-format %q: want sealed or native", format)}

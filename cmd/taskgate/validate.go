@@ -3,75 +3,81 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
-const validateUsage = `usage: taskgate validate [--engines] FILE_OR_DIR...
-
-Checks mapping files (a folder: its *.yaml and *.yml files) as serve reads them, with the
+func newValidateCmd() *cobra.Command {
+	var withEngines bool
+	cmd := &cobra.Command{
+		Use:   "validate [--engines] FILE_OR_DIR...",
+		Short: "Check mapping files and list every problem",
+		Long: `Checks mapping files (a folder: its *.yaml and *.yml files) as serve reads them, with the
 environment variables they use, and lists every problem as file:line:col: message (hint).
 --engines also connects to each engine and checks every tool's target as serve does at startup
-(the workflow's namespace and task queue; the state machine exists and, if Express, backs only
-sync tools).
-Exit status: 0 valid, 1 problems found, 2 usage error.
-`
-
-// runValidate is `taskgate validate`.
-func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	withEngines := fs.Bool("engines", false, "also check every target against its engine")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), validateUsage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+(that it exists, and what its engine says about it: a task queue no worker polls, a state
+machine that can only back a tool that waits).
+Exit status: 0 valid, 1 problems found, 2 usage error.`,
+		Args: func(cmd *cobra.Command, paths []string) error {
+			if len(paths) == 0 {
+				return usageError{"validate needs mapping files, or folders of them\n\nUsage:\n  " + cmd.UseLine()}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			stderr := cmd.ErrOrStderr()
+			set, err := mapping.Load(paths...)
+			var errs *mapping.Errors
+			if errors.As(err, &errs) {
+				for _, e := range errs.List {
+					fmt.Fprintln(stderr, e)
+				}
+				return exitError{1}
+			}
+			if err != nil {
+				return err
+			}
+			warnings, err := checkAuth(set.Auth, os.Getenv)
+			for _, w := range warnings {
+				fmt.Fprintln(stderr, "taskgate: warning:", w)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return exitError{1}
+			}
+			checked := ""
+			if withEngines {
+				if err := checkEngines(cmd.Context(), set, stderr); err != nil {
+					fmt.Fprintln(stderr, err)
+					return exitError{1}
+				}
+				checked = ", every target checked against its engine"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s, %s in %s%s\n", count(len(set.Tools), "tool"), count(len(set.Engines), "engine"), strings.Join(paths, ", "), checked)
+			return nil
+		},
 	}
-	paths := fs.Args()
-	if len(paths) == 0 {
-		fmt.Fprint(stderr, "taskgate validate: no mapping files given\n\n"+validateUsage)
-		return 2
-	}
-	set, err := mapping.Load(paths...)
-	if err != nil {
-		var errs *mapping.Errors
-		if !errors.As(err, &errs) {
-			fmt.Fprintln(stderr, "taskgate validate:", err)
-			return 1
-		}
-		for _, e := range errs.List {
-			fmt.Fprintln(stderr, e)
-		}
-		return 1
-	}
-	checked := ""
-	if *withEngines {
-		if err := checkEngines(ctx, set, stderr); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		checked = ", every target checked against its engine"
-	}
-	fmt.Fprintf(stdout, "ok: %s, %s in %s%s\n", count(len(set.Tools), "tool"), count(len(set.Engines), "engine"), strings.Join(paths, ", "), checked)
-	return 0
+	cmd.Flags().BoolVar(&withEngines, "engines", false, "also check every target against its engine")
+	return cmd
 }
 
 // checkEngines connects to the engines and checks every target, as serve does at startup.
 func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error {
-	engines, err := connect(ctx, set)
+	engines, err := connect(ctx, set, adapters.OpenOptions{}, nil)
 	if err != nil {
 		return err
 	}
 	defer closeAll(engines)
-	_, err = newServer(ctx, set, engines, token.Native{}, mcpserver.NoTaskHandles, stderr)
+	_, err = newServer(ctx, set, engines, token.Native{Refs: set}, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
 	return err
 }
 

@@ -21,19 +21,19 @@ func writeFiles(t *testing.T, files map[string]string) string {
 
 const validEngines = `engines:
   local:
-    temporal: {address: "127.0.0.1:7233"}
+    memory: {}
 `
 
 const validTools = `tools:
   - name: echo
     description: Echoes.
     engine: local
-    workflow: {type: Echo, taskQueue: q}
+    job: {program: echo}
     inputSchema: {type: object}
   - name: shout
     description: Shouts.
     engine: local
-    workflow: {type: Shout, taskQueue: q}
+    job: {program: fail}
     inputSchema: {type: object}
 `
 
@@ -44,17 +44,32 @@ func TestValidate(t *testing.T) {
   - name: echo
     description: Echoes.
     engine: locl
-    workflow: {type: Echo, taskQueue: q}
+    job: {program: echo}
     pollInterval: 10ms
     inputSchema: {type: object}
 `,
 		"b.yaml": "",
 	})
+	unserved := writeFiles(t, map[string]string{"tools.yaml": validEngines + `tools:
+  - name: idle
+    description: Runs a program nothing runs.
+    engine: local
+    job: {program: nobody}
+    inputSchema: {type: object}
+`})
+	down := writeFiles(t, map[string]string{"tools.yaml": `engines: {local: {memory: {unavailable: true}}}
+tools:
+  - name: echo
+    description: Echoes.
+    engine: local
+    job: {program: echo}
+    inputSchema: {type: object}
+`})
 	single := writeFiles(t, map[string]string{"one.yaml": validEngines + `tools:
   - name: echo
     description: Echoes.
     engine: local
-    workflow: {type: Echo, taskQueue: q}
+    job: {program: echo}
     inputSchema: {type: object}
 `})
 
@@ -74,15 +89,19 @@ func TestValidate(t *testing.T) {
 ` + filepath.Join(bad, "b.yaml") + `:1:1: the file is empty (declare engines:, tools: or both)
 ` + filepath.Join(bad, "missing.yaml") + `: no such file or folder (pass mapping files (.yaml, .yml) or folders of them)
 `},
-		{"no paths", nil, 2, "", "taskgate validate: no mapping files given\n\n" + validateUsage},
-		{"unknown flag", []string{"-x", good}, 2, "", "flag provided but not defined: -x\n" + validateUsage},
-		{"help", []string{"-h"}, 0, "", validateUsage},
+		{"no paths", nil, 2, "", "taskgate: validate needs mapping files, or folders of them\n\nUsage:\n  taskgate validate [--engines] FILE_OR_DIR... [flags]\n"},
+		{"unknown flag", []string{"-x", good}, 2, "", "taskgate: unknown shorthand flag: 'x' in -x\n"},
+		{"engines", []string{"--engines", good}, 0, "ok: 2 tools, 1 engine in " + good + ", every target checked against its engine\n", ""},
+		{"engine warnings", []string{"--engines", unserved}, 0, "ok: 1 tool, 1 engine in " + unserved + ", every target checked against its engine\n",
+			`taskgate: warning: tool "idle": no program "nobody": its executions stay submitted (the memory engine runs echo, fail, ask, ask-two and steps)` + "\n"},
+		{"engine down", []string{"--engines", down}, 1, "",
+			`tool "echo" (` + filepath.Join(down, "tools.yaml") + `:3): memory: engine unavailable: the engine is closed, or was opened unavailable` + "\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := runValidate(context.Background(), c.args, &stdout, &stderr)
+			code := run(context.Background(), append([]string{"validate"}, c.args...), nil, &stdout, &stderr)
 			if code != c.code || stdout.String() != c.stdout || stderr.String() != c.stderr {
-				t.Errorf("runValidate(%q) = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s",
+				t.Errorf("validate %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s",
 					c.args, code, &stdout, &stderr, c.code, c.stdout, c.stderr)
 			}
 		})

@@ -32,6 +32,22 @@ const (
 	// (Parallel), and answers with a summary, or with status "rejected" when an item's quantity is
 	// not positive (Catch). An order without orderId or items fails with "Order.Invalid".
 	OrderPipeline = "taskgate-sfn-order-pipeline"
+	// AskAndEcho takes {"message": s} and asks one question (key "confirm", message s, an answer
+	// {"confirm": boolean}); it answers with the accepted answer, and fails with the error of a
+	// declined or dismissed question ("taskgate.Declined", "taskgate.Dismissed").
+	AskAndEcho = "taskgate-sfn-ask-and-echo"
+	// AskTwoAndEcho asks two questions at once (keys "first" and "second", each like AskAndEcho's)
+	// and answers {"first": answer, "second": answer}.
+	AskTwoAndEcho = "taskgate-sfn-ask-two-and-echo"
+	// ApproveDeployment takes {"version": s, "env": s, "stepSeconds": n}: it prepares for n
+	// seconds, asks "Deploy VERSION to ENV?" (key "approve", an answer {"approve": boolean,
+	// "reason"?: string}), and deploys for n seconds when approved. It answers {"version", "env",
+	// "deployed", and "approval" (the answer) or "reason" ("declined", "dismissed")}.
+	ApproveDeployment = "taskgate-sfn-approve-deployment"
+	// BuildRelease takes {"version": s, "stepSeconds": n}: it compiles, runs three test suites one
+	// after the other (an inline Map) and packages, each step n seconds, and answers
+	// {"version": s, "status": "released"}.
+	BuildRelease = "taskgate-sfn-build-release"
 )
 
 //go:embed *.asl.json
@@ -61,8 +77,9 @@ func Definitions() map[string]string { return maps.Clone(definitions) }
 
 // Ensure creates every example state machine (Standard type) that does not exist yet, and updates
 // in place those whose definition or role differ, so it can run any number of times. roleARN is
-// the IAM role the executions run as; the examples call no other service, so it needs no
-// permissions. It returns each state machine's ARN by name.
+// the IAM role the executions run as: the examples that ask a question send it as an event to
+// the default EventBridge bus (events:PutEvents), and call nothing else. It returns each state
+// machine's ARN by name.
 func Ensure(ctx context.Context, c *sfn.Client, roleARN string) (map[string]string, error) {
 	defs := Definitions()
 	arns := make(map[string]string, len(defs))

@@ -201,11 +201,12 @@ func TestInputSchemas(t *testing.T) {
 			continue
 		}
 		var schema struct {
-			Type     string
-			Required []string
+			Type       string
+			Properties map[string]any
+			Required   []string
 		}
-		if err := json.Unmarshal(d.InputSchema, &schema); err != nil || schema.Type != "object" || len(schema.Required) == 0 {
-			t.Errorf("%s: input schema %s (%v), want an object schema with required properties", name, d.InputSchema, err)
+		if err := json.Unmarshal(d.InputSchema, &schema); err != nil || schema.Type != "object" || len(schema.Required) == 0 && len(schema.Properties) > 0 {
+			t.Errorf("%s: input schema %s (%v), want an object schema with required properties, or none", name, d.InputSchema, err)
 		}
 		if d.Description == "" || strings.Contains(d.Description, "taskgate:") {
 			t.Errorf("%s: description %q, want the Comment's text without the schema", name, d.Description)

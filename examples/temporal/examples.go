@@ -1,6 +1,9 @@
 // Package temporalexamples holds the Temporal workflows that taskgate's examples and tests serve:
-// three small ones whose timing and ending the caller controls (the conformance workflows), and
-// SummarizeDataset, a realistic one built from activities with retries.
+// small ones whose timing and ending the caller controls (the conformance workflows, among them
+// AskAndEcho and AskTwoAndEcho, which ask questions), SummarizeDataset, a realistic one built from
+// activities with retries, ApproveDeployment, which asks before it deploys, BuildRelease, which
+// reports its progress, and the fixtures of the official MCP conformance suite (Greet,
+// SlowCompute, FailingJob, ProtocolErrorJob, ConfirmDelete, MultiInput).
 //
 // A worker serves them after Register:
 //
@@ -35,6 +38,17 @@ func Register(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(WaitAndFail, workflow.RegisterOptions{Name: WaitAndFailName})
 	r.RegisterWorkflowWithOptions(ContinueAsNewEcho, workflow.RegisterOptions{Name: ContinueAsNewEchoName})
 	r.RegisterWorkflowWithOptions(SummarizeDataset, workflow.RegisterOptions{Name: SummarizeDatasetName})
+	r.RegisterWorkflowWithOptions(Greet, workflow.RegisterOptions{Name: GreetName})
+	r.RegisterWorkflowWithOptions(SlowCompute, workflow.RegisterOptions{Name: SlowComputeName})
+	r.RegisterWorkflowWithOptions(FailingJob, workflow.RegisterOptions{Name: FailingJobName})
+	r.RegisterWorkflowWithOptions(ProtocolErrorJob, workflow.RegisterOptions{Name: ProtocolErrorJobName})
+	r.RegisterWorkflowWithOptions(ConfirmDelete, workflow.RegisterOptions{Name: ConfirmDeleteName})
+	r.RegisterWorkflowWithOptions(MultiInput, workflow.RegisterOptions{Name: MultiInputName})
+	r.RegisterWorkflowWithOptions(AskAndEcho, workflow.RegisterOptions{Name: AskAndEchoName})
+	r.RegisterWorkflowWithOptions(AskTwoAndEcho, workflow.RegisterOptions{Name: AskTwoAndEchoName})
+	r.RegisterWorkflowWithOptions(ApproveDeployment, workflow.RegisterOptions{Name: ApproveDeploymentName})
+	r.RegisterWorkflowWithOptions(BuildRelease, workflow.RegisterOptions{Name: BuildReleaseName})
+	r.RegisterActivityWithOptions(RunStep, activity.RegisterOptions{Name: stepActivity})
 	r.RegisterActivityWithOptions(ValidateDataset, activity.RegisterOptions{Name: validateActivity})
 	r.RegisterActivityWithOptions(ComputeStats, activity.RegisterOptions{Name: statsActivity})
 	r.RegisterActivityWithOptions(RenderSummary, activity.RegisterOptions{Name: renderActivity})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -106,6 +107,76 @@ func TestWorkflows(t *testing.T) {
 			t.Errorf("ContinueAsNewEcho = %+v, %v; want text again", out, err)
 		}
 	})
+	t.Run("Greet", func(t *testing.T) {
+		var out temporalexamples.GreetOutput
+		err := run(t, "Greet", map[string]any{"name": "Alice"}, &out)
+		if want := (temporalexamples.GreetOutput{Name: "Alice", Greeting: "Hello, Alice!"}); err != nil || out != want {
+			t.Errorf("Greet = %+v, %v; want %+v", out, err, want)
+		}
+	})
+	t.Run("SlowCompute", func(t *testing.T) {
+		start := time.Now()
+		var out temporalexamples.SlowComputeOutput
+		err := run(t, "SlowCompute", map[string]any{"seconds": 1, "label": "x"}, &out)
+		want := temporalexamples.SlowComputeOutput{Label: "x", Seconds: 1, Result: `computed "x" in 1 s`}
+		if err != nil || out != want {
+			t.Errorf("SlowCompute = %+v, %v; want %+v", out, err, want)
+		}
+		if d := time.Since(start); d < time.Second {
+			t.Errorf("SlowCompute of 1 s returned after %v", d)
+		}
+		if err := run(t, "SlowCompute", map[string]any{"seconds": 0, "label": "now"}, &out); err != nil || out.Label != "now" {
+			t.Errorf("SlowCompute(seconds 0) = %+v, %v", out, err)
+		}
+	})
+	t.Run("SlowComputeCancelled", func(t *testing.T) {
+		// The conformance suite cancels a running slow_compute and requires it to end cancelled,
+		// neither completed nor failed.
+		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "SlowCompute",
+			map[string]any{"seconds": 60, "label": "to cancel"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(ctx, t, c, wr)
+		if err := c.CancelWorkflow(ctx, wr.GetID(), wr.GetRunID()); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := wr.Get(ctx, nil); !temporal.IsCanceledError(err) {
+			t.Errorf("cancelled SlowCompute: error %v, want a cancellation", err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("cancelled SlowCompute took %v to end", d)
+		}
+		if st := status(ctx, t, c, wr); st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+			t.Errorf("cancelled SlowCompute ended %v, want CANCELED", st)
+		}
+	})
+	t.Run("FailingJob", func(t *testing.T) {
+		start := time.Now()
+		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "FailingJob", map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = wr.Get(ctx, nil)
+		var appErr *temporal.ApplicationError
+		if !errors.As(err, &appErr) || appErr.Type() != temporalexamples.JobFailedType || !appErr.NonRetryable() {
+			t.Errorf("FailingJob: error %v, want a non-retryable %s", err, temporalexamples.JobFailedType)
+		}
+		if d := time.Since(start); d < time.Second || d > 10*time.Second {
+			t.Errorf("FailingJob failed after %v, want about 1 s", d)
+		}
+		if st := status(ctx, t, c, wr); st != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+			t.Errorf("FailingJob ended %v, want FAILED", st)
+		}
+	})
+	t.Run("ProtocolErrorJob", func(t *testing.T) {
+		err := run(t, "ProtocolErrorJob", map[string]any{}, nil)
+		var appErr *temporal.ApplicationError
+		if !errors.As(err, &appErr) || appErr.Type() != temporalexamples.ProtocolErrorType || !appErr.NonRetryable() {
+			t.Errorf("ProtocolErrorJob: error %v, want a non-retryable %s", err, temporalexamples.ProtocolErrorType)
+		}
+	})
 	t.Run("SummarizeDataset", func(t *testing.T) {
 		var out temporalexamples.Summary
 		err := run(t, "SummarizeDataset", map[string]any{"name": "n", "values": []float64{2, 4, 9}}, &out)
@@ -118,4 +189,32 @@ func TestWorkflows(t *testing.T) {
 			t.Errorf("SummarizeDataset = %+v, %v; want %+v", out, err, want)
 		}
 	})
+}
+
+func status(ctx context.Context, t *testing.T, c client.Client, wr client.WorkflowRun) enumspb.WorkflowExecutionStatus {
+	t.Helper()
+	d, err := c.DescribeWorkflow(ctx, wr.GetID(), wr.GetRunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.RawResponse.GetWorkflowExecutionInfo().GetStatus()
+}
+
+// waitRunning waits until a worker has run the workflow's first task, so that a cancellation
+// reaches a workflow that is sleeping, not one that has not started.
+func waitRunning(ctx context.Context, t *testing.T, c client.Client, wr client.WorkflowRun) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		iter := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			ev, err := iter.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.GetEventType() == enumspb.EVENT_TYPE_TIMER_STARTED {
+				return
+			}
+		}
+	}
+	t.Fatal("the workflow started no timer within 10 s")
 }

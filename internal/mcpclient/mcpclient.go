@@ -105,9 +105,10 @@ func Dress(legacy bool, extensions, experimental []string, method string, params
 	return params, h
 }
 
-// HTTP posts to a Streamable HTTP endpoint.
+// HTTP posts to a Streamable HTTP endpoint, with Header (e.g. Authorization) on every request.
 type HTTP struct {
-	URL string
+	URL    string
+	Header http.Header
 	// Client sends the requests; nil means http.DefaultClient (which keeps only two idle
 	// connections per host: give many concurrent callers a client of their own).
 	Client *http.Client
@@ -125,8 +126,10 @@ func (h HTTP) RoundTrip(ctx context.Context, id int, method string, params any, 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Method", method)
-	for k, v := range header {
-		req.Header[k] = v
+	for _, hd := range []http.Header{h.Header, header} {
+		for k, v := range hd {
+			req.Header[k] = v
+		}
 	}
 	client := h.Client
 	if client == nil {

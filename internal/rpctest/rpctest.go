@@ -72,12 +72,15 @@ func (c *Client) Decode(t testing.TB, method string, params map[string]any) map[
 	return m
 }
 
-// HTTP posts to a Streamable HTTP endpoint.
-type HTTP struct{ URL string }
+// HTTP posts to a Streamable HTTP endpoint, with Header (e.g. Authorization) on every request.
+type HTTP struct {
+	URL    string
+	Header http.Header
+}
 
 func (h HTTP) RoundTrip(t testing.TB, id int, method string, params any, header http.Header) (json.RawMessage, *Error) {
 	t.Helper()
-	res, rerr, err := mcpclient.HTTP{URL: h.URL}.RoundTrip(context.Background(), id, method, params, header)
+	res, rerr, err := mcpclient.HTTP{URL: h.URL, Header: h.Header}.RoundTrip(context.Background(), id, method, params, header)
 	if err != nil {
 		t.Fatal(err)
 	}

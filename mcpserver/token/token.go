@@ -4,7 +4,8 @@
 // Sealed tokens (the default) are AES-256-GCM ciphertexts of {tool, ref, caller, createdAt, ttl}
 // under a key named by an id written in clear inside the token, so that keys can rotate: the first
 // key seals, every listed key opens. They are opaque, unguessable and tamper-evident. Native tokens
-// are the engine's own id (an execution ARN; "workflowID/runID") for single-user setups.
+// are the engine's own id (an execution ARN; "workflowID/runID"), written and read by the engine's
+// driver, for single-user setups.
 package token
 
 import (
@@ -104,9 +105,15 @@ func NewKey(id string) string {
 // Codec issues and opens task ids.
 type Codec interface {
 	Issue(c Claims) string
-	// Open reads a task id. Native codecs cannot know the tool, caller, creation time or ttl and
-	// return them zero; the caller resolves the tool from the Ref.
+	// Open reads a task id. Native codecs cannot know the tool, the Ref, the caller, the creation
+	// time or the ttl, and return them zero: the caller reads the id with each tool's driver.
 	Open(id string, now time.Time) (Claims, error)
+	// SealState protects what a client must hand back unchanged (the requestState of a call that
+	// asks before it starts), and OpenState reads it back: ErrForged or ErrMalformed when it is not
+	// what SealState gave. Native codecs have no key: their state is in clear, and checked only for
+	// its shape.
+	SealState(data []byte) string
+	OpenState(s string) ([]byte, error)
 }
 
 // Sealed is the default Codec.
@@ -200,35 +207,82 @@ func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
 	return c, nil
 }
 
-// Native hands out the engine's own id: the execution ARN, or "workflowID/runID".
-type Native struct{}
+// statePrefix tells a sealed state from a task id: the two never open as each other.
+const statePrefix = "tgs1."
 
-// Issue returns the Ref as text.
-func (Native) Issue(c Claims) string { return c.Ref.String() }
+// SealState seals data under the sealing key.
+func (s *Sealed) SealState(data []byte) string {
+	aead := s.aeads[s.sealID]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(data)+aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err)
+	}
+	return statePrefix + s.sealID + "." + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, data, []byte(statePrefix+s.sealID)))
+}
+
+// OpenState opens what SealState sealed, under any listed key.
+func (s *Sealed) OpenState(st string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(st, statePrefix)
+	if !ok {
+		return nil, ErrMalformed
+	}
+	kid, body, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, ErrMalformed
+	}
+	aead, ok := s.aeads[kid]
+	if !ok {
+		return nil, ErrForged
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+		return nil, ErrMalformed
+	}
+	data, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(statePrefix+kid))
+	if err != nil {
+		return nil, ErrForged
+	}
+	return data, nil
+}
+
+// Native hands out the engine's own id, as the engine's driver writes it, for single-user setups.
+type Native struct {
+	Refs Refs
+}
+
+// Refs write and read the engine ids of mapped tools: a *mapping.Set.
+type Refs interface {
+	// FormatRef writes a Ref of the named tool's executions as its engine's own id.
+	FormatRef(tool string, r adapters.Ref) string
+	// ReadsRef reports whether the driver of some tool's engine reads id as a Ref.
+	ReadsRef(id string) bool
+}
+
+// Issue writes the Ref as the tool's engine writes it.
+func (n Native) Issue(c Claims) string { return n.Refs.FormatRef(c.Tool, c.Ref) }
 
 // maxNativeLen bounds what is parsed at all: an ARN is at most 2048 characters, a Temporal workflow
 // id 1000 plus a run id.
 const maxNativeLen = 2100
 
-// Open parses a native id. The Ref is only a candidate until a mapped target Owns it.
-func (Native) Open(id string, _ time.Time) (Claims, error) {
-	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+// Open checks that some mapped engine's driver reads id, and returns empty Claims: which tool's
+// execution it names, if any, is for the caller to find with each tool's driver
+// (mapping.Tool.ParseRef), and whether that tool's engine owns it.
+func (n Native) Open(id string, _ time.Time) (Claims, error) {
+	if id == "" || len(id) > maxNativeLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !n.Refs.ReadsRef(id) {
 		return Claims{}, ErrMalformed
 	}
-	if strings.HasPrefix(id, "arn:") {
-		return Claims{Ref: adapters.Ref{ID: id}}, nil
-	}
-	wf, run, ok := cutLast(id, "/")
-	if !ok || wf == "" || run == "" {
-		return Claims{}, ErrMalformed
-	}
-	return Claims{Ref: adapters.Ref{ID: wf, Run: run}}, nil
+	return Claims{}, nil
 }
 
-func cutLast(s, sep string) (before, after string, ok bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return s, "", false
+// SealState writes data in clear: a native codec has no key.
+func (Native) SealState(data []byte) string { return base64.RawURLEncoding.EncodeToString(data) }
+
+// OpenState reads what SealState wrote.
+func (Native) OpenState(st string) ([]byte, error) {
+	data, err := base64.RawURLEncoding.DecodeString(st)
+	if err != nil {
+		return nil, ErrMalformed
 	}
-	return s[:i], s[i+len(sep):], true
+	return data, nil
 }

@@ -1,0 +1,13 @@
+// Package builtin registers the engine drivers that the taskgate command is built with, Temporal
+// and Step Functions. Import it for its side effects:
+//
+//	import _ "github.com/taskgate/taskgate/adapters/builtin"
+//
+// The JSON Schema of mapping files for these engines, mapping.schema.json at the root of the
+// repository, is mapping.Schema() with them registered; a test of this package keeps it so.
+package builtin
+
+import (
+	_ "github.com/taskgate/taskgate/adapters/stepfunctions" // the "stepfunctions" engine kind
+	_ "github.com/taskgate/taskgate/adapters/temporal"      // the "temporal" engine kind
+)

@@ -1,0 +1,206 @@
+package adapters
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Driver is one kind of engine. It owns everything engine-specific about mapping files and task
+// ids, so that taskgate's mapping loader, server and command line never name an engine: it reads
+// its engine blocks and tool targets, opens engines, and writes and reads the engine's own ids.
+//
+// An engine package registers its driver from init (see Register); importing the package for its
+// side effects is then all it takes to use that kind of engine, as with database/sql drivers.
+type Driver interface {
+	// Info describes the driver's parts of a mapping file.
+	Info() DriverInfo
+	// DecodeEngine reads an engine block: the mapping under the driver's name in
+	// engines.<block name>. It reports every problem through b and returns what it could read.
+	DecodeEngine(b Block) EngineConfig
+	// DecodeTarget reads a tool's target from the tool's mapping: the value of Info().TargetKey,
+	// which the loader has checked is present. It reports every problem through tool.
+	DecodeTarget(tool Block) Target
+	// FormatRef writes a Ref as the engine's own id, the one its own tools show (an execution ARN;
+	// a workflow id and run id).
+	FormatRef(r Ref) string
+	// ParseRef reads an id that FormatRef wrote, and fails on text that no Ref formats to. A
+	// parsed Ref is only a candidate: whether a target owns it is Engine.Owns's to say.
+	ParseRef(id string) (Ref, error)
+}
+
+// DriverInfo describes a driver's parts of a mapping file, for the loader and for editors.
+type DriverInfo struct {
+	// Title names the kind of engine in messages, like "Step Functions".
+	Title string
+	// TargetKey is the key of a tool mapping that holds the tool's target, like "workflow". It
+	// must not be one of the keys every tool has (name, engine, inputSchema...).
+	TargetKey string
+	// Schema is the JSON Schema of the driver's parts of a mapping file, as one JSON object
+	// {"engine": SCHEMA, "target": SCHEMA}: an engine block, and the value of TargetKey. The keys
+	// the loader accepts in an object are the properties of its schema, so nested objects are
+	// written inline; "#/$defs/duration" (a Go duration) may be referred to.
+	Schema json.RawMessage
+	// EngineExample and TargetExample are short YAML snippets for hints, like
+	// "temporal: {address: 127.0.0.1:7233}" and "workflow: {type: ..., taskQueue: ...}".
+	EngineExample, TargetExample string
+}
+
+// Block is one mapping of a mapping file (an engine block, a tool) as a driver reads it; the
+// mapping loader implements it. Reading a key checks the type of its value, and every problem is
+// reported with the file, line and column of the offending key or value and the key's path in the
+// file (engines.prod.temporal.address). Strings come with ${VAR} and ${VAR:-default} expanded.
+// Keys that the block's schema does not declare were reported before the driver sees it.
+type Block interface {
+	// Has reports whether the block sets key.
+	Has(key string) bool
+	// String reads an optional string. ok is false when the key is absent or its value is not a
+	// string (reported).
+	String(key string) (s string, ok bool)
+	// Required reads a string that must be set and not blank; hint says what to write.
+	Required(key, hint string) (s string, ok bool)
+	// Bool reads an optional true or false.
+	Bool(key string) (v bool, ok bool)
+	// Duration reads an optional positive Go duration like 30s or 1h.
+	Duration(key string) (d time.Duration, ok bool)
+	// Block reads a nested mapping; hint says what to write when the value is missing or is
+	// something else.
+	Block(key, hint string) (b Block, ok bool)
+	// Errorf reports a problem with the value of key, or with the block itself when key is "" or
+	// absent; hint says what to do about it and may be empty.
+	Errorf(key, hint, format string, args ...any)
+}
+
+// Discoverer is a Driver that drafts mapping files from what its engine already runs: the command
+// `taskgate discover NAME`.
+type Discoverer interface {
+	Driver
+	// Discover declares the command's flags on fs and returns what the command runs once they are
+	// parsed: it writes a draft mapping file to w, and what a reader must review to warn. A flag
+	// value that cannot be right is an error of the flag's Set, so that it reads as a usage error.
+	Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error
+}
+
+// EngineConfig is a decoded engine block.
+type EngineConfig interface {
+	// Open connects to the engine the block describes.
+	Open(ctx context.Context, opts OpenOptions) (Engine, error)
+}
+
+// OpenOptions is what the caller adds to an engine block when it opens it.
+type OpenOptions struct {
+	// Env is where the engine's own ecosystem variables are read (TEMPORAL_ADDRESS, AWS_REGION,
+	// credentials): values an engine block leaves out come from there. Nil is the process's
+	// environment.
+	Env Env
+	// Retried, when set, is told of every retry the engine's client makes on its own (the AWS
+	// SDK's), and whether the engine throttled the call retried. Engines whose client does not
+	// retry on its own never call it.
+	Retried func(throttled bool)
+}
+
+// Env is an environment in the form os.Environ gives it, "KEY=value" entries, where the last
+// entry of a key wins. A nil Env is the process's own environment.
+type Env []string
+
+// LookupEnv is os.LookupEnv in e.
+func (e Env) LookupEnv(key string) (string, bool) {
+	if e == nil {
+		return os.LookupEnv(key)
+	}
+	for _, kv := range slices.Backward(e) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Environ is os.Environ in e.
+func (e Env) Environ() []string {
+	if e == nil {
+		return os.Environ()
+	}
+	return slices.Clone(e)
+}
+
+// With is e with more "KEY=value" entries, which win over e's own.
+func (e Env) With(kv ...string) Env {
+	return append(e.Environ(), kv...)
+}
+
+var (
+	registry   sync.RWMutex
+	drivers    = map[string]Driver{}
+	driverName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+)
+
+// Register makes a driver available under name, the key that its engine blocks use in mapping
+// files (engines.prod.<name>). It panics when name is not lower-case letters and digits, or when
+// name or the driver's target key is already registered: two drivers cannot share them.
+func Register(name string, d Driver) {
+	registry.Lock()
+	defer registry.Unlock()
+	if !driverName.MatchString(name) {
+		panic(fmt.Sprintf("adapters: driver name %q: use lower-case letters and digits, like temporal", name))
+	}
+	if _, dup := drivers[name]; dup {
+		panic(fmt.Sprintf("adapters: a driver named %q is already registered", name))
+	}
+	key := d.Info().TargetKey
+	for other, od := range drivers {
+		if od.Info().TargetKey == key {
+			panic(fmt.Sprintf("adapters: driver %q: target key %q is already the target key of driver %q", name, key, other))
+		}
+	}
+	drivers[name] = d
+}
+
+// Lookup returns the driver registered under name.
+func Lookup(name string) (Driver, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	d, ok := drivers[name]
+	return d, ok
+}
+
+// Drivers lists the names of the registered drivers, sorted.
+func Drivers() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(drivers))
+	for name := range drivers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// A Permissioner is a driver that drafts the least-privilege permissions its engines need in
+// their cloud (the Step Functions driver writes IAM policies), for `taskgate iam-policy`.
+type Permissioner interface {
+	Driver
+	// Permissions writes the policy documents of these engines, which are of the driver's kind,
+	// as JSON.
+	Permissions(uses []EngineUse) ([]byte, error)
+}
+
+// EngineUse is one engine block and what the mapping's tools do with it.
+type EngineUse struct {
+	Name   string
+	Config EngineConfig
+	// Targets are the targets of the engine's tools.
+	Targets []Target
+	// SyncOnly are the targets the operator says can only run synchronously (Express).
+	SyncOnly []string
+	// HumanInput: some workflow of the engine asks questions that taskgate answers.
+	HumanInput bool
+}

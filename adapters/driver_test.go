@@ -1,0 +1,70 @@
+package adapters_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// driver is the least a driver can be: this test only registers it.
+type driver struct{ key string }
+
+func (d driver) Info() adapters.DriverInfo                       { return adapters.DriverInfo{TargetKey: d.key} }
+func (driver) DecodeEngine(adapters.Block) adapters.EngineConfig { return nil }
+func (driver) DecodeTarget(adapters.Block) adapters.Target       { return adapters.Target{} }
+func (driver) FormatRef(adapters.Ref) string                     { return "" }
+func (driver) ParseRef(string) (adapters.Ref, error)             { return adapters.Ref{}, nil }
+
+func TestRegister(t *testing.T) {
+	adapters.Register("registertest", driver{key: "registerTestTarget"})
+	if d, ok := adapters.Lookup("registertest"); !ok || d.Info().TargetKey != "registerTestTarget" {
+		t.Errorf("Lookup = %v, %v", d, ok)
+	}
+	if _, ok := adapters.Lookup("nothing"); ok {
+		t.Errorf("Lookup of an unregistered name found a driver")
+	}
+	if names := adapters.Drivers(); !slices.Contains(names, "registertest") || !slices.IsSorted(names) {
+		t.Errorf("Drivers() = %v", names)
+	}
+	for _, c := range []struct{ name, key, panic string }{
+		{"registertest", "other", `adapters: a driver named "registertest" is already registered`},
+		{"registertest2", "registerTestTarget", `adapters: driver "registertest2": target key "registerTestTarget" is already the target key of driver "registertest"`},
+		{"Bad-Name", "x", `adapters: driver name "Bad-Name": use lower-case letters and digits, like temporal`},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != c.panic {
+					t.Errorf("Register(%q, %q) panicked with %v, want %s", c.name, c.key, r, c.panic)
+				}
+			}()
+			adapters.Register(c.name, driver{key: c.key})
+		}()
+	}
+}
+
+func TestEnv(t *testing.T) {
+	t.Setenv("TASKGATE_TEST_ENV", "process")
+	if v, ok := adapters.Env(nil).LookupEnv("TASKGATE_TEST_ENV"); !ok || v != "process" {
+		t.Errorf("a nil Env does not read the process's environment: %q, %v", v, ok)
+	}
+	e := adapters.Env{"A=1", "B=", "A=2"}
+	for key, want := range map[string]struct {
+		v  string
+		ok bool
+	}{"A": {"2", true}, "B": {"", true}, "C": {"", false}, "TASKGATE_TEST_ENV": {"", false}} {
+		if v, ok := e.LookupEnv(key); v != want.v || ok != want.ok {
+			t.Errorf("LookupEnv(%s) = %q, %v; want %q, %v", key, v, ok, want.v, want.ok)
+		}
+	}
+	with := adapters.Env(nil).With("TASKGATE_TEST_ENV=override")
+	if v, _ := with.LookupEnv("TASKGATE_TEST_ENV"); v != "override" {
+		t.Errorf("With does not win over the process's environment: %q", v)
+	}
+	if v, ok := with.LookupEnv("PATH"); !ok || v == "" {
+		t.Errorf("With dropped the process's environment")
+	}
+	if got := e.Environ(); !slices.Equal(got, e) {
+		t.Errorf("Environ() = %v", got)
+	}
+}

@@ -1,0 +1,72 @@
+package memengine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
+	"github.com/taskgate/taskgate/adapters/memengine"
+)
+
+func TestConformance(t *testing.T) {
+	e := memengine.New(memengine.Options{})
+	t.Cleanup(func() { e.Close() })
+	enginetest.RunConformanceTests(t, func(*testing.T) enginetest.Harness { return harness{e} })
+}
+
+// harness shares one engine among all subtests.
+type harness struct{ engine *memengine.Engine }
+
+func (h harness) Engine() adapters.Engine { return h.engine }
+
+func (harness) Driver() adapters.Driver { return memengine.Driver{} }
+
+func (harness) Target(name string) adapters.Target {
+	switch name {
+	case "echo":
+		return adapters.Target{Name: memengine.Echo}
+	case "fail":
+		return adapters.Target{Name: memengine.Fail}
+	case "timeout":
+		return adapters.Target{Name: memengine.Echo, Timeout: 2 * time.Second}
+	case "unpolled", "absent":
+		return adapters.Target{Name: "nobody"}
+	case "wrongkind":
+		return adapters.Target{Name: memengine.Echo, Queue: "q"}
+	case "ask":
+		return adapters.Target{Name: memengine.Ask}
+	case "ask-two":
+		return adapters.Target{Name: memengine.AskTwo}
+	case "steps":
+		return adapters.Target{Name: memengine.Steps}
+	}
+	return adapters.Target{}
+}
+
+func (harness) Missing() adapters.Ref {
+	return adapters.Ref{ID: memengine.Echo + "/" + adapters.CallerTag("") + "/" + uuid.NewString()}
+}
+
+func (harness) Foreign() []adapters.Ref {
+	id := uuid.NewString()
+	return []adapters.Ref{
+		{ID: memengine.Fail + "/" + id},
+		{ID: memengine.Echo + "/" + id, Run: id},
+		{ID: memengine.Echo + "x/" + id},
+		{ID: memengine.Echo + "/" + id + "/x"},
+		{ID: memengine.Echo + "/k-" + "ABCDEF0123456789abcdef0123456789"},
+		{ID: id},
+	}
+}
+
+// Unreachable is an engine opened unavailable: an in-memory engine has no server to lose.
+func (harness) Unreachable() adapters.Engine {
+	return memengine.New(memengine.Options{Unavailable: true})
+}
+
+func (harness) ShouldSkip(string) (bool, string) { return false, "" }
+
+func (harness) Close() {}

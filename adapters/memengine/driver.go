@@ -1,0 +1,116 @@
+package memengine
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+func init() { adapters.Register("memory", Driver{}) }
+
+// Driver is the "memory" engine kind. Its native task ids are "memory:PROGRAM/ID".
+type Driver struct{}
+
+// Info describes the engine block and the job key.
+func (Driver) Info() adapters.DriverInfo {
+	return adapters.DriverInfo{
+		Title:     "Memory",
+		TargetKey: "job",
+		Schema: []byte(`{
+  "engine": {
+    "description": "An engine inside taskgate's own process, for tests: it runs the programs echo, fail, ask, ask-two and steps.",
+    "type": "object",
+    "additionalProperties": false,
+    "properties": {
+      "retention": {"description": "How long an ended execution stays readable; without it, as long as the engine.", "$ref": "#/$defs/duration"},
+      "unavailable": {"description": "true: every call fails as if the engine's server were down, to see what taskgate does then.", "type": "boolean"}
+    }
+  },
+  "target": {
+    "description": "The program to run: echo, fail, ask, ask-two or steps.",
+    "type": "object",
+    "additionalProperties": false,
+    "required": ["program"],
+    "properties": {
+      "program": {"description": "echo, fail, ask, ask-two, steps, or a program nothing runs.", "type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
+      "timeout": {"description": "Ends the execution TIMED_OUT after this long.", "$ref": "#/$defs/duration"}
+    }
+  }
+}`),
+		EngineExample: "memory: {}",
+		TargetExample: "job: {program: echo}",
+	}
+}
+
+// config is a decoded engine block.
+type config Options
+
+// DecodeEngine reads retention and unavailable, both optional.
+func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+	var c config
+	c.Retention, _ = b.Duration("retention")
+	c.Unavailable, _ = b.Bool("unavailable")
+	return c
+}
+
+// Open starts an empty engine.
+func (c config) Open(context.Context, adapters.OpenOptions) (adapters.Engine, error) {
+	return New(Options(c)), nil
+}
+
+// DecodeTarget reads job: {program, timeout}.
+func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+	var t adapters.Target
+	job, ok := tool.Block("job", "write job: {program: echo}")
+	if !ok {
+		return t
+	}
+	if p, ok := job.Required("program", "echo or fail"); ok {
+		if programRE.MatchString(p) {
+			t.Name = p
+		} else {
+			job.Errorf("program", "lower-case letters, digits and -, like echo", "%q is not a program name", p)
+		}
+	}
+	t.Timeout, _ = job.Duration("timeout")
+	return t
+}
+
+const refPrefix = "memory:"
+
+// FormatRef is "memory:PROGRAM/ID".
+func (Driver) FormatRef(r adapters.Ref) string { return refPrefix + r.ID }
+
+// ParseRef reads "memory:PROGRAM/ID".
+func (Driver) ParseRef(id string) (adapters.Ref, error) {
+	rest, ok := strings.CutPrefix(id, refPrefix)
+	program, name, found := strings.Cut(rest, "/")
+	if !ok || !found || !programRE.MatchString(program) || name == "" {
+		return adapters.Ref{}, errors.New("memory: not a memory execution id: want memory:PROGRAM/ID")
+	}
+	return adapters.Ref{ID: rest}, nil
+}
+
+var _ adapters.Discoverer = Driver{}
+
+// Discover is `taskgate discover memory`: a mapping file with one tool per program.
+func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error {
+	retention := fs.Duration("retention", 0, "how long ended executions stay readable (default: as long as the engine)")
+	return func(_ context.Context, w, warn io.Writer) error {
+		block := "{}"
+		if *retention > 0 {
+			block = fmt.Sprintf("{retention: %s}", *retention)
+		}
+		fmt.Fprintf(w, "engines:\n  mem:\n    memory: %s\ntools:\n", block)
+		for _, p := range []string{Echo, Fail} {
+			fmt.Fprintf(w, "  - name: %s\n    description: Runs the program %s.\n    engine: mem\n    job: {program: %s}\n    inputSchema: {type: object}\n", p, p, p)
+		}
+		fmt.Fprintln(warn, "taskgate: warning: the memory engine forgets every execution when taskgate stops")
+		return nil
+	}
+}

@@ -1,0 +1,47 @@
+package memengine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// List reads the caller's executions of t, newest first; a page is the index of the first.
+func (e *Engine) List(_ context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
+	from := 0
+	if page != "" {
+		var err error
+		if from, err = strconv.Atoi(page); err != nil || from < 0 {
+			return nil, "", fmt.Errorf("memory: %w: %q is not a page this engine gave", adapters.ErrInvalid, page)
+		}
+	}
+	prefix := t.Name + "/" + adapters.CallerTag(caller) + "/"
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, "", errClosed
+	}
+	var all []adapters.Listed
+	for id, x := range e.execs {
+		if strings.HasPrefix(id, prefix) {
+			all = append(all, adapters.Listed{Ref: adapters.Ref{ID: id}, Status: adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
+		}
+	}
+	slices.SortFunc(all, func(a, b adapters.Listed) int {
+		return cmp.Or(b.Status.Started.Compare(a.Status.Started), strings.Compare(a.Ref.ID, b.Ref.ID))
+	})
+	if from >= len(all) {
+		return nil, "", nil
+	}
+	to := min(from+max(limit, 1), len(all))
+	next := ""
+	if to < len(all) {
+		next = strconv.Itoa(to)
+	}
+	return all[from:to], next, nil
+}

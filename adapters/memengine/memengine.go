@@ -1,0 +1,403 @@
+// Package memengine is an engine that runs its executions inside the process that opened it, for
+// tests, as gocloud's mempubsub is for pub/sub. Importing it registers the "memory" engine kind:
+//
+//	engines:
+//	  mem:
+//	    memory: {retention: 1h}
+//	tools:
+//	  - name: echo
+//	    engine: mem
+//	    job: {program: echo, timeout: 30s}
+//
+// It knows five programs:
+//   - "echo" takes {"seconds": n, "text": s}, waits n seconds and succeeds with {"text": s};
+//   - "fail" takes {"seconds": n, "reason": s}, waits n seconds and fails with error
+//     "Example.Failure" and cause s;
+//   - "ask" takes {"message": s} and asks one question, key "confirm", with message s and
+//     ConfirmSchema; accepted, it succeeds with the answer's content as output; declined, it fails
+//     with error "taskgate.Declined"; dismissed (cancel), with error "taskgate.Dismissed";
+//   - "ask-two" takes {} and asks two questions at once, keys "first" and "second", each with
+//     ConfirmSchema; once both are accepted it succeeds with {"first": answer, "second": answer};
+//     a decline or dismissal of either ends it as "ask" does;
+//   - "steps" takes {"version": s, "stepSeconds": n} and runs three steps (compile, test,
+//     package) of n seconds each, saying which in Status.Message, then succeeds with
+//     {"version": s, "status": "released"}.
+//
+// A job that names another program is accepted but nothing ever runs it, as a task queue no worker
+// polls: its executions stay Submitted, and Check warns. A job's timeout ends its executions
+// TIMED_OUT.
+//
+// Every Open starts an empty engine: executions live as long as it, and only ended ones are
+// forgotten, retention after they end. A closed engine, or one opened with unavailable: true,
+// answers every call with adapters.ErrUnavailable, as an engine whose server is down.
+//
+// It is also the smallest complete engine in taskgate: README.md's "Adding an engine" walks
+// through it.
+package memengine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// The programs Start runs.
+const (
+	Echo   = "echo"
+	Fail   = "fail"
+	Ask    = "ask"
+	AskTwo = "ask-two"
+	Steps  = "steps"
+)
+
+// programs are the programs that run, as Check's warning names them.
+const programs = "echo, fail, ask, ask-two and steps"
+
+// Native states.
+const (
+	waiting   = "WAITING" // no program runs it
+	running   = "RUNNING"
+	succeeded = "SUCCEEDED"
+	failed    = "FAILED"
+	timedOut  = "TIMED_OUT"
+	cancelled = "CANCELLED"
+)
+
+// programRE is what a job's program may be called; any other target is not a memory job.
+var programRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Engine runs executions in memory. It is safe for concurrent use.
+type Engine struct {
+	retention time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	execs  map[string]*execution // by Ref.ID
+}
+
+var _ adapters.Engine = (*Engine)(nil)
+
+// Options configure an engine: what an engine block says.
+type Options struct {
+	// Retention is how long an ended execution stays readable; zero keeps it as long as the engine.
+	Retention time.Duration
+	// Unavailable makes the engine answer every call with adapters.ErrUnavailable.
+	Unavailable bool
+}
+
+// New returns an empty engine.
+func New(o Options) *Engine {
+	return &Engine{retention: o.Retention, closed: o.Unavailable, execs: map[string]*execution{}}
+}
+
+// execution is one run of a program. Its fields after done are guarded by Engine.mu.
+type execution struct {
+	program string
+	sum     [sha256.Size]byte // of the compacted input
+	started time.Time
+	timers  []*time.Timer
+
+	state   adapters.State
+	native  string
+	updated time.Time
+	outcome adapters.Outcome
+	done    chan struct{} // closed when the execution ends
+	// questions are the open questions, oldest first; answers the accepted ones so far.
+	questions []adapters.Question
+	answers   map[string]json.RawMessage
+	// message is what the program says it is doing.
+	message string
+}
+
+var errClosed = fmt.Errorf("memory: %w: the engine is closed, or was opened unavailable", adapters.ErrUnavailable)
+
+// Close stops every execution; the engine answers nothing after it, and Wait returns.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	for _, x := range e.execs {
+		for _, tm := range x.timers {
+			tm.Stop()
+		}
+		if !x.state.Terminal() {
+			close(x.done)
+		}
+	}
+	return nil
+}
+
+// checkTarget says whether t is a memory job at all.
+func checkTarget(t adapters.Target) error {
+	if !programRE.MatchString(t.Name) || t.Queue != "" {
+		return fmt.Errorf("memory: %w: %+v is not a memory job: name a program (lower-case letters, digits and -) and no queue", adapters.ErrInvalid, t)
+	}
+	return nil
+}
+
+// Check warns about a program nothing runs.
+func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+	if err := checkTarget(t); err != nil {
+		return adapters.TargetInfo{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return adapters.TargetInfo{}, errClosed
+	}
+	info := adapters.TargetInfo{Retention: e.retention}
+	if !known(t.Name) {
+		info.Warnings = []string{fmt.Sprintf("no program %q: its executions stay submitted (the memory engine runs %s)", t.Name, programs)}
+	}
+	return info, nil
+}
+
+// Start starts one execution. With a key, the execution's id comes from the key; the same key
+// with the same input gives the same execution, else adapters.ErrKeyConflict; another caller's same
+// key is another execution.
+func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	if err := checkTarget(t); err != nil {
+		return adapters.Ref{}, err
+	}
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, input); err != nil {
+		return adapters.Ref{}, fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+	}
+	id := t.Name + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
+	if req.Key != "" {
+		id = keyID(t, req.Key, req.Caller)
+	}
+	sum := sha256.Sum256(compact.Bytes())
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return adapters.Ref{}, errClosed
+	}
+	if x, ok := e.execs[id]; ok {
+		if x.sum != sum {
+			return adapters.Ref{}, fmt.Errorf("memory: %w: execution %s was started under this key with other input; repeat it, or use a new key", adapters.ErrKeyConflict, id)
+		}
+		return adapters.Ref{ID: id}, nil
+	}
+	now := time.Now()
+	x := &execution{program: t.Name, sum: sum, started: now, updated: now,
+		state: adapters.Submitted, native: waiting, done: make(chan struct{})}
+	e.execs[id] = x
+	if t.Timeout > 0 {
+		x.timers = append(x.timers, time.AfterFunc(t.Timeout, func() {
+			e.end(id, x, adapters.Outcome{State: adapters.Failed, Native: timedOut, Error: "memory.Timeout",
+				Cause: fmt.Sprintf("the job ran past its timeout of %s", t.Timeout)})
+		}))
+	}
+	if known(t.Name) {
+		x.state, x.native = adapters.Working, running
+		e.run(id, x, compact.Bytes())
+	}
+	return adapters.Ref{ID: id}, nil
+}
+
+func known(program string) bool {
+	switch program {
+	case Echo, Fail, Ask, AskTwo, Steps:
+		return true
+	}
+	return false
+}
+
+// run starts a program's execution, under e.mu: it asks its questions, or schedules its end.
+func (e *Engine) run(id string, x *execution, input []byte) {
+	var in struct {
+		Seconds     float64 `json:"seconds"`
+		Text        string  `json:"text"`
+		Reason      string  `json:"reason"`
+		Message     string  `json:"message"`
+		Version     string  `json:"version"`
+		StepSeconds float64 `json:"stepSeconds"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		x.timers = append(x.timers, time.AfterFunc(0, func() {
+			e.end(id, x, adapters.Outcome{State: adapters.Failed, Native: failed, Error: "Example.BadInput", Cause: err.Error()})
+		}))
+		return
+	}
+	switch x.program {
+	case Ask:
+		x.ask(adapters.Question{Key: "confirm", Message: in.Message, Schema: ConfirmSchema})
+		return
+	case AskTwo:
+		x.ask(adapters.Question{Key: "first", Message: "first question: confirm?", Schema: ConfirmSchema},
+			adapters.Question{Key: "second", Message: "second question: confirm?", Schema: ConfirmSchema})
+		return
+	case Steps:
+		e.steps(id, x, in.Version, time.Duration(in.StepSeconds*float64(time.Second)))
+		return
+	}
+	out := adapters.Outcome{State: adapters.Failed, Native: failed, Error: "Example.Failure", Cause: in.Reason}
+	if x.program == Echo {
+		text, _ := json.Marshal(map[string]string{"text": in.Text}) // a string always encodes
+		out = adapters.Outcome{State: adapters.Succeeded, Native: succeeded, Output: text}
+	}
+	wait := time.Duration(in.Seconds * float64(time.Second))
+	x.timers = append(x.timers, time.AfterFunc(wait, func() { e.end(id, x, out) }))
+}
+
+// end ends the execution with o unless it has ended already (or the engine was closed).
+func (e *Engine) end(id string, x *execution, o adapters.Outcome) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !x.state.Terminal() && !e.closed {
+		e.endLocked(id, x, o)
+	}
+}
+
+// endLocked ends a running execution with o, under e.mu, and forgets it retention later.
+func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
+	for _, tm := range x.timers {
+		tm.Stop()
+	}
+	x.state, x.native, x.outcome, x.updated = o.State, o.Native, o, time.Now()
+	close(x.done)
+	if e.retention > 0 {
+		time.AfterFunc(e.retention, func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if e.execs[id] == x {
+				delete(e.execs, id)
+			}
+		})
+	}
+}
+
+// keyID is the execution id for an idempotency key: the key's hash, so that any key gives a
+// valid id and the key itself is not visible in it.
+func keyID(t adapters.Target, key, caller string) string {
+	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
+	return t.Name + "/" + adapters.CallerTag(caller) + "/k-" + hex.EncodeToString(sum[:16])
+}
+
+// KeyRef is the Ref Start gives for key and caller.
+func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
+	return adapters.Ref{ID: keyID(t, key, caller)}
+}
+
+// Owns reports whether r is shaped like an execution Start returns for t and caller:
+// "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH", with no run.
+func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+	if checkTarget(t) != nil || r.Run != "" {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.ID, t.Name+"/"+adapters.CallerTag(caller)+"/")
+	if !ok {
+		return false
+	}
+	if h, ok := strings.CutPrefix(rest, "k-"); ok {
+		return len(h) == 32 && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	u, err := uuid.Parse(rest)
+	return err == nil && u.String() == rest
+}
+
+// lookup finds an execution, under e.mu.
+func (e *Engine) lookup(r adapters.Ref) (*execution, error) {
+	if e.closed {
+		return nil, errClosed
+	}
+	x, ok := e.execs[r.ID]
+	if !ok || r.Run != "" {
+		return nil, fmt.Errorf("memory: %w: %s", adapters.ErrNotFound, r)
+	}
+	return x, nil
+}
+
+// Describe reads the execution's state.
+func (e *Engine) Describe(_ context.Context, _ adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, err := e.lookup(r)
+	if err != nil {
+		return adapters.Status{}, err
+	}
+	st := adapters.Status{State: x.state, Native: x.native, Message: x.message, Started: x.started, Updated: x.updated}
+	switch x.state {
+	case adapters.Submitted:
+		st.Message = fmt.Sprintf("no program %q runs it", x.program)
+	case adapters.InputRequired:
+		st.Message, st.Inputs = adapters.Awaiting(x.questions), slices.Clone(x.questions)
+	}
+	return st, nil
+}
+
+// Outcome reads how the execution ended.
+func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, err := e.lookup(r)
+	if err != nil {
+		return adapters.Outcome{}, err
+	}
+	if !x.state.Terminal() {
+		return adapters.Outcome{}, fmt.Errorf("memory: %w: %s is %s", adapters.ErrNotEnded, r, x.native)
+	}
+	return x.outcome, nil
+}
+
+// Wait blocks until the execution ends or ctx does.
+func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	e.mu.Lock()
+	x, err := e.lookup(r)
+	e.mu.Unlock()
+	if err != nil {
+		return adapters.Outcome{}, err
+	}
+	select {
+	case <-x.done:
+		return e.Outcome(ctx, t, r)
+	case <-ctx.Done():
+		return adapters.Outcome{}, fmt.Errorf("memory: waiting for %s: %w", r, ctx.Err())
+	}
+}
+
+// Run starts an execution and waits for its outcome.
+func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+	r, err := e.Start(ctx, t, req)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, err
+	}
+	o, err := e.Wait(ctx, t, r)
+	return r, o, err
+}
+
+// Cancel ends a running or waiting execution CANCELLED, with reason as its cause.
+func (e *Engine) Cancel(_ context.Context, _ adapters.Target, r adapters.Ref, reason string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, err := e.lookup(r)
+	if err != nil {
+		return err
+	}
+	if x.state.Terminal() {
+		return fmt.Errorf("memory: %w: %s ended %s", adapters.ErrEnded, r, x.native)
+	}
+	e.endLocked(r.ID, x, adapters.Outcome{State: adapters.Cancelled, Native: cancelled, Cause: reason})
+	return nil
+}

@@ -1,0 +1,96 @@
+package memengine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/memengine"
+)
+
+func TestAskMessages(t *testing.T) {
+	ctx := context.Background()
+	e := memengine.New(memengine.Options{})
+	defer e.Close()
+	two := adapters.Target{Name: memengine.AskTwo}
+	r, err := e.Start(ctx, two, adapters.StartRequest{Input: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Describe(ctx, two, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := adapters.Status{State: adapters.InputRequired, Native: "RUNNING", Message: "waiting for answers to 2 questions",
+		Started: st.Started, Updated: st.Started, Inputs: []adapters.Question{
+			{Key: "first", Message: "first question: confirm?", Schema: memengine.ConfirmSchema},
+			{Key: "second", Message: "second question: confirm?", Schema: memengine.ConfirmSchema},
+		}}
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("Describe:\n%+v\nwant\n%+v", st, want)
+	}
+	yes := adapters.Answer{Action: adapters.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}
+	for _, c := range []struct {
+		err  error
+		is   error
+		want string
+	}{
+		{e.Answer(ctx, two, r, "third", yes), adapters.ErrNotFound, "memory: execution not found: " + r.ID + ` has no open question "third": it was answered, or never asked`},
+		{e.Answer(ctx, two, r, "first", adapters.Answer{Action: "maybe"}), adapters.ErrInvalid, `memory: invalid request: answer action "maybe": want accept, decline or cancel`},
+		{e.Answer(ctx, two, adapters.Ref{ID: "ask-two/x"}, "first", yes), adapters.ErrNotFound, "memory: execution not found: ask-two/x"},
+	} {
+		if !errors.Is(c.err, c.is) || c.err.Error() != c.want {
+			t.Errorf("error %v\nwant %s", c.err, c.want)
+		}
+	}
+	if err := e.Answer(ctx, two, r, "second", yes); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := e.Describe(ctx, two, r); st.Message != `waiting for an answer to "first"` || len(st.Inputs) != 1 {
+		t.Errorf("Describe after one answer: %+v", st)
+	}
+	if err := e.Answer(ctx, two, r, "first", adapters.Answer{Action: adapters.ActionCancel}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Outcome(ctx, two, r)
+	wantOut := adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "taskgate.Dismissed", Cause: `the question "first" was dismissed`}
+	if err != nil || !reflect.DeepEqual(out, wantOut) {
+		t.Errorf("Outcome after a dismissal: %+v, %v; want %+v", out, err, wantOut)
+	}
+}
+
+func TestSteps(t *testing.T) {
+	ctx := context.Background()
+	e := memengine.New(memengine.Options{})
+	defer e.Close()
+	steps := adapters.Target{Name: memengine.Steps}
+	r, err := e.Start(ctx, steps, adapters.StartRequest{Input: []byte(`{"version":"1.2.0","stepSeconds":0.3}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for {
+		st, err := e.Describe(ctx, steps, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Terminal() {
+			break
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != st.Message {
+			seen = append(seen, st.Message)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if want := []string{"step 1 of 3: compile", "step 2 of 3: test", "step 3 of 3: package"}; !reflect.DeepEqual(seen, want) {
+		t.Errorf("messages %q, want %q", seen, want)
+	}
+	out, err := e.Outcome(ctx, steps, r)
+	if err != nil || string(out.Output) != `{"status":"released","version":"1.2.0"}` {
+		t.Errorf("Outcome: %+v, %v", out, err)
+	}
+}

@@ -1,0 +1,109 @@
+package stepfunctions
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"net/url"
+	"regexp"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+func init() { adapters.Register("stepfunctions", Driver{}) }
+
+// Driver is the "stepfunctions" engine kind of mapping files:
+//
+//	engines:
+//	  aws:
+//	    stepfunctions: {region: eu-west-1, roleArn: arn:aws:iam::210987654321:role/pipelines}
+//	tools:
+//	  - name: analyze_dataset
+//	    engine: aws
+//	    stateMachine: arn:aws:states:eu-west-1:210987654321:stateMachine:analyze-dataset
+//
+// Every key of the engine block is optional: the region comes from the standard AWS chain when
+// the block has none. Its native task ids are execution ARNs.
+type Driver struct{}
+
+//go:embed schema.json
+var schema []byte
+
+const stateMachineHint = "like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it"
+
+var (
+	regionRE  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$`)
+)
+
+// Info describes the engine block and the stateMachine key.
+func (Driver) Info() adapters.DriverInfo {
+	return adapters.DriverInfo{
+		Title:         "Step Functions",
+		TargetKey:     "stateMachine",
+		Schema:        schema,
+		EngineExample: "stepfunctions: {region: us-east-1}",
+		TargetExample: "stateMachine: arn:aws:states:REGION:ACCOUNT:stateMachine:NAME",
+	}
+}
+
+// DecodeEngine reads region, endpoint and roleArn, all optional.
+func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+	var c Config
+	if region, ok := b.String("region"); ok && region != "" {
+		if regionRE.MatchString(region) {
+			c.Region = region
+		} else {
+			b.Errorf("region", "the AWS region of the state machines, like us-east-1; or leave it out for AWS_REGION", "%q is not an AWS region", region)
+		}
+	}
+	if endpoint, ok := b.String("endpoint"); ok && endpoint != "" {
+		if u, err := url.Parse(endpoint); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			c.Endpoint = endpoint
+		} else {
+			b.Errorf("endpoint", "like http://127.0.0.1:8083; leave it out to use AWS", "%q is not an http:// or https:// URL", endpoint)
+		}
+	}
+	if role, ok := b.String("roleArn"); ok && role != "" {
+		if roleARNRE.MatchString(role) {
+			c.RoleARN = role
+		} else {
+			b.Errorf("roleArn", "like arn:aws:iam::123456789012:role/NAME", "%q is not an IAM role ARN", role)
+		}
+	}
+	return c
+}
+
+// Open configures a client for the engine block; it makes no API call.
+func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
+	c.Env, c.Retried = opts.Env, opts.Retried
+	e, err := New(ctx, c)
+	if err != nil { // not a typed nil inside the interface
+		return nil, err
+	}
+	return e, nil
+}
+
+// DecodeTarget reads stateMachine: a state machine ARN, or an alias or version ARN.
+func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+	arn, ok := tool.Required("stateMachine", stateMachineHint)
+	if !ok {
+		return adapters.Target{}
+	}
+	if _, err := parseMachineARN(arn); err != nil {
+		tool.Errorf("stateMachine", stateMachineHint, "%q is not a state machine ARN", arn)
+		return adapters.Target{}
+	}
+	return adapters.Target{Name: arn}
+}
+
+// FormatRef is the execution ARN.
+func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
+
+// ParseRef accepts the ARN of a Standard execution.
+func (Driver) ParseRef(id string) (adapters.Ref, error) {
+	if _, _, ok := parseExecutionARN(id); !ok {
+		return adapters.Ref{}, errors.New("stepfunctions: not an execution ARN: want arn:PARTITION:states:REGION:ACCOUNT:execution:STATE-MACHINE:NAME")
+	}
+	return adapters.Ref{ID: id}, nil
+}

@@ -1,0 +1,132 @@
+package stepfunctions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// recent reads the newest events of an execution: one GetExecutionHistory call.
+func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
+	h, err := e.client.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
+		ExecutionArn: aws.String(arn),
+		ReverseOrder: true,
+		MaxResults:   historyWindow,
+	})
+	var missing *types.ExecutionDoesNotExist
+	if errors.As(err, &missing) {
+		return reading{}, fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)",
+			adapters.ErrNotFound, arn)
+	}
+	if denied(err) {
+		return reading{}, fmt.Errorf("reading the history of execution %s: taskgate may not: grant it states:GetExecutionHistory: %w", arn, err)
+	}
+	if err != nil {
+		return reading{}, apiError("reading the history of execution "+arn, err)
+	}
+	return read(h.Events), nil
+}
+
+// withHistory adds to a running execution's status what its newest events say: the questions
+// it waits on, the states that run and how far along. Without the IAM permission to read the
+// history, the status says so and stays as DescribeExecution gave it.
+func (e *Engine) withHistory(ctx context.Context, r adapters.Ref, st adapters.Status) (adapters.Status, error) {
+	h, err := e.recent(ctx, r.ID)
+	if denied(err) {
+		st.Message = join(st.Message, "no questions or progress: taskgate may not read the execution history (grant states:GetExecutionHistory)")
+		return st, nil
+	}
+	if err != nil {
+		return adapters.Status{}, err
+	}
+	st.Message = join(st.Message, h.message)
+	if len(h.waits) > 0 {
+		st.State = adapters.InputRequired
+		for _, w := range h.waits {
+			st.Inputs = append(st.Inputs, w.Question)
+		}
+	}
+	return st, nil
+}
+
+func denied(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "AccessDeniedException"
+}
+
+func join(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// Answer answers the open question key: SendTaskSuccess with the content as the task's output
+// when accepted, else SendTaskFailure with error "taskgate.Declined" (declined) or
+// "taskgate.Dismissed" (cancel). The question is found in the execution's newest events, as
+// Describe finds it.
+func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+	what := fmt.Sprintf("answering %q of execution %s", key, r.ID)
+	if err := a.Check(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !ownsTarget(t, r) {
+		return fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
+	}
+	h, err := e.recent(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if h.ended {
+		return fmt.Errorf("%s: %w: the execution has ended, no question is open", what, adapters.ErrNotFound)
+	}
+	var w *wait
+	for i := range h.waits {
+		if h.waits[i].Key == key {
+			w = &h.waits[i]
+		}
+	}
+	if w == nil {
+		return fmt.Errorf("%s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
+	}
+	switch a.Action {
+	case adapters.ActionAccept:
+		_, err = e.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(w.token), Output: aws.String(string(a.Content))})
+	case adapters.ActionDecline:
+		_, err = e.client.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(w.token),
+			Error: aws.String(declinedError), Cause: aws.String(fmt.Sprintf("the question %q was declined", key))})
+	default:
+		_, err = e.client.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(w.token),
+			Error: aws.String(dismissedError), Cause: aws.String(fmt.Sprintf("the question %q was dismissed", key))})
+	}
+	return answerError(what, err)
+}
+
+// answerError translates the errors of SendTaskSuccess and SendTaskFailure.
+func answerError(what string, err error) error {
+	var gone *types.TaskDoesNotExist
+	var timedOut *types.TaskTimedOut
+	var badToken *types.InvalidToken
+	var badOutput *types.InvalidOutput
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &gone), errors.As(err, &timedOut), errors.As(err, &badToken):
+		return fmt.Errorf("%s: %w: the question is no longer open (answered, or timed out): %w", what, adapters.ErrNotFound, err)
+	case errors.As(err, &badOutput):
+		return fmt.Errorf("%s: %w: Step Functions refused the answer as the task's output: %w", what, adapters.ErrInvalid, err)
+	case denied(err):
+		return fmt.Errorf("%s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: %w", what, err)
+	}
+	return apiError(what, err)
+}

@@ -1,0 +1,234 @@
+package stepfunctions_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/taskgate/taskgate/adapters"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
+)
+
+// awaitStatus polls Describe until ok accepts the status, and fails the test after 30 s.
+func awaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, ok func(adapters.Status) bool) adapters.Status {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatalf("Describe: %v", err)
+		}
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Describe: still %+v after 30 s", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+func TestAskAndAnswer(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{}
+	e := newEngine(t, c)
+	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho]}
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	confirm := json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)
+	if len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" || st.Inputs[0].Message != "Ship it?" || !sameJSON(st.Inputs[0].Schema, confirm) ||
+		st.Native != "RUNNING" || st.Message != `waiting for an answer to "confirm"` {
+		t.Errorf("Describe: %+v", st)
+	}
+	// A poll of a running execution: DescribeExecution and one page of its history.
+	before := c.snapshot()
+	if _, err := e.Describe(ctx, tg, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.since(before); !reflect.DeepEqual(got, map[string]int{"DescribeExecution": 1, "GetExecutionHistory": 1}) {
+		t.Errorf("a poll of a running execution made %v", got)
+	}
+
+	what := fmt.Sprintf("answering %%q of execution %s: ", r.ID)
+	for _, tc := range []struct {
+		key  string
+		a    adapters.Answer
+		is   error
+		want string
+	}{
+		{"other", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}, adapters.ErrNotFound,
+			fmt.Sprintf(what, "other") + `execution not found: no open question "other": it was answered, or never asked`},
+		{"confirm", adapters.Answer{Action: "perhaps"}, adapters.ErrInvalid,
+			fmt.Sprintf(what, "confirm") + `invalid request: answer action "perhaps": want accept, decline or cancel`},
+	} {
+		if err := e.Answer(ctx, tg, r, tc.key, tc.a); !errors.Is(err, tc.is) || err.Error() != tc.want {
+			t.Errorf("Answer %s %+v: %v\nwant %s", tc.key, tc.a, err, tc.want)
+		}
+	}
+	before = c.snapshot()
+	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
+		t.Fatalf("Answer: %v", err)
+	}
+	if got := c.since(before); !reflect.DeepEqual(got, map[string]int{"GetExecutionHistory": 1, "SendTaskSuccess": 1}) {
+		t.Errorf("an answer made %v", got)
+	}
+	out := awaitOutcome(t, e, tg, r)
+	if out.State != adapters.Succeeded || !sameJSON(out.Output, json.RawMessage(`{"confirm":true}`)) {
+		t.Errorf("outcome %+v, want succeeded with the answer", out)
+	}
+	before = c.snapshot()
+	if _, err := e.Describe(ctx, tg, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.since(before); !reflect.DeepEqual(got, map[string]int{"DescribeExecution": 1}) {
+		t.Errorf("a poll of an ended execution made %v", got)
+	}
+	err = e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"})
+	if want := fmt.Sprintf(what, "confirm") + "execution not found: the execution has ended, no question is open"; err == nil || err.Error() != want {
+		t.Errorf("an answer after the end: %v, want %q", err, want)
+	}
+}
+
+func TestAnswerDecline(t *testing.T) {
+	ctx := testContext(t)
+	e := newEngine(t, nil)
+	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.ApproveDeployment)[sfnexamples.ApproveDeployment]}
+	for _, tc := range []struct {
+		a    adapters.Answer
+		want string
+	}{
+		{adapters.Answer{Action: "decline"}, `{"version":"2.0.1","env":"prod","deployed":false,"reason":"declined"}`},
+		{adapters.Answer{Action: "cancel"}, `{"version":"2.0.1","env":"prod","deployed":false,"reason":"dismissed"}`},
+		{adapters.Answer{Action: "accept", Content: json.RawMessage(`{"approve":true,"reason":"green"}`)},
+			`{"version":"2.0.1","env":"prod","deployed":true,"approval":{"approve":true,"reason":"green"}}`},
+	} {
+		r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"version":"2.0.1","env":"prod","stepSeconds":0}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+		if len(st.Inputs) != 1 || st.Inputs[0].Key != "approve" || st.Inputs[0].Message != "Deploy 2.0.1 to prod?" ||
+			!strings.HasPrefix(string(st.Inputs[0].Schema), `{"type":"object","properties":{"approve":`) {
+			t.Errorf("Describe: %+v", st)
+		}
+		if err := e.Answer(ctx, tg, r, "approve", tc.a); err != nil {
+			t.Fatalf("Answer %+v: %v", tc.a, err)
+		}
+		if out := awaitOutcome(t, e, tg, r); out.State != adapters.Succeeded || !sameJSON(out.Output, json.RawMessage(tc.want)) {
+			t.Errorf("after %+v: %+v, want output %s", tc.a, out, tc.want)
+		}
+	}
+}
+
+func TestBuildReleaseProgress(t *testing.T) {
+	ctx := testContext(t)
+	e := newEngine(t, nil)
+	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.BuildRelease)[sfnexamples.BuildRelease]}
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"version":"1.4.0","stepSeconds":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Terminal() {
+			break
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != st.Message {
+			seen = append(seen, st.Message)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// In this order, with states that last an instant (ListSuites) possibly in between.
+	want := []string{"running Compile", "running Test (0 of 3 items done), RunSuite", "running Test (1 of 3 items done), RunSuite",
+		"running Test (2 of 3 items done), RunSuite", "running Package"}
+	next := 0
+	for _, m := range seen {
+		if next < len(want) && m == want[next] {
+			next++
+		}
+	}
+	t.Logf("messages %q", seen)
+	if next < len(want) {
+		t.Errorf("messages %q, want %q among them in this order", seen, want)
+	}
+}
+
+func TestRetriedTaskMessage(t *testing.T) {
+	ctx := testContext(t)
+	e := newEngine(t, nil)
+	def := `{"StartAt":"Notify","States":{"Notify":{"Type":"Task","Resource":"arn:aws:states:::events:putEvents",
+		"Parameters":{"Entries":[{"EventBusName":"taskgate-no-such-bus","Source":"taskgate.test","DetailType":"x","Detail":{}}]},
+		"Retry":[{"ErrorEquals":["States.ALL"],"IntervalSeconds":2,"MaxAttempts":3,"BackoffRate":1}],"End":true}}}`
+	out, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("retried-" + randomHex(4)), Definition: aws.String(def), RoleArn: aws.String(testRole)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := adapters.Target{Name: aws.ToString(out.StateMachineArn)}
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
+	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return strings.Contains(st.Message, "attempt 2") || st.State.Terminal() })
+	t.Logf("message %q", st.Message)
+	if !strings.HasPrefix(st.Message, "running Notify (attempt 2, last error ") || st.State != adapters.Working {
+		t.Errorf("Describe of a retried task: %+v", st)
+	}
+}
+
+// TestHistoryNotReadable: without states:GetExecutionHistory a running execution is still
+// described, and says why it shows no questions; a throttled history read is a throttled poll.
+func TestHistoryNotReadable(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{deniedOp: "GetExecutionHistory"}
+	e := newEngine(t, c)
+	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho]}
+	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Describe(ctx, tg, r)
+	const want = "no questions or progress: taskgate may not read the execution history (grant states:GetExecutionHistory)"
+	if err != nil || st.State != adapters.Working || st.Message != want || len(st.Inputs) > 0 {
+		t.Errorf("Describe without the permission: %+v, %v; want working, message %q", st, err, want)
+	}
+	wantAnswer := "reading the history of execution " + r.ID + ": taskgate may not: grant it states:GetExecutionHistory: "
+	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err == nil || !strings.HasPrefix(err.Error(), wantAnswer) {
+		t.Errorf("Answer without the permission: %v, want %q...", err, wantAnswer)
+	}
+
+	throttled := &calls{throttleOp: "GetExecutionHistory", throttle: -1}
+	e = newEngine(t, throttled)
+	if _, err := e.Describe(ctx, tg, r); !errors.Is(err, adapters.ErrUnavailable) {
+		t.Errorf("Describe with the history read throttled: %v, want ErrUnavailable", err)
+	}
+	noSend := newEngine(t, &calls{deniedOp: "SendTaskFailure"})
+	wantSend := fmt.Sprintf("answering %q of execution %s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: ", "confirm", r.ID)
+	if err := noSend.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err == nil || !strings.HasPrefix(err.Error(), wantSend) {
+		t.Errorf("Answer without states:SendTaskFailure: %v, want %q...", err, wantSend)
+	}
+	// Answered through an engine that may, so that the execution ends.
+	if err := newEngine(t, nil).Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,48 @@
+package stepfunctions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// List reads one page of the state machine's executions (ListExecutions, newest first) and keeps
+// the caller's, whose names start with the caller's tag: a page may hold fewer than limit, or none,
+// and still be followed by more.
+func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
+	m, err := parseMachineARN(t.Name)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", adapters.ErrInvalid, err)
+	}
+	in := &sfn.ListExecutionsInput{StateMachineArn: aws.String(m.unqualified()), MaxResults: int32(min(max(limit, 1), 1000))}
+	if page != "" {
+		in.NextToken = aws.String(page)
+	}
+	out, err := e.client.ListExecutions(ctx, in)
+	var badPage *types.InvalidToken
+	if errors.As(err, &badPage) {
+		return nil, "", fmt.Errorf("%w: not a page of %s's executions: %w", adapters.ErrInvalid, m.unqualified(), err)
+	}
+	if err != nil {
+		return nil, "", apiError("listing the executions of "+m.unqualified(), err)
+	}
+	tag := adapters.CallerTag(caller) + "-"
+	var listed []adapters.Listed
+	for _, x := range out.Executions {
+		if !strings.HasPrefix(aws.ToString(x.Name), tag) {
+			continue
+		}
+		listed = append(listed, adapters.Listed{Ref: adapters.Ref{ID: aws.ToString(x.ExecutionArn)}, Status: adapters.Status{
+			State: stateOf(x.Status), Native: string(x.Status), Started: aws.ToTime(x.StartDate),
+			Updated: latest(aws.ToTime(x.StartDate), x.RedriveDate, x.StopDate),
+		}})
+	}
+	return listed, aws.ToString(out.NextToken), nil
+}

@@ -1,0 +1,168 @@
+package temporal
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+func init() { adapters.Register("temporal", Driver{}) }
+
+// Driver is the "temporal" engine kind of mapping files:
+//
+//	engines:
+//	  prod:
+//	    temporal: {address: my-ns.a1b2c.tmprl.cloud:7233, namespace: my-ns.a1b2c, apiKeyEnv: TEMPORAL_API_KEY}
+//	tools:
+//	  - name: migrate_repo
+//	    engine: prod
+//	    workflow: {type: MigrateRepository, taskQueue: migrations, executionTimeout: 1h}
+//
+// What an engine block leaves out comes from the Temporal CLI's environment variables and
+// profiles (go.temporal.io/sdk/contrib/envconfig). Its native task ids are "WORKFLOW-ID/RUN-ID".
+type Driver struct{}
+
+//go:embed schema.json
+var schema []byte
+
+const addressHint = "the Temporal frontend as host:port, like 127.0.0.1:7233"
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Info describes the engine block and the workflow key.
+func (Driver) Info() adapters.DriverInfo {
+	return adapters.DriverInfo{
+		Title:         "Temporal",
+		TargetKey:     "workflow",
+		Schema:        schema,
+		EngineExample: "temporal: {address: 127.0.0.1:7233}",
+		TargetExample: "workflow: {type: ..., taskQueue: ...}",
+	}
+}
+
+// engineBlock is a decoded engine block: what it sets over the environment's profile.
+type engineBlock struct {
+	address, namespace string
+	// tls replaces the profile's TLS settings when the block has a tls key.
+	tls *envconfig.ClientConfigTLS
+	// apiKeyEnv names the variable that holds the API key.
+	apiKeyEnv string
+}
+
+// DecodeEngine reads address, namespace, tls and apiKeyEnv, all optional.
+func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+	c := &engineBlock{}
+	if addr, ok := b.String("address"); ok && addr != "" {
+		if validHostPort(addr) {
+			c.address = addr
+		} else {
+			b.Errorf("address", addressHint, "%q is not host:port", addr)
+		}
+	}
+	c.namespace, _ = b.String("namespace")
+	if tb, ok := b.Block("tls", "write tls: {} for TLS with the system's root certificates"); ok {
+		c.tls = &envconfig.ClientConfigTLS{}
+		c.tls.ServerCACertPath, _ = tb.String("caFile")
+		c.tls.ClientCertPath, _ = tb.String("certFile")
+		c.tls.ClientKeyPath, _ = tb.String("keyFile")
+		c.tls.ServerName, _ = tb.String("serverName")
+		if (c.tls.ClientCertPath == "") != (c.tls.ClientKeyPath == "") {
+			tb.Errorf("", "set both for mutual TLS, or neither", "certFile and keyFile go together")
+		}
+	}
+	if name, ok := b.String("apiKeyEnv"); ok && name != "" {
+		if envNameRE.MatchString(name) {
+			c.apiKeyEnv = name
+		} else {
+			// The value is not repeated: it may be the key itself.
+			b.Errorf("apiKeyEnv", "like TEMPORAL_API_KEY; the key itself never goes in a mapping file",
+				"must be the name of an environment variable")
+		}
+	}
+	return c
+}
+
+func validHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || strings.ContainsAny(host, " /") {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p > 0 && p < 65536
+}
+
+// Open connects to the frontend: the Temporal CLI's profile and environment variables in
+// opts.Env (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// TEMPORAL_API_KEY, TEMPORAL_TLS_*...), with what the block sets over them.
+func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
+	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{EnvLookup: opts.Env})
+	if err != nil {
+		return nil, fmt.Errorf("temporal: reading the Temporal CLI's configuration (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE and TEMPORAL_* variables): %w", err)
+	}
+	if c.address != "" {
+		prof.Address = c.address
+	}
+	if c.namespace != "" {
+		prof.Namespace = c.namespace
+	}
+	if c.tls != nil {
+		prof.TLS = c.tls
+	}
+	if c.apiKeyEnv != "" {
+		key, _ := opts.Env.LookupEnv(c.apiKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("temporal: apiKeyEnv names %s, which is not set: export the Temporal API key in it", c.apiKeyEnv)
+		}
+		prof.APIKey = key
+	}
+	copts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("temporal: %w: check the tls files of the engine block, or the TEMPORAL_TLS_* variables", err)
+	}
+	e, err := dial(ctx, copts)
+	if err != nil { // not a typed nil inside the interface
+		return nil, err
+	}
+	return e, nil
+}
+
+// DecodeTarget reads workflow: {type, taskQueue, executionTimeout}.
+func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+	var t adapters.Target
+	wf, ok := tool.Block("workflow", "write workflow: {type: ..., taskQueue: ...}")
+	if !ok {
+		return t
+	}
+	t.Name, _ = wf.Required("type", "the workflow type to start, as its workers register it")
+	t.Queue, _ = wf.Required("taskQueue", "the task queue that the workflow's workers poll")
+	t.Timeout, _ = wf.Duration("executionTimeout")
+	return t
+}
+
+// FormatRef is "WORKFLOW-ID/RUN-ID", as the Temporal UI and CLI name a run.
+func (Driver) FormatRef(r adapters.Ref) string { return r.ID + "/" + r.Run }
+
+// ParseRef splits at the last "/": workflow ids may hold slashes, run ids are UUIDs.
+func (Driver) ParseRef(id string) (adapters.Ref, error) {
+	i := strings.LastIndexByte(id, '/')
+	if i <= 0 || !isUUID(id[i+1:]) {
+		return adapters.Ref{}, errors.New("temporal: not a workflow id and run id: want WORKFLOW-ID/RUN-ID, the run id a UUID")
+	}
+	return adapters.Ref{ID: id[:i], Run: id[i+1:]}, nil
+}
+
+// isUUID accepts only the canonical lowercase form, the one Temporal and uuid.NewString produce.
+func isUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
+}

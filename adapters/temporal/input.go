@@ -1,0 +1,205 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
+	updatepb "go.temporal.io/api/update/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/temporal/taskgateflow"
+)
+
+// Bounds of what a status message repeats.
+const (
+	maxActivities    = 3
+	maxFailureText   = 200
+	maxHeartbeatText = 100
+)
+
+// running fills in what a running run says about itself, from the DescribeWorkflowExecution
+// answer alone: its open questions and its progress from the memo (package taskgateflow), else
+// its pending activities.
+func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflowExecutionResponse) {
+	qs, err := e.questions(d)
+	if err != nil {
+		st.Message = err.Error()
+		return
+	}
+	if len(qs.Open) > 0 {
+		st.State = adapters.InputRequired
+		for _, q := range qs.Open {
+			st.Inputs = append(st.Inputs, adapters.Question{Key: q.Key, Message: q.Message, Schema: q.Schema})
+		}
+	}
+	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
+	switch st.Message = e.memoString(fields[taskgateflow.MemoProgress]); {
+	case st.Message != "":
+	case len(st.Inputs) > 0:
+		st.Message = adapters.Awaiting(st.Inputs)
+	default:
+		st.Message = e.activities(d.GetPendingActivities())
+	}
+}
+
+// questions reads the run's open questions from its memo; questions another run recorded (the
+// memo is carried over by continue-as-new) are not open.
+func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (taskgateflow.Questions, error) {
+	var qs taskgateflow.Questions
+	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions]
+	if p == nil {
+		return qs, nil
+	}
+	if err := e.dc.FromPayload(p, &qs); err != nil {
+		return qs, fmt.Errorf("the workflow's questions (memo %s) cannot be read: %v; a worker whose data converter encrypts or compresses payloads hides them from taskgate", taskgateflow.MemoQuestions, err)
+	}
+	if qs.Run != d.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
+		return taskgateflow.Questions{}, nil
+	}
+	return qs, nil
+}
+
+// activities says what the pending activities are doing: name, attempt, last failure, last
+// heartbeat.
+func (e *Engine) activities(pas []*workflowpb.PendingActivityInfo) string {
+	var parts []string
+	for i, pa := range pas {
+		if i == maxActivities {
+			parts = append(parts, fmt.Sprintf("and %d more", len(pas)-maxActivities))
+			break
+		}
+		var details []string
+		switch pa.GetState() {
+		case enumspb.PENDING_ACTIVITY_STATE_PAUSED:
+			details = append(details, "paused")
+		case enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED:
+			details = append(details, "cancellation requested")
+		}
+		if n := pa.GetAttempt(); n > 1 {
+			if limit := pa.GetMaximumAttempts(); limit > 0 {
+				details = append(details, fmt.Sprintf("attempt %d of %d", n, limit))
+			} else {
+				details = append(details, fmt.Sprintf("attempt %d", n))
+			}
+		}
+		if f := pa.GetLastFailure(); f != nil {
+			name, msg := failureOf(f)
+			details = append(details, "last failure: "+clip(name+": "+msg, maxFailureText))
+		}
+		if hb := pa.GetHeartbeatDetails(); len(hb.GetPayloads()) > 0 {
+			if b, err := e.jsonResult(hb); err == nil {
+				details = append(details, "heartbeat: "+clip(string(b), maxHeartbeatText))
+			}
+		}
+		part := "activity " + pa.GetActivityType().GetName()
+		if len(details) > 0 {
+			part += " (" + strings.Join(details, "; ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clip cuts s to n characters, marking the cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// Answer delivers an answer to the open question key of the chain's current run: through the
+// Update taskgateflow.UpdateName, waiting until the workflow has taken it (or refused it), or
+// through the signal taskgateflow.SignalName when the workflow asks for that.
+func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+	what := fmt.Sprintf("answer %q of %v", key, r)
+	if err := a.Check(); err != nil {
+		return fmt.Errorf("temporal: %s: %w", what, err)
+	}
+	c, err := e.chain(ctx, what, r)
+	if err != nil {
+		return err
+	}
+	if closed(c.status()) {
+		return fmt.Errorf("temporal: %s: %w: the workflow has ended (%s), no question is open", what, adapters.ErrNotFound, native(c.status()))
+	}
+	qs, err := e.questions(c.latest)
+	if err != nil {
+		return fmt.Errorf("temporal: %s: %s", what, err)
+	}
+	if !slices.ContainsFunc(qs.Open, func(q taskgateflow.Question) bool { return q.Key == key }) {
+		return fmt.Errorf("temporal: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
+	}
+	reply := taskgateflow.Reply{Key: key, Action: a.Action}
+	if a.Action == adapters.ActionAccept {
+		reply.Content = a.Content
+	}
+	args, err := e.dc.ToPayloads(reply)
+	if err != nil {
+		return fmt.Errorf("temporal: %s: encoding the answer: %w", what, err)
+	}
+	run := &commonpb.WorkflowExecution{WorkflowId: r.ID, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
+	if qs.Via == taskgateflow.ViaSignal {
+		_, err := e.svc.SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{
+			Namespace: e.namespace, WorkflowExecution: run, SignalName: taskgateflow.SignalName,
+			Input: args, Identity: identity, RequestId: uuid.NewString(),
+		})
+		if err != nil {
+			return e.fail(ctx, what, err)
+		}
+		return nil
+	}
+	return e.update(ctx, what, run, args)
+}
+
+// update sends the answer Update and waits until it completes: accepted and handled, or refused
+// by the workflow's validator.
+func (e *Engine) update(ctx context.Context, what string, run *commonpb.WorkflowExecution, args *commonpb.Payloads) error {
+	completed := &updatepb.WaitPolicy{LifecycleStage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED}
+	resp, err := e.svc.UpdateWorkflowExecution(ctx, &workflowservice.UpdateWorkflowExecutionRequest{
+		Namespace:         e.namespace,
+		WorkflowExecution: run,
+		WaitPolicy:        completed,
+		Request: &updatepb.Request{
+			Meta:  &updatepb.Meta{UpdateId: uuid.NewString(), Identity: identity},
+			Input: &updatepb.Input{Name: taskgateflow.UpdateName, Args: args},
+		},
+	})
+	if err != nil {
+		return e.fail(ctx, what, err)
+	}
+	outcome, ref := resp.GetOutcome(), resp.GetUpdateRef()
+	// The server answers before the Update completes when its own wait ends first: poll on.
+	for outcome == nil {
+		polled, err := e.svc.PollWorkflowExecutionUpdate(ctx, &workflowservice.PollWorkflowExecutionUpdateRequest{
+			Namespace: e.namespace, UpdateRef: ref, Identity: identity, WaitPolicy: completed,
+		})
+		if err != nil {
+			return e.fail(ctx, what, err)
+		}
+		outcome = polled.GetOutcome()
+	}
+	if f := outcome.GetFailure(); f != nil {
+		return refused(what, f)
+	}
+	return nil
+}
+
+// refused turns the workflow's refusal of an answer into the contract's error, with its words.
+func refused(what string, f *failurepb.Failure) error {
+	switch f.GetApplicationFailureInfo().GetType() {
+	case taskgateflow.NotOpenType:
+		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrNotFound, f.GetMessage())
+	case taskgateflow.InvalidAnswerType:
+		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrInvalid, f.GetMessage())
+	}
+	return fmt.Errorf("temporal: %s: the workflow refused the answer: %s", what, f.GetMessage())
+}

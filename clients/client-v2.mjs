@@ -1,0 +1,185 @@
+// TypeScript client @modelcontextprotocol/client 2.4.0 with @modelcontextprotocol/ext-tasks 0.2.2 on
+// protocol 2026-07-28 (the tasks extension), over HTTP and stdio.
+//
+// ext-tasks needs the host's raw request path for the extension's tools/call and tasks/* traffic
+// (the 2.4.0 Client rejects resultType "task" by design: see ext-tasks' RawClientDispatch). The
+// host coordinator below sends those requests through the Client's own connected transport, with
+// request ids of its own, and takes their responses off the transport before the Client sees
+// them; everything else (connect, server/discover, tools/list, plain calls) is the Client's.
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
+import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
+
+import { assert, config, devArgs, marker, serverCrash, serverEnv, show, sleep, textOf } from "./lib.mjs";
+
+export const NAME = "client@2.4.0+ext-tasks@0.2.2";
+const VERSION = "2026-07-28";
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+const clientInfo = { name: "taskgate-clients-v2", version: "2.4.0" };
+const clientCapabilities = { extensions: { [TASKS_EXTENSION]: {} } };
+
+/**
+ * A host request coordinator on a connected transport: sends a JSON-RPC request with an id the
+ * Client never uses and resolves with its response, which it keeps from the Client.
+ */
+function rawCoordinator(transport) {
+  const pending = new Map();
+  let next = 0;
+  const clientHandler = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (message && typeof message === "object" && !("method" in message) && pending.has(message.id)) {
+      const resolve = pending.get(message.id);
+      pending.delete(message.id);
+      resolve(message);
+      return;
+    }
+    clientHandler?.call(transport, message, extra);
+  };
+  return async (request, options = {}) => {
+    const id = `taskgate-clients-raw-${++next}`;
+    const response = new Promise((resolve, reject) => {
+      pending.set(id, resolve);
+      options.signal?.addEventListener("abort", () => {
+        pending.delete(id);
+        reject(options.signal.reason ?? new Error("aborted"));
+      });
+    });
+    await transport.send({ jsonrpc: "2.0", id, ...request }, options.context?.headers ? { headers: options.context.headers } : undefined);
+    const message = await response;
+    return "error" in message ? { kind: "error", error: message.error } : { kind: "result", result: message.result };
+  };
+}
+
+async function connect(transport) {
+  const client = new Client(clientInfo, { capabilities: clientCapabilities, versionNegotiation: { mode: { pin: VERSION } } });
+  let stderr = "";
+  let t;
+  if (transport === "stdio") {
+    t = new StdioClientTransport({ command: config.bin, args: devArgs(), env: serverEnv(getDefaultEnvironment()), stderr: "pipe" });
+    t.stderr?.on("data", (d) => (stderr = (stderr + d).slice(-8000)));
+  } else {
+    t = new StreamableHTTPClientTransport(new URL(config.url));
+  }
+  const crash = (e) => {
+    if (e instanceof Error && stderr) e.message += ` [server stderr: ${serverCrash(stderr)}]`;
+    return e;
+  };
+  try {
+    await client.connect(t);
+  } catch (e) {
+    await client.close().catch(() => {});
+    throw crash(e);
+  }
+  const session = createTaskSessionFromClient(client, {
+    endpointId: `taskgate-${transport}`,
+    rawDispatch: rawCoordinator(t),
+    v2RequestFraming: { protocolVersion: VERSION, clientInfo, clientCapabilities },
+  });
+  return {
+    client,
+    session,
+    crash,
+    close: async () => {
+      await session.close().catch(() => {});
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+async function using(transport, fn) {
+  const c = await connect(transport);
+  try {
+    return await fn(c);
+  } catch (e) {
+    throw c.crash(e);
+  } finally {
+    await c.close();
+  }
+}
+
+/** Settles an execution, keeping the statuses its polls saw. */
+async function settle(execution) {
+  const statuses = [];
+  const { outcome } = await execution.settle({
+    onEvent: (event) => {
+      if (event.type === "task") statuses.push(event.task.status);
+    },
+  });
+  return { outcome, statuses };
+}
+
+function checksFor(transport) {
+  const c = (name, fn) => ({ client: NAME, transport, name, fn });
+  return [
+    c("server/discover + tools/list on 2026-07-28", () =>
+      using(transport, async ({ client, session }) => {
+        assert(client.getProtocolEra() === "modern", `protocol era ${client.getProtocolEra()}, want modern`);
+        assert(session.capabilities.execution, `ext-tasks sees no task support: ${show(session.capabilities)}`);
+        const { tools } = await client.listTools();
+        for (const n of ["wait_and_echo", "wait_and_fail", "quick_echo"]) assert(tools.some((t) => t.name === n), `tools/list lacks ${n}: ${show(tools.map((t) => t.name))}`);
+        return `era modern, tasks extension, ${tools.length} tools`;
+      }),
+    ),
+
+    c("call, poll, result: wait_and_echo", () =>
+      using(transport, async ({ session }) => {
+        const text = marker("v2-echo");
+        const execution = await session.callTool("wait_and_echo", { seconds: 1, text });
+        assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
+        const { outcome, statuses } = await settle(execution);
+        assert(outcome.status === "completed", `outcome ${show(outcome)}, want completed`);
+        assert(statuses.includes("working"), `polls saw ${show(statuses)}, want working first`);
+        assert(outcome.result.structuredContent?.text === text && textOf(outcome.result).includes(text), `result ${show(outcome.result)}, want the echoed ${text}`);
+        return `task ${statuses.join(" > ")}; text ${show(outcome.result.structuredContent.text)}`;
+      }),
+    ),
+
+    c("failure: wait_and_fail", () =>
+      using(transport, async ({ session }) => {
+        const reason = marker("v2-reason");
+        const execution = await session.callTool("wait_and_fail", { seconds: 1, reason });
+        assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
+        const { outcome, statuses } = await settle(execution);
+        // On 2026-07-28 a failed workflow is a completed task whose result is a tool error.
+        assert(outcome.status === "completed" && outcome.result?.isError === true, `outcome ${show(outcome)}, want completed with an isError result`);
+        assert(textOf(outcome.result).includes(reason), `result text ${show(textOf(outcome.result))} lacks the reason ${reason}`);
+        return `task ${statuses.join(" > ")}; isError, text ${show(textOf(outcome.result), 120)}`;
+      }),
+    ),
+
+    c("cancel: wait_and_echo", () =>
+      using(transport, async ({ session }) => {
+        const execution = await session.callTool("wait_and_echo", { seconds: 120, text: "never" });
+        assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
+        await execution.cancel();
+        const { outcome } = await settle(execution);
+        assert(outcome.status === "cancelled", `outcome ${show(outcome)}, want cancelled`);
+        // ext-tasks settles the execution locally once tasks/cancel is acknowledged; cancellation is
+        // cooperative, so the task itself reaches cancelled a moment later: poll it there.
+        const controller = session.task(execution.handle.taskId);
+        const seen = [];
+        let view;
+        for (let i = 0; i < 50; i++) {
+          view = await controller.snapshot();
+          if (seen.at(-1) !== view.status) seen.push(view.status);
+          if (!["working", "input_required"].includes(view.status)) break;
+          await sleep(200);
+        }
+        assert(view.status === "cancelled", `tasks/get after cancel: ${show(seen)}, last ${show(view.raw)}`);
+        return `outcome cancelled; tasks/get ${seen.join(" > ")}`;
+      }),
+    ),
+
+    c("plain Client.callTool quick_echo (sync tool)", () =>
+      using(transport, async ({ client }) => {
+        await client.listTools();
+        const text = marker("v2-quick");
+        const result = await client.callTool({ name: "quick_echo", arguments: { text } });
+        assert(!result.isError && textOf(result).includes(text), `quick_echo answered ${show(result)}`);
+        return `text ${show(textOf(result), 120)}`;
+      }),
+    ),
+  ];
+}
+
+export const checks = [...checksFor("http"), ...checksFor("stdio")];

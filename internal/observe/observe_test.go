@@ -1,0 +1,336 @@
+package observe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/temporal"
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/observe"
+	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/internal/testenv"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/mcpserver/token"
+)
+
+const ext = "io.modelcontextprotocol/tasks"
+
+var workerOnce sync.Once
+
+// startWorker runs the example worker on the examples' task queue, once for the package.
+func startWorker(t *testing.T, addr string) {
+	workerOnce.Do(func() {
+		we, err := temporal.New(context.Background(), temporal.Config{Address: addr, Namespace: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := worker.New(we.Client(), temporalexamples.TaskQueue, worker.Options{})
+		temporalexamples.Register(w)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// served is taskgate as serve wires it: the engine measured under the server, the telemetry its
+// observer, /mcp and /metrics on one HTTP server.
+type served struct {
+	url     string // of /mcp
+	metrics string
+	srv     *mcpserver.Server
+	engine  *temporal.Engine
+	tokens  token.Codec
+}
+
+func serve(t *testing.T, tel *observe.Telemetry, addr string, files ...string) *served {
+	t.Helper()
+	t.Setenv("TEMPORAL_ADDRESS", addr)
+	set, err := mapping.Load(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := temporal.New(context.Background(), temporal.Config{Address: addr, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	keys, _ := token.ParseKeys(token.NewKey("t1"))
+	sealed, _ := token.NewSealed(keys)
+	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Tokens: sealed, Observer: tel,
+		Engines: map[string]adapters.Engine{"local-temporal": tel.Engine("local-temporal", eng)},
+		Limits:  mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel.Watch(srv)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
+	mux.Handle("/metrics", tel.Metrics())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return &served{url: hs.URL + "/mcp", metrics: hs.URL + "/metrics", srv: srv, engine: eng, tokens: sealed}
+}
+
+// scrape reads /metrics: each series by name and labels ("name{a=x,b=y}"), counters and
+// histogram counts as numbers.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			key := name + "{" + strings.Join(labels, ",") + "}"
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				out[key] = m.GetCounter().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				out[key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
+}
+
+// sum adds the series of a name whose labels include every one of with.
+func sum(series map[string]float64, name string, with ...string) float64 {
+	var total float64
+	for k, v := range series {
+		if !strings.HasPrefix(k, name+"{") {
+			continue
+		}
+		labels := "," + strings.TrimSuffix(strings.TrimPrefix(k, name+"{"), "}") + ","
+		match := true
+		for _, w := range with {
+			match = match && strings.Contains(labels, ","+w+",")
+		}
+		if match {
+			total += v
+		}
+	}
+	return total
+}
+
+// TestMetricsCountAScriptedSession runs a known session (tasks that succeed, fail and are
+// cancelled, a call that waits, an unknown id, an ended task read again) and checks each series
+// against what the session did.
+func TestMetricsCountAScriptedSession(t *testing.T) {
+	addr := testenv.TemporalAddress(t)
+	startWorker(t, addr)
+	var logs bytes.Buffer
+	log, _ := observe.NewLogger(&logs, "info", "json")
+	tel := observe.New(observe.Options{Registry: prometheus.NewRegistry(), Log: log})
+	s := serve(t, tel, addr, "../../examples/temporal/tools.yaml")
+	c := rpctest.Modern(rpctest.HTTP{URL: s.url}, ext)
+	requests := 0
+	do := func(method string, params map[string]any) (json.RawMessage, *rpctest.Error) {
+		requests++
+		return c.Call(t, method, params)
+	}
+	start := func(tool string, args map[string]any) string {
+		raw, rerr := do("tools/call", map[string]any{"name": tool, "arguments": args})
+		var task struct {
+			TaskID string `json:"taskId"`
+		}
+		if rerr != nil || json.Unmarshal(raw, &task) != nil || task.TaskID == "" {
+			t.Fatalf("tools/call %s: %s %v", tool, raw, rerr)
+		}
+		return task.TaskID
+	}
+	polls := 0
+	poll := func(id, want string) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			polls++
+			raw, rerr := do("tasks/get", map[string]any{"taskId": id})
+			if rerr != nil {
+				t.Fatalf("tasks/get: %v", rerr)
+			}
+			var task struct{ Status string }
+			json.Unmarshal(raw, &task)
+			if task.Status == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task still %s after 30s, want %s", task.Status, want)
+			}
+		}
+	}
+
+	echo := start("wait_and_echo", map[string]any{"seconds": 0.5, "text": "counted"})
+	fail := start("wait_and_fail", map[string]any{"seconds": 0.5, "reason": "on purpose"})
+	long := start("wait_and_echo", map[string]any{"seconds": 3600, "text": "never"})
+	if _, rerr := do("tasks/cancel", map[string]any{"taskId": long}); rerr != nil {
+		t.Fatal(rerr)
+	}
+	poll(echo, "completed")
+	poll(fail, "completed") // a tool error is a completed task in the extension
+	poll(long, "cancelled")
+	poll(echo, "completed") // again: from what this process keeps
+	if raw, rerr := do("tools/call", map[string]any{"name": "quick_echo", "arguments": map[string]any{"text": "now"}}); rerr != nil || !strings.Contains(string(raw), "now") {
+		t.Fatalf("quick_echo: %s %v", raw, rerr)
+	}
+	if _, rerr := do("tasks/get", map[string]any{"taskId": "no-such-task"}); rerr == nil || rerr.Code != -32602 {
+		t.Fatalf("tasks/get of an unknown id: %v", rerr)
+	}
+	if _, rerr := do("tools/list", nil); rerr != nil {
+		t.Fatal(rerr)
+	}
+
+	tel.Retried("local-temporal") // Temporal's client does not retry on its own: the series at 0
+	m := scrape(t, s.metrics)
+	dashboardNamesSeries(t, m)
+	for _, want := range []struct {
+		name   string
+		labels []string
+		value  float64
+	}{
+		{"taskgate_tasks_started_total", []string{"tool=wait_and_echo"}, 2},
+		{"taskgate_tasks_started_total", []string{"tool=wait_and_fail"}, 1},
+		{"taskgate_tasks_started_total", []string{"tool=quick_echo"}, 1},
+		{"taskgate_tasks_ended_total", []string{"tool=wait_and_echo", "state=succeeded"}, 1},
+		{"taskgate_tasks_ended_total", []string{"tool=wait_and_echo", "state=cancelled"}, 1},
+		{"taskgate_tasks_ended_total", []string{"tool=wait_and_fail", "state=failed"}, 1},
+		{"taskgate_tasks_ended_total", []string{"tool=quick_echo", "state=succeeded"}, 1},
+		{"taskgate_tasks_ended_total", nil, 4},
+		{"taskgate_request_duration_seconds", []string{"method=tools/call", "dialect=extension", "outcome=ok"}, 4},
+		{"taskgate_request_duration_seconds", []string{"method=tasks/get", "dialect=extension", "outcome=ok"}, float64(polls)},
+		{"taskgate_request_duration_seconds", []string{"method=tasks/get", "dialect=extension", "outcome=invalid_params"}, 1},
+		{"taskgate_request_duration_seconds", []string{"method=tasks/cancel", "dialect=extension", "outcome=ok"}, 1},
+		{"taskgate_request_duration_seconds", []string{"method=tools/list", "dialect=extension", "outcome=ok"}, 1},
+		{"taskgate_request_duration_seconds", nil, float64(requests)},
+		// go-sdk answers -32602 with HTTP 400 on 2026-07-28.
+		{"taskgate_http_responses_total", []string{"code=200"}, float64(requests - 1)},
+		{"taskgate_http_responses_total", []string{"code=400"}, 1},
+		{"taskgate_engine_call_duration_seconds", []string{"operation=start", "result=ok"}, 3},
+		{"taskgate_engine_call_duration_seconds", []string{"operation=run", "result=ok"}, 1},
+		{"taskgate_engine_call_duration_seconds", []string{"operation=cancel", "result=ok"}, 1},
+		{"taskgate_engine_call_duration_seconds", []string{"operation=outcome"}, 2},
+		// Every poll read one status; an unknown id reaches no engine.
+		{"taskgate_engine_reads_total", []string{"operation=describe"}, float64(polls)},
+		// The outcomes of the succeeded and failed tasks, once each; echo's second end was kept.
+		{"taskgate_engine_reads_total", []string{"operation=outcome", "served=engine"}, 2},
+		{"taskgate_engine_reads_total", []string{"operation=outcome", "served=cached"}, 1},
+		{"taskgate_engine_reads_total", []string{"operation=describe", "served=cached"}, 1},
+	} {
+		if got := sum(m, want.name, want.labels...); got != want.value {
+			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
+		}
+	}
+	// The engine saw exactly the describes that no shortcut answered.
+	if calls, reads := sum(m, "taskgate_engine_call_duration_seconds", "operation=describe"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=engine"); calls != reads || calls == 0 {
+		t.Errorf("%v describe calls reached the engine, but %v reads were served by one", calls, reads)
+	}
+	t.Logf("%d requests, %d polls; describes: %v engine, %v shared, %v fresh, %v cached", requests, polls,
+		sum(m, "taskgate_engine_reads_total", "operation=describe", "served=engine"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=shared"),
+		sum(m, "taskgate_engine_reads_total", "operation=describe", "served=fresh"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=cached"))
+
+	// One log line per request, with the execution and never a task id.
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != requests {
+		t.Errorf("%d log lines for %d requests", len(lines), requests)
+	}
+	for _, id := range []string{echo, fail, long} {
+		if strings.Contains(logs.String(), id) {
+			t.Fatalf("a task id is in the log: %s", id)
+		}
+	}
+	var first struct {
+		Msg, Method, Dialect, Tool, Engine, Execution, Outcome string
+		Latency                                                int64
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := s.tokens.Open(echo, time.Now())
+	if first.Msg != "request" || first.Method != "tools/call" || first.Dialect != "extension" || first.Tool != "wait_and_echo" ||
+		first.Engine != "local-temporal" || first.Execution != ref.Ref.String() || first.Outcome != "ok" || first.Latency <= 0 {
+		t.Errorf("the first request's line: %s", lines[0])
+	}
+}
+
+// Every label value comes from a bounded set: unknown methods and tools read as such.
+func TestLabelsStayBounded(t *testing.T) {
+	addr := testenv.TemporalAddress(t)
+	tel := observe.New(observe.Options{Registry: prometheus.NewRegistry()})
+	s := serve(t, tel, addr, "../../examples/temporal/tools.yaml")
+	c := rpctest.Modern(rpctest.HTTP{URL: s.url}, ext)
+	for i := range 3 {
+		c.Call(t, fmt.Sprintf("made/up/%d", i), nil)
+		c.Call(t, "tools/call", map[string]any{"name": fmt.Sprintf("tool%d", i), "arguments": map[string]any{}})
+	}
+	m := scrape(t, s.metrics)
+	for k := range m {
+		if strings.Contains(k, "made/up") || strings.Contains(k, "tool0") {
+			t.Errorf("a client's own word became a label: %s", k)
+		}
+	}
+	if got := sum(m, "taskgate_request_duration_seconds", "method=tools/call", "outcome=invalid_params"); got != 3 {
+		t.Errorf("calls of unknown tools: %v, want 3", got)
+	}
+}
+
+// dashboardNamesSeries checks that the Grafana dashboard and the README name only series that
+// exist, and that the README names every one.
+func dashboardNamesSeries(t *testing.T, scraped map[string]float64) {
+	t.Helper()
+	families := map[string]bool{}
+	for k := range scraped {
+		if name, _, _ := strings.Cut(k, "{"); strings.HasPrefix(name, "taskgate_") {
+			families[name] = true
+		}
+	}
+	named := regexp.MustCompile(`taskgate_[a-z_]+`)
+	for _, file := range []string{"../../deploy/grafana/taskgate.json", "../../README.md"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mentioned := map[string]bool{}
+		for _, name := range named.FindAllString(string(src), -1) {
+			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+				if base := strings.TrimSuffix(name, suffix); families[base] {
+					name = base
+				}
+			}
+			if !families[name] {
+				t.Errorf("%s names %s, which taskgate does not export", file, name)
+			}
+			mentioned[name] = true
+		}
+		for name := range families {
+			if !mentioned[name] && strings.HasSuffix(file, ".md") {
+				t.Errorf("%s does not name the series %s", file, name)
+			}
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package observe
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Readiness answers readiness probes (/readyz) from a check of the engines, run at most once per
+// TTL: the probes in between get the last answer, and concurrent probes share one check. A failed
+// check answers 503 until a later check passes; nothing needs a restart.
+type Readiness struct {
+	// Check says whether the engines are reachable and serve what the mapping names.
+	Check func(context.Context) error
+	// TTL is how long an answer stands (default 5s); Timeout bounds a check (default 3s).
+	TTL, Timeout time.Duration
+	// Log gets a line when readiness changes, with the check's error.
+	Log *slog.Logger
+
+	flight  singleflight.Group
+	mu      sync.Mutex
+	checked time.Time
+	err     error
+}
+
+func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if r.state() != nil {
+		// The details (engine addresses, tool sources) are for the log, not for any prober.
+		http.Error(w, "not ready: an engine is unreachable or does not serve every mapped target; the server's log says which", http.StatusServiceUnavailable)
+		return
+	}
+	io.WriteString(w, "ready\n")
+}
+
+// state is the standing answer, checked again once it is older than the TTL.
+func (r *Readiness) state() error {
+	ttl, timeout := r.TTL, r.Timeout
+	if ttl == 0 {
+		ttl = 5 * time.Second
+	}
+	if timeout == 0 {
+		timeout = 3 * time.Second
+	}
+	r.mu.Lock()
+	checked, err := r.checked, r.err
+	r.mu.Unlock()
+	if !checked.IsZero() && time.Since(checked) < ttl {
+		return err
+	}
+	v, _, _ := r.flight.Do("check", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		now := r.Check(ctx)
+		r.mu.Lock()
+		before, first := r.err, r.checked.IsZero()
+		r.checked, r.err = time.Now(), now
+		r.mu.Unlock()
+		switch {
+		case r.Log == nil:
+		case now != nil && (before == nil || first):
+			r.Log.Warn("not ready", "error", now)
+		case now == nil && before != nil:
+			r.Log.Info("ready again")
+		}
+		return now, nil
+	})
+	err, _ = v.(error)
+	return err
+}

@@ -1,0 +1,169 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/mapping"
+)
+
+// Questions before the start (a tool's ask:). On 2026-07-28 this is MRTR: the first call answers
+// input_required with the questions and a sealed requestState, and the call that brings the
+// answers starts the workflow. On a connection that carries server requests (stdio) and a client
+// that takes elicitation, taskgate asks with elicitation/create itself. Nothing is stored.
+
+// askFor is how long a requestState stays good: a person answers in minutes.
+const askFor = 30 * time.Minute
+
+// askState is what a requestState carries from one round of a call to the next.
+type askState struct {
+	Tool    string `json:"t"`
+	Args    string `json:"a"` // SHA-256 of the arguments as sent
+	Caller  string `json:"c"`
+	Expires int64  `json:"e"` // unix seconds
+}
+
+// asked is what the questions of a call came to: the answers to start with, or the answer to give
+// instead (questions still open, a refusal).
+type asked struct {
+	answers map[string]json.RawMessage
+	reply   mcp.Result
+}
+
+// ask gathers the answers to a tool's questions. A tool without questions has none to gather.
+func (s *Server) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.CallToolParamsRaw) (asked, error) {
+	if len(tool.Ask) == 0 {
+		return asked{}, nil
+	}
+	switch {
+	case c.modern:
+		return s.askInRounds(ctx, c, tool, p)
+	case c.session != nil && c.session.InitializeParams() != nil && c.session.InitializeParams().Capabilities != nil &&
+		c.session.InitializeParams().Capabilities.Elicitation != nil:
+		return s.askByElicitation(ctx, c, tool)
+	}
+	return asked{}, invalid("tool %s asks questions before it starts: call it on protocol 2026-07-28, or from a client that takes elicitation/create on a connection that carries it (stdio)", tool.Name)
+}
+
+func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.CallToolParamsRaw) (asked, error) {
+	if p.RequestState == "" && len(p.InputResponses) == 0 {
+		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, tool.Ask)}, nil
+	}
+	if err := s.checkAskState(ctx, tool, p); err != nil {
+		return asked{}, err
+	}
+	answers := map[string]json.RawMessage{}
+	var open []*mapping.Question
+	for _, q := range tool.Ask {
+		resp, ok := p.InputResponses[q.Key]
+		if !ok {
+			open = append(open, q)
+			continue
+		}
+		answer, refused, err := acceptedAnswer(tool, q, resp)
+		switch {
+		case err != nil:
+			return asked{}, err
+		case refused != nil:
+			return asked{reply: refused.wire(c.modern)}, nil
+		}
+		answers[q.Key] = answer
+	}
+	if len(open) > 0 {
+		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, open)}, nil
+	}
+	return asked{answers: answers}, nil
+}
+
+func (s *Server) askByElicitation(ctx context.Context, c caps, tool *mapping.Tool) (asked, error) {
+	answers := map[string]json.RawMessage{}
+	for _, q := range tool.Ask {
+		res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
+		if err != nil {
+			return asked{}, invalid("asking %s's question %q: %v", tool.Name, q.Key, err)
+		}
+		answer, refused, err := acceptedAnswer(tool, q, res)
+		switch {
+		case err != nil:
+			return asked{}, err
+		case refused != nil:
+			return asked{reply: refused.wire(c.modern)}, nil
+		}
+		answers[q.Key] = answer
+	}
+	return asked{answers: answers}, nil
+}
+
+// acceptedAnswer reads one response: an accepted answer that matches the question's schema, or
+// the tool error of a declined question (nothing starts), or the error of a response that is no
+// answer to it.
+func acceptedAnswer(tool *mapping.Tool, q *mapping.Question, resp mcp.InputResponse) (json.RawMessage, *toolOutput, error) {
+	er, ok := resp.(*mcp.ElicitResult)
+	if !ok {
+		return nil, nil, invalid("the response to %q is not an answer to an elicitation", q.Key)
+	}
+	switch er.Action {
+	case "accept":
+	case "decline", "cancel":
+		return nil, toolError("%s did not start: the question %q was %sd (%s)", tool.Name, q.Key, er.Action, q.Message), nil
+	default:
+		return nil, nil, invalid("the response to %q: action %q is not accept, decline or cancel", q.Key, er.Action)
+	}
+	content, err := json.Marshal(er.Content)
+	if err != nil {
+		return nil, nil, invalid("the answer to %q: %v", q.Key, err)
+	}
+	if err := q.Schema.Check(content); err != nil {
+		return nil, nil, invalid("the answer to %q does not fit its schema: %v", q.Key, err)
+	}
+	return content, nil, nil
+}
+
+// inputRequired asks the questions, with the state the next round must bring back.
+func (s *Server) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, qs []*mapping.Question) mcp.Result {
+	res := &inputRequiredResult{InputRequests: map[string]inputRequest{}}
+	for _, q := range qs {
+		res.InputRequests[q.Key] = elicitation(q.Message, q.Schema.JSON)
+	}
+	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: callerOf(ctx), Expires: s.now().Add(askFor).Unix()})
+	res.RequestState = s.tokens.SealState(state)
+	return res
+}
+
+func elicitation(message string, schema json.RawMessage) inputRequest {
+	return inputRequest{Params: elicitParams{Message: message, RequestedSchema: schema}}
+}
+
+// checkAskState checks that a requestState is one this server gave for this call of this caller,
+// and not stale.
+func (s *Server) checkAskState(ctx context.Context, tool *mapping.Tool, p *mcp.CallToolParamsRaw) error {
+	data, err := s.tokens.OpenState(p.RequestState)
+	var st askState
+	switch {
+	case err != nil || json.Unmarshal(data, &st) != nil:
+		return invalid("requestState is not one taskgate gave: call %s again without inputResponses to be asked anew", tool.Name)
+	case st.Tool != tool.Name || st.Args != argsSum(p.Arguments) || st.Caller != callerOf(ctx):
+		return invalid("requestState belongs to another call: repeat the arguments of the call that was asked, or call %s again without inputResponses", tool.Name)
+	case s.now().Unix() > st.Expires:
+		return invalid("requestState has expired (after %s): call %s again without inputResponses to be asked anew", askFor, tool.Name)
+	}
+	return nil
+}
+
+// argsSum is the SHA-256 of the arguments, however a client spaces and orders them (absent and
+// null read as {}).
+func argsSum(args json.RawMessage) string {
+	var v any
+	json.Unmarshal(args, &v)
+	if v == nil {
+		v = map[string]any{}
+	}
+	canonical, _ := json.Marshal(v) // map keys sorted
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,176 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/mapping"
+)
+
+// Observer is told what the server does, for metrics, traces and logs (package observe is one).
+// Its methods run on every request: they must be cheap and must not block.
+type Observer interface {
+	// Request is called as a request arrives, before it is served, with what is known of it yet;
+	// the context it returns serves the request.
+	Request(ctx context.Context, r *Request) context.Context
+	// Answered is called once the request is answered, with r complete.
+	Answered(ctx context.Context, r *Request)
+	// Started is called when an execution of a tool starts (a task, or a call that waits for it).
+	Started(ctx context.Context, tool string)
+	// Ended is called the first time this process reads that an execution of a tool ended, with
+	// how it ended. Another process (a replica) that reads the same end is told too.
+	Ended(ctx context.Context, tool string, s adapters.State)
+}
+
+// Request is one request as an Observer sees it. Nothing in it is a task id or a credential, and
+// every field but Execution and Duration takes one of few values.
+type Request struct {
+	// Method is the JSON-RPC method if taskgate knows it, else "other".
+	Method string
+	// Dialect is how the caller speaks of tasks: "extension" (the tasks extension, 2026-07-28),
+	// "2025-11-25" (tasks on 2025-11-25), "sep1391" (operations), or "none".
+	Dialect string
+	// Tool and Engine are the mapped tool the request is about, and its engine block; empty when
+	// none (or, for a handle tool, its name until the handle is read).
+	Tool, Engine string
+	// Execution is the engine's own id of the execution the request started or read.
+	Execution adapters.Ref
+	// Outcome is "ok", "tool_error" (a result with isError), "cancelled" (the client went away),
+	// or the error: "invalid_params" (including unknown and expired tasks), "invalid_request",
+	// "method_not_found", "missing_capability", "unavailable" (an engine did not answer: a
+	// retryable -32603), "internal_error" or "error".
+	Outcome string
+	// Code is the JSON-RPC error code; 0 when none.
+	Code int64
+	// Duration is how long the request took to answer.
+	Duration time.Duration
+}
+
+type requestKey struct{}
+
+// requestOf is the record of the request ctx serves, nil when nobody observes.
+func requestOf(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
+}
+
+// methods are the methods a Request names; any other is "other", so that a client cannot make up
+// names that metrics would keep.
+var methods = map[string]string{}
+
+func init() {
+	for _, m := range []string{"initialize", "ping", "tools/list", "tools/call", "tasks/get", "tasks/cancel", "tasks/update",
+		"tasks/result", "tasks/list", "tools/async/status", "tools/async/result", "server/discover", "logging/setLevel",
+		"notifications/initialized", "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed"} {
+		methods[m] = m
+	}
+	for m := range undeclared {
+		methods[m] = m
+	}
+}
+
+func methodName(method string) string {
+	if m, ok := methods[method]; ok {
+		return m
+	}
+	return "other"
+}
+
+// observed serves a request through serve, telling the observer of it.
+func (s *Server) observed(ctx context.Context, method string, serve func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
+	rec := &Request{Method: methodName(method)}
+	ctx = s.observer.Request(context.WithValue(ctx, requestKey{}, rec), rec)
+	start := time.Now()
+	defer func() {
+		rec.Duration = time.Since(start)
+		rec.Outcome, rec.Code = outcomeOf(res, err)
+		s.observer.Answered(ctx, rec)
+	}()
+	return serve(ctx)
+}
+
+// observeCaps records what the caller speaks.
+func observeCaps(ctx context.Context, c caps, method string) {
+	if rec := requestOf(ctx); rec != nil {
+		rec.Dialect = c.dialectName(method)
+	}
+}
+
+// dialectName is how the caller of method speaks of tasks (Request.Dialect).
+func (c caps) dialectName(method string) string {
+	switch {
+	case c.operation != nil || strings.HasPrefix(method, "tools/async/"):
+		return "sep1391"
+	case c.modern && c.tasks:
+		return "extension"
+	case !c.modern && (c.tasks || c.task != nil || strings.HasPrefix(method, "tasks/")):
+		return "2025-11-25"
+	case c.sep1391:
+		return "sep1391"
+	}
+	return "none"
+}
+
+// observeTask records the tool a request is about and, when known, its execution. It writes only
+// what changes: a waiting call's progress reports read the record meanwhile.
+func observeTask(ctx context.Context, tool *mapping.Tool, ref adapters.Ref) {
+	rec := requestOf(ctx)
+	if rec == nil {
+		return
+	}
+	if rec.Tool != tool.Name || rec.Engine != tool.Engine {
+		rec.Tool, rec.Engine = tool.Name, tool.Engine
+	}
+	if ref != (adapters.Ref{}) && rec.Execution != ref {
+		rec.Execution = ref
+	}
+}
+
+// ended tells the observer of an end that the engine of a tool of the request just told.
+func (s *Server) ended(ctx context.Context, _ adapters.Target, _ adapters.Ref, st adapters.State) {
+	if rec := requestOf(ctx); rec != nil && rec.Engine != "" {
+		s.observer.Ended(ctx, rec.Tool, st)
+	}
+}
+
+// outcomeOf is how a request went (Request.Outcome) and its JSON-RPC error code.
+func outcomeOf(res mcp.Result, err error) (string, int64) {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		if r, ok := res.(*callToolResult); ok && r.IsError {
+			return "tool_error", 0
+		}
+		return "ok", 0
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return "cancelled", 0
+	case !errors.As(err, &rpcErr):
+		return "error", 0
+	}
+	switch rpcErr.Code {
+	case jsonrpc.CodeInvalidParams:
+		return "invalid_params", rpcErr.Code
+	case jsonrpc.CodeInvalidRequest:
+		return "invalid_request", rpcErr.Code
+	case jsonrpc.CodeMethodNotFound:
+		return "method_not_found", rpcErr.Code
+	case mcp.CodeMissingRequiredClientCapabilities:
+		return "missing_capability", rpcErr.Code
+	case jsonrpc.CodeInternalError:
+		var data struct {
+			Retryable bool `json:"retryable"`
+		}
+		if json.Unmarshal(rpcErr.Data, &data) == nil && data.Retryable {
+			return "unavailable", rpcErr.Code
+		}
+		return "internal_error", rpcErr.Code
+	}
+	return "error", rpcErr.Code
+}

@@ -1,0 +1,258 @@
+# ---------------------------------------------------------------------------------------------------
+# What to run
+# ---------------------------------------------------------------------------------------------------
+
+variable "name" {
+  description = "Name of the Deployment, Service, ConfigMap, Secrets, ServiceAccount, HorizontalPodAutoscaler and PodDisruptionBudget, and the app.kubernetes.io/instance label."
+  type        = string
+  default     = "taskgate"
+
+  validation {
+    condition     = can(regex("^[a-z0-9]([a-z0-9-]{0,50}[a-z0-9])?$", var.name))
+    error_message = "name must be a DNS label of at most 52 characters: lower-case letters, digits and hyphens."
+  }
+}
+
+variable "namespace" {
+  description = "Namespace to deploy into."
+  type        = string
+  default     = "taskgate"
+}
+
+variable "create_namespace" {
+  description = "Whether to create the namespace (false: it exists already, for example the Temporal cluster's own)."
+  type        = bool
+  default     = true
+}
+
+variable "image" {
+  description = "The taskgate container image, built from the repository's Dockerfile, by tag or digest."
+  type        = string
+}
+
+variable "image_pull_policy" {
+  description = "When the kubelet pulls the image: IfNotPresent, Always or Never."
+  type        = string
+  default     = "IfNotPresent"
+}
+
+variable "image_pull_secrets" {
+  description = "Names of docker-registry Secrets in the namespace for a private registry."
+  type        = list(string)
+  default     = []
+}
+
+variable "extra_args" {
+  description = "Arguments added to `taskgate serve --config /etc/taskgate/tools.yaml --http :PORT`, for example [\"--no-task-clients\", \"wait\"], or the flags later releases add (log format, --insecure-no-auth)."
+  type        = list(string)
+  default     = []
+}
+
+variable "container_port" {
+  description = "Port taskgate listens on in the pod (serve --http :PORT)."
+  type        = number
+  default     = 8080
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Mapping, Temporal and secrets
+# ---------------------------------------------------------------------------------------------------
+
+variable "mapping_yaml" {
+  description = "The mapping file's content (for example file(\"tools.yaml\")), stored in a ConfigMap and mounted at /etc/taskgate/tools.yaml. Engine blocks may refer to the environment: $${TEMPORAL_ADDRESS}, $${TEMPORAL_NAMESPACE}, $${TEMPORAL_TLS_CA_FILE}, $${TEMPORAL_TLS_CERT_FILE}, $${TEMPORAL_TLS_KEY_FILE}, $${TEMPORAL_TLS_SERVER_NAME}, apiKeyEnv: TEMPORAL_API_KEY, and the names in environment."
+  type        = string
+}
+
+variable "temporal_address" {
+  description = "The Temporal frontend's gRPC address, host:port, as TEMPORAL_ADDRESS: in the same cluster usually temporal-frontend.NAMESPACE.svc.cluster.local:7233 (the Temporal Helm chart's frontend Service); for Temporal Cloud NAMESPACE.ACCOUNT.tmprl.cloud:7233."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[^:/\\s]+:[0-9]+$", var.temporal_address))
+    error_message = "temporal_address must be host:port, without a scheme."
+  }
+}
+
+variable "temporal_namespace" {
+  description = "The Temporal namespace, as TEMPORAL_NAMESPACE."
+  type        = string
+  default     = "default"
+}
+
+variable "temporal_tls" {
+  description = "TLS to the Temporal frontend, PEM-encoded: ca_pem (a private CA; null for the system roots), cert_pem and key_pem (mTLS client certificate), server_name (when it differs from the address's host). Stored in a Secret mounted at /etc/taskgate/temporal/ and passed as TEMPORAL_TLS_* file paths; null for plaintext."
+  type = object({
+    ca_pem      = optional(string)
+    cert_pem    = optional(string)
+    key_pem     = optional(string)
+    server_name = optional(string)
+  })
+  default   = null
+  sensitive = true
+}
+
+variable "temporal_api_key" {
+  description = "A Temporal Cloud API key, as TEMPORAL_API_KEY from a Secret (the mapping says apiKeyEnv: TEMPORAL_API_KEY); null for none."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "token_keys" {
+  description = "TASKGATE_TOKEN_KEYS, the keys that seal task ids: `ID:BASE64[,ID:BASE64...]` as printed by `taskgate token new-key`, stored in a Secret. Set this or token_keys_secret_name. It is kept in the Terraform state: prefer token_keys_secret_name where the state is not encrypted."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "token_keys_secret_name" {
+  description = "Instead of token_keys: the name of an existing Secret in the namespace (External Secrets, Sealed Secrets, kubectl) whose key TASKGATE_TOKEN_KEYS holds the token keys."
+  type        = string
+  default     = null
+}
+
+variable "api_keys" {
+  description = "API keys of HTTP callers, for the mapping's auth.apiKeys: environment variable name (the entry's keyEnv) => key. Stored in the module's Secret."
+  type        = map(string)
+  default     = {}
+  sensitive   = true
+}
+
+variable "oauth" {
+  description = "OAuth settings for the mapping's auth.oauth, passed as TASKGATE_OAUTH_ISSUER, TASKGATE_OAUTH_AUDIENCE, TASKGATE_OAUTH_JWKS_URL and TASKGATE_OAUTH_SCOPES (space-separated); null for none."
+  type = object({
+    issuer   = string
+    audience = string
+    jwks_url = optional(string)
+    scopes   = optional(list(string), [])
+  })
+  default = null
+}
+
+variable "public_url" {
+  description = "The MCP URL clients use through your Ingress or Gateway (https://.../mcp), passed as TASKGATE_MCP_URL for the resource URL of OAuth protected-resource metadata; null when clients use the in-cluster Service."
+  type        = string
+  default     = null
+}
+
+variable "environment" {
+  description = "More plain environment variables for taskgate (for the mapping's $${VAR} and the AWS SDK, for example AWS_REGION for Step Functions engines)."
+  type        = map(string)
+  default     = {}
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Pods, probes and scaling
+# ---------------------------------------------------------------------------------------------------
+
+variable "replicas" {
+  description = "Replicas at creation; the HorizontalPodAutoscaler takes over between min_replicas and max_replicas."
+  type        = number
+  default     = 2
+}
+
+variable "min_replicas" {
+  description = "Fewest replicas the HorizontalPodAutoscaler keeps."
+  type        = number
+  default     = 2
+}
+
+variable "max_replicas" {
+  description = "Most replicas the HorizontalPodAutoscaler runs."
+  type        = number
+  default     = 6
+}
+
+variable "cpu_target_percent" {
+  description = "Average CPU utilization (of the request) the HorizontalPodAutoscaler keeps."
+  type        = number
+  default     = 70
+}
+
+variable "pdb_min_available" {
+  description = "Pods a voluntary disruption (node drain, upgrade) must leave running; 0 for no PodDisruptionBudget."
+  type        = number
+  default     = 1
+}
+
+variable "liveness_path" {
+  description = "Path of the liveness probe: /healthz (the process serves)."
+  type        = string
+  default     = "/healthz"
+}
+
+variable "readiness_path" {
+  description = "Path of the readiness probe. /healthz answers as soon as taskgate serves; switch to /readyz (engines reachable, targets present) once taskgate has it."
+  type        = string
+  default     = "/healthz"
+}
+
+variable "resources" {
+  description = "Container resources: cpu_request (the HPA's 100%), memory_request, memory_limit, and cpu_limit (null for none, so a busy pod is not throttled)."
+  type = object({
+    cpu_request    = optional(string, "100m")
+    memory_request = optional(string, "64Mi")
+    memory_limit   = optional(string, "256Mi")
+    cpu_limit      = optional(string)
+  })
+  default = {}
+}
+
+variable "service_type" {
+  description = "Type of the Service: ClusterIP (clients or an Ingress in the cluster), or LoadBalancer / NodePort."
+  type        = string
+  default     = "ClusterIP"
+}
+
+variable "service_port" {
+  description = "Port of the Service (it forwards to container_port)."
+  type        = number
+  default     = 80
+}
+
+variable "service_annotations" {
+  description = "Annotations of the Service, for example a cloud load balancer's settings."
+  type        = map(string)
+  default     = {}
+}
+
+variable "service_account_annotations" {
+  description = "Annotations of the ServiceAccount, for example eks.amazonaws.com/role-arn for Step Functions engines through IRSA (the role's policy: modules/taskgate-iam-policy)."
+  type        = map(string)
+  default     = {}
+}
+
+variable "automount_service_account_token" {
+  description = "Whether pods mount a Kubernetes API token. taskgate never calls the Kubernetes API; IRSA and EKS Pod Identity mount their own tokens."
+  type        = bool
+  default     = false
+}
+
+variable "pod_annotations" {
+  description = "More annotations of the pods."
+  type        = map(string)
+  default     = {}
+}
+
+variable "labels" {
+  description = "More labels of every object."
+  type        = map(string)
+  default     = {}
+}
+
+variable "node_selector" {
+  description = "Node labels the pods must run on."
+  type        = map(string)
+  default     = {}
+}
+
+variable "tolerations" {
+  description = "Tolerations of the pods: { key, operator (Equal or Exists), value, effect }."
+  type = list(object({
+    key      = optional(string)
+    operator = optional(string, "Equal")
+    value    = optional(string)
+    effect   = optional(string)
+  }))
+  default = []
+}
