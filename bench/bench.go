@@ -39,6 +39,7 @@ const (
 	toolRunning    = "bench_running"  // Temporal, a queue no worker polls: stays in flight
 	toolEcho       = "bench_echo"     // Temporal, the bench's own worker: ends
 	toolSFN        = "bench_sfn_echo" // Step Functions wait-and-echo
+	toolHold       = "bench_hold"     // Temporal, the bench's own worker: ends when signalled
 	unpolledQueue  = "taskgate-bench-unpolled"
 	workerQueue    = "taskgate-bench-worker"
 	extTasks       = "io.modelcontextprotocol/tasks"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/mcpclient"
+	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
@@ -38,6 +39,10 @@ import (
 //
 // The engine calls are counted per execution at the engine boundary of the taskgate process: what
 // the window and the caches actually let through, including the final read of the outcome.
+//
+// The default polling is the mapping's own curve (mapping.Tool.PollIntervalAt of the tool, which
+// sets no pollInterval): the server answers it, and the bench checks every answer against it and
+// reports the calls the curve alone predicts, so that the figure follows the curve if it changes.
 
 const (
 	// windowReal is the economy process's FreshFor.
@@ -68,10 +73,15 @@ func (b *bench) economyFigure(ctx context.Context) error {
 	if err := b.ensureWorker(ctx); err != nil {
 		return err
 	}
+	set, err := mapping.Parse("bench/tools.yaml", toolsYAML)
+	if err != nil {
+		return err
+	}
+	hold, _ := set.Tool(toolHold)
 	client := b.modern(c.endpoint())
 	var claims [2]token.Claims
 	for i := range claims {
-		id, err := b.start(ctx, client, "bench_hold", map[string]any{})
+		id, err := b.start(ctx, client, toolHold, map[string]any{})
 		if err != nil {
 			return err
 		}
@@ -95,9 +105,9 @@ func (b *bench) economyFigure(ctx context.Context) error {
 			defer wg.Done()
 			switch i {
 			case 0:
-				pollers[i], errs[i] = b.simulate(ctx, client, claims[0], 0)
+				pollers[i], errs[i] = b.simulate(ctx, client, claims[0], 0, hold)
 			case 1:
-				pollers[i], errs[i] = b.simulate(ctx, client, claims[1], time.Second)
+				pollers[i], errs[i] = b.simulate(ctx, client, claims[1], time.Second, hold)
 			case 2:
 				pollers[i], errs[i] = b.simulateDirect(ctx, directRef, time.Second)
 			}
@@ -114,6 +124,7 @@ func (b *bench) economyFigure(ctx context.Context) error {
 	adaptive, fixed, direct := float64(cc.PerRef[claims[0].Ref.String()]), float64(cc.PerRef[claims[1].Ref.String()]), float64(pollers[2].calls)
 	task := simLength(b.opts.economyTask) + " task"
 	b.res.add(6, task+": engine calls, client follows pollIntervalMs (default polling)", "calls", direct, adaptive)
+	b.res.add(6, task+": engine calls the mapping's default curve predicts (a Describe per poll, one outcome read)", "calls", direct, float64(curvePolls(hold, b.opts.economyTask)+1))
 	b.res.add(6, task+": engine calls, client polls every second through taskgate", "calls", direct, fixed)
 	b.res.add(6, task+": client polls, default polling", "polls", float64(pollers[2].polls), float64(pollers[0].polls))
 	iv := pollers[0].intervals
@@ -121,9 +132,15 @@ func (b *bench) economyFigure(ctx context.Context) error {
 	b.res.add(6, task+": pollIntervalMs answered at the last poll before the end", "ms", 1000, ms(iv[len(iv)-1]))
 	b.logf("  engine calls over the task: default polling %.0f (%d polls, intervals %s..%s), every second through taskgate %.0f (%d polls), direct every second %.0f (%d polls); simulated in %s",
 		adaptive, pollers[0].polls, iv[0], iv[len(iv)-1], fixed, pollers[1].polls, direct, pollers[2].polls, time.Since(t0).Round(time.Millisecond))
-	b.res.note(6, "A %s task, simulated: each client's clock is advanced by its own polls (one poll, then the next at the answered pollIntervalMs, or a fixed second later), not by real time, so the counts do not depend on how fast the machine is. Direct column: a client that polls the engine directly every second (DescribeWorkflowExecution until the workflow has closed, then one GetWorkflowExecutionHistory of its close event for the result), counted by the bench. taskgate column: clients of one taskgate process sending tasks/get, either as the server says (waiting the pollIntervalMs of each answer: the default polling of a tool whose mapping sets no pollInterval) or every second; their engine calls are counted per execution at the engine boundary of the process (below its freshness window and caches), including the final read of the outcome.", simLength(b.opts.economyTask))
-	b.res.note(6, "How the server sees the simulated time, with no hook in it: each poll at simulated age A uses a task id for the same execution minted by the bench (it holds the process's token key) with its creation time set back to now - A, so the server answers what it would at age A (if a future adaptive interval were derived from the engine's start time instead of the task's creation, this would not show it); the task's workflow runs until the bench signals it when a client's clock passes the task's length; the process's freshness window is %s instead of %s, and polls at least %s apart in simulated time are sent at least %s apart in real time (closer ones back to back), so the window joins the polls it would join in real time. One pass (no repetitions).", windowReal, windowSim, windowSim, 2*windowReal)
+	b.res.note(6, "A %s task, simulated: each client's clock is advanced by its own polls (one poll, then the next at the answered pollIntervalMs, or a fixed second later), not by real time, so the counts do not depend on how fast the machine is. Direct column: a client that polls the engine directly every second (DescribeWorkflowExecution until the workflow has closed, then one GetWorkflowExecutionHistory of its close event for the result), counted by the bench. taskgate column: clients of one taskgate process sending tasks/get, either as the server says (waiting the pollIntervalMs of each answer: the default adaptive polling of a tool whose mapping sets no pollInterval, %s) or every second; their engine calls are counted per execution at the engine boundary of the process (below its freshness window and caches), including the final read of the outcome. The predicted row walks the same curve (mapping.Tool.PollIntervalAt) with no server: one Describe per poll and one outcome read.", simLength(b.opts.economyTask), curveLabel(hold))
+	b.res.note(6, "How the server sees the simulated time, with no hook in it: each poll at simulated age A uses a task id for the same execution minted by the bench (it holds the process's token key) with its creation time set back to now - A, so the server answers what it would at age A (it derives the adaptive interval from the id's creation time; the bench checks each answer against the mapping's PollIntervalAt at that age); the task's workflow runs until the bench signals it when a client's clock passes the task's length; the process's freshness window is %s instead of %s, and polls at least %s apart in simulated time are sent at least %s apart in real time (closer ones back to back), so the window joins the polls it would join in real time. One pass (no repetitions).", windowReal, windowSim, windowSim, 2*windowReal)
 	return nil
+}
+
+// curveLabel describes tool's polling curve in the mapping's terms.
+func curveLabel(tool *mapping.Tool) string {
+	return fmt.Sprintf("pollInterval %s until the task is %s old, then %s x age / %s, at most %s", tool.PollInterval,
+		tool.PollIntervalGrowsAfter, tool.PollInterval, tool.PollIntervalGrowsAfter, tool.PollIntervalMax)
 }
 
 func simLength(d time.Duration) string {
@@ -166,9 +183,20 @@ func (b *bench) finish(ctx context.Context, r adapters.Ref) error {
 	}
 }
 
+// curvePolls is the number of polls of a client that polls a task of the given length at the
+// intervals of tool.PollIntervalAt, the last one finding it ended.
+func curvePolls(tool *mapping.Tool, length time.Duration) int {
+	polls := 1
+	for age := time.Duration(0); age < length; age += tool.PollIntervalAt(age) {
+		polls++
+	}
+	return polls
+}
+
 // simulate polls a task through taskgate over its simulated life: every fixed interval, or (fixed
-// 0) after the pollIntervalMs of each answer.
-func (b *bench) simulate(ctx context.Context, client *mcpclient.Client, cl token.Claims, fixed time.Duration) (simPoller, error) {
+// 0) after the pollIntervalMs of each answer, which must be tool.PollIntervalAt of the age the
+// task had when the server read it (at most a second of real time after the simulated age).
+func (b *bench) simulate(ctx context.Context, client *mcpclient.Client, cl token.Claims, fixed time.Duration, tool *mapping.Tool) (simPoller, error) {
 	var p simPoller
 	var age, gap time.Duration
 	var last time.Time
@@ -203,6 +231,9 @@ func (b *bench) simulate(ctx context.Context, client *mcpclient.Client, cl token
 				return p, fmt.Errorf("tasks/get answered no pollIntervalMs: %+v", a)
 			}
 			gap = time.Duration(a.PollIntervalMs) * time.Millisecond
+			if lo, hi := tool.PollIntervalAt(age), tool.PollIntervalAt(age+time.Second); gap < lo || gap > hi {
+				return p, fmt.Errorf("tasks/get at simulated age %s answered pollIntervalMs %d, not the mapping's %s (up to %s)", age, a.PollIntervalMs, lo, hi)
+			}
 		}
 		p.intervals = append(p.intervals, gap)
 		age += gap
