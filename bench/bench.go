@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"runtime"
@@ -21,13 +22,14 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
-	"github.com/taskgate/taskgate/adapters/temporal"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/mcpclient"
@@ -49,10 +51,12 @@ const (
 // bench holds what every figure shares: the direct engine clients, the token keys the taskgate
 // processes share with it, the load generator's HTTP client, and what must be cleaned up.
 type bench struct {
-	opts     options
-	log      io.Writer
-	res      *results
-	te       *temporal.Engine
+	opts options
+	log  io.Writer
+	res  *results
+	// tc is the direct Temporal client: the SDK's own, with its default options (as a program
+	// that calls Temporal without taskgate has it), whatever taskgate's adapter sets.
+	tc       client.Client
 	se       *stepfunctions.Engine
 	sfnARN   string
 	keys     string
@@ -66,7 +70,7 @@ type bench struct {
 
 	workerOnce sync.Once
 	worker     worker.Worker
-	workerEng  *temporal.Engine
+	workerTC   client.Client
 	workerErr  error
 
 	// running are ids of Temporal tasks in flight, started through taskgate (see runningTasks).
@@ -85,7 +89,7 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 	b := &bench{opts: opts, log: log, res: newResults(), http: newHTTPClient(), dc: converter.GetDefaultDataConverter(),
 		profiles: map[string][]string{}}
 	var err error
-	if b.te, err = temporal.New(ctx, temporal.Config{Address: temporalAddr, Namespace: namespace()}); err != nil {
+	if b.tc, err = dialTemporal(ctx, temporalAddr); err != nil {
 		return nil, err
 	}
 	if b.se, err = stepfunctions.New(ctx, stepfunctions.Config{Region: region(), Endpoint: sfnEndpoint}); err != nil {
@@ -106,6 +110,16 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 	}
 	b.temporalPID, b.sfnPID = listener(temporalAddr), listener(sfnEndpoint)
 	return b, nil
+}
+
+// dialTemporal is a Temporal SDK client with its default options but a quieter log.
+func dialTemporal(ctx context.Context, address string) (client.Client, error) {
+	c, err := client.DialContext(ctx, client.Options{HostPort: address, Namespace: namespace(),
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Temporal at %s: %w", address, err)
+	}
+	return c, nil
 }
 
 func namespace() string {
@@ -136,10 +150,10 @@ func (b *bench) close() {
 	}
 	if b.worker != nil {
 		b.worker.Stop()
-		b.workerEng.Close()
+		b.workerTC.Close()
 	}
 	b.cleanup()
-	b.te.Close()
+	b.tc.Close()
 }
 
 func (b *bench) stopChildren() {
@@ -191,7 +205,7 @@ func (b *bench) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	parallel(len(tw), 32, func(i int) error {
-		b.te.Client().TerminateWorkflow(ctx, tw[i].ID, tw[i].Run, "taskgate bench done")
+		b.tc.TerminateWorkflow(ctx, tw[i].ID, tw[i].Run, "taskgate bench done")
 		return nil
 	})
 	parallel(len(sx), 16, func(i int) error {
@@ -205,11 +219,11 @@ func (b *bench) cleanup() {
 // process (for tasks that must end). It polls on a connection of its own.
 func (b *bench) ensureWorker(ctx context.Context) error {
 	b.workerOnce.Do(func() {
-		b.workerEng, b.workerErr = temporal.New(ctx, temporal.Config{Address: os.Getenv("TEMPORAL_ADDRESS"), Namespace: namespace()})
+		b.workerTC, b.workerErr = dialTemporal(ctx, os.Getenv("TEMPORAL_ADDRESS"))
 		if b.workerErr != nil {
 			return
 		}
-		b.worker = worker.New(b.workerEng.Client(), workerQueue, worker.Options{})
+		b.worker = worker.New(b.workerTC, workerQueue, worker.Options{})
 		temporalexamples.Register(b.worker)
 		b.worker.RegisterWorkflowWithOptions(benchHold, workflow.RegisterOptions{Name: "BenchHold"})
 		b.workerErr = b.worker.Start()
@@ -343,7 +357,7 @@ func (b *bench) runningTasks(ctx context.Context, c *child, n int) ([]string, er
 
 // describeTemporal is one DescribeWorkflowExecution RPC.
 func (b *bench) describeTemporal(ctx context.Context, r adapters.Ref) (enumspb.WorkflowExecutionStatus, error) {
-	d, err := b.te.Client().WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+	d, err := b.tc.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
 		Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: r.ID, RunId: r.Run}})
 	return d.GetWorkflowExecutionInfo().GetStatus(), err
 }
@@ -364,7 +378,7 @@ func (b *bench) startWorkflow(ctx context.Context, queue, workflowType, input st
 		return adapters.Ref{}, err
 	}
 	id := "bench/direct/" + uuid.NewString()
-	resp, err := b.te.Client().WorkflowService().StartWorkflowExecution(ctx, &workflowservice.StartWorkflowExecutionRequest{
+	resp, err := b.tc.WorkflowService().StartWorkflowExecution(ctx, &workflowservice.StartWorkflowExecutionRequest{
 		Namespace: namespace(), WorkflowId: id, WorkflowType: &commonpb.WorkflowType{Name: workflowType},
 		TaskQueue: &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:     payloads, Identity: "taskgate-bench", RequestId: uuid.NewString(),

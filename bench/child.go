@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with, as in cmd/taskgate
 	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"

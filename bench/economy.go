@@ -165,7 +165,7 @@ func pace(ctx context.Context, gapSim time.Duration, lastAnswer time.Time) {
 
 // finish signals a BenchHold workflow and waits until the engine shows it closed.
 func (b *bench) finish(ctx context.Context, r adapters.Ref) error {
-	if err := b.te.Client().SignalWorkflow(ctx, r.ID, r.Run, "finish", nil); err != nil {
+	if err := b.tc.SignalWorkflow(ctx, r.ID, r.Run, "finish", nil); err != nil {
 		return fmt.Errorf("finishing the simulated task: %w", err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
@@ -259,7 +259,7 @@ func (b *bench) simulateDirect(ctx context.Context, r adapters.Ref, interval tim
 		p.polls++
 		p.calls++
 		if st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			_, err := b.te.Client().WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+			_, err := b.tc.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 				Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: r.ID, RunId: r.Run},
 				HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT})
 			p.calls++
