@@ -25,11 +25,17 @@ const codeHeaderMismatch = -32020
 
 // HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
 func (s *Server) HTTPHandler() http.Handler {
-	// go-sdk refuses non-loopback Hosts on a loopback listener; a list of hosts replaces that
-	// check, for a reverse proxy on the same machine.
-	return s.httpFront(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: len(s.hosts) > 0}))
+	return s.httpFront(s.fastPath(s.sdkHTTP()))
 }
+
+// sdkHTTP is go-sdk's stateless Streamable HTTP handler. It refuses non-loopback Hosts on a
+// loopback listener; a list of hosts replaces that check, for a reverse proxy on the same machine.
+func (s *Server) sdkHTTP() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: s.localhostUnchecked()})
+}
+
+func (s *Server) localhostUnchecked() bool { return len(s.hosts) > 0 }
 
 // envelope is what the front reads of a request: the body's params stay undecoded.
 type envelope struct {

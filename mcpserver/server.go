@@ -25,6 +25,9 @@ import (
 // Version is reported as serverInfo.version.
 const Version = "0.1.0"
 
+// implementation is the server's name and version, as go-sdk reports them.
+var implementation = &mcp.Implementation{Name: "taskgate", Version: Version}
+
 // Config is what a Server serves.
 type Config struct {
 	Mapping *mapping.Set
@@ -154,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
 	opts.Capabilities.AddExtension(extensionTasks, nil)
 	opts.Capabilities.Experimental = map[string]any{experimentalSEP1391: map[string]any{}}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "taskgate", Version: Version}, opts)
+	s.mcp = mcp.NewServer(implementation, opts)
 	for _, t := range cfg.Mapping.Tools {
 		if isHandleTool(t.Name) {
 			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)

@@ -40,24 +40,18 @@ func taskDialect(c caps) (dialect, error) {
 	return legacy{}, nil
 }
 
+// taskMethod serves one task method for a caller of a known dialect.
+type taskMethod func(context.Context, caps, dialect, string) (mcp.Result, error)
+
 func (s *Server) addTaskMethods() error {
-	for method, h := range map[string]func(context.Context, caps, dialect, string) (mcp.Result, error){
+	for method, h := range map[string]taskMethod{
 		"tasks/get":    s.tasksGet,
 		"tasks/cancel": s.tasksCancel,
 		"tasks/update": s.tasksUpdate,
 		"tasks/result": s.tasksResult,
 	} {
 		err := mcp.AddReceivingCustomMethod(s.mcp, method, func(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (mcp.Result, error) {
-			c := capsOf(ctx)
-			d, err := taskDialect(c)
-			if err != nil {
-				return nil, err
-			}
-			res, err := h(ctx, c, d, taskID(p))
-			if err != nil {
-				return nil, s.rpcError(d, err)
-			}
-			return res, nil
+			return s.serveTask(ctx, h, p)
 		})
 		if err != nil {
 			return err
@@ -67,6 +61,21 @@ func (s *Server) addTaskMethods() error {
 		return err
 	}
 	return s.addOperationMethods()
+}
+
+// serveTask answers a task method in its caller's dialect, below the middleware: go-sdk calls it
+// for every task method, and the HTTP fast path (fastpath.go) for tasks/get.
+func (s *Server) serveTask(ctx context.Context, h taskMethod, p *taskParams) (mcp.Result, error) {
+	c := capsOf(ctx)
+	d, err := taskDialect(c)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h(ctx, c, d, taskID(p))
+	if err != nil {
+		return nil, s.rpcError(d, err)
+	}
+	return res, nil
 }
 
 func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {

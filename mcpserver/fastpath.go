@@ -1,0 +1,341 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The HTTP fast path of tasks/get, the request a polling client sends most.
+//
+// go-sdk serves each stateless HTTP request through a session of its own: it decodes the body
+// about a dozen times, hands the request to a connection goroutine and writes the answer through
+// its stream machinery, which costs a poll about as much CPU as the engine call itself
+// (bench/RESULTS.md). The fast path answers one plain tasks/get without that transport, and with
+// nothing else of its own: it runs after httpFront (so the in-flight cap, Origin and Host checks,
+// authentication, body limits, Mcp-Name check and rate limits have all applied), through the same
+// middleware (recovery, capabilities, the caller's context, metrics, logs and traces) and the
+// same serveTask as go-sdk's path, and writes the answer as go-sdk does. Any request it does not
+// read unambiguously as a plain tasks/get, and any request go-sdk might refuse, goes to go-sdk
+// unchanged. A test sends each request through both paths and compares the answers.
+
+// fastMaxBody bounds the bodies the fast path reads: a body this short cannot nest deeper than
+// go-sdk accepts (1,000 levels), and a poll is a few hundred bytes.
+const fastMaxBody = 2000
+
+// fastMethod is the method the fast path serves.
+const fastMethod = "tasks/get"
+
+// legacyVersion is the protocol version before per-request capabilities.
+const legacyVersion = "2025-11-25"
+
+// fastPath serves the requests it can read as a plain tasks/get, and passes every other request
+// to sdk.
+func (s *Server) fastPath(sdk http.Handler) http.Handler {
+	serve := s.middleware(func(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+		p, _ := req.GetParams().(*taskParams)
+		return s.serveTask(ctx, s.tasksGet, p)
+	})
+	checkHost := !s.localhostUnchecked()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, f := readFast(r, checkHost)
+		if f == nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		res, err := serve(r.Context(), fastMethod, f.req)
+		f.respond(w, res, err)
+	})
+}
+
+// fastRequest is a tasks/get the fast path serves.
+type fastRequest struct {
+	id     jsonrpc.ID
+	modern bool
+	req    *mcp.ServerRequest[*taskParams]
+}
+
+// readFast reads r's body (which httpFront has read into memory) and returns it, with the request
+// when it is a plain tasks/get that go-sdk would serve: a POST of one JSON-RPC request object with
+// exactly the members jsonrpc ("2.0"), id (a string, or an integer that a float64 holds exactly),
+// method and params; params with exactly taskId (a string) and, optionally, _meta (an object); for
+// 2026-07-28 (the Mcp-Protocol-Version header), the same version in _meta, client capabilities
+// that go-sdk reads, and the method in the Mcp-Method header; for 2025-11-25, no version in
+// _meta; the Content-Type and Accept headers go-sdk asks for and no Last-Event-ID; and, when
+// go-sdk checks Host headers on a loopback listener, a loopback Host.
+func readFast(r *http.Request, checkHost bool) ([]byte, *fastRequest) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil || len(body) > fastMaxBody || !utf8.Valid(body) {
+		return body, nil
+	}
+	h := r.Header
+	version := h.Get("Mcp-Protocol-Version")
+	modern := version == modernVersion
+	if !modern && version != legacyVersion {
+		return body, nil
+	}
+	if len(h.Values("Last-Event-ID")) > 0 || !acceptsJSONAndEvents(h.Values("Accept")) {
+		return body, nil
+	}
+	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+		return body, nil
+	}
+	if checkHost && !hostServed(r) {
+		return body, nil
+	}
+	msg, ok := strictObject(body, "jsonrpc", "id", "method", "params")
+	if !ok || len(msg) != 4 || string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"`+fastMethod+`"` {
+		return body, nil
+	}
+	if modern && h.Get("Mcp-Method") != fastMethod {
+		return body, nil
+	}
+	id, ok := plainID(msg["id"])
+	if !ok {
+		return body, nil
+	}
+	params, ok := strictObject(msg["params"], "taskId", "_meta")
+	if !ok {
+		return body, nil
+	}
+	p := &taskParams{}
+	if raw, ok := params["taskId"]; !ok || json.Unmarshal(raw, &p.TaskID) != nil || raw[0] != '"' {
+		return body, nil
+	}
+	if raw, ok := params["_meta"]; ok {
+		if raw[0] != '{' || json.Unmarshal(raw, &p.Meta) != nil {
+			return body, nil
+		}
+	}
+	req := &mcp.ServerRequest[*taskParams]{Params: p,
+		Extra: &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: h}}
+	metaVersion, versioned := p.Meta[mcp.MetaKeyProtocolVersion]
+	if modern {
+		info, hasInfo := p.Meta[mcp.MetaKeyClientInfo]
+		if metaVersion != modernVersion || !plainCapabilities(p.Meta[mcp.MetaKeyClientCapabilities]) && req.ClientCapabilities() == nil ||
+			hasInfo && !plainClientInfo(info) && req.ClientInfo() == nil {
+			return body, nil
+		}
+	} else if versioned {
+		return body, nil
+	}
+	return body, &fastRequest{id: id, modern: modern, req: req}
+}
+
+// go-sdk refuses a 2026-07-28 request whose client capabilities or client info it cannot read
+// as its own types; asking it costs a poll two decodes of their JSON, each with a buffer of 32 KiB.
+// plainCapabilities and plainClientInfo answer for the usual shapes, which any version of those
+// types reads, and the fast path asks go-sdk about any other.
+
+// plainCapabilities: an object of extensions and experimental capabilities, each an object.
+func plainCapabilities(v any) bool {
+	caps, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for name, c := range caps {
+		if _, isObject := c.(map[string]any); !isObject || name != "extensions" && name != "experimental" {
+			return false
+		}
+	}
+	return true
+}
+
+// plainClientInfo: an object of strings among name, title, description, version and websiteUrl.
+func plainClientInfo(v any) bool {
+	info, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for name, x := range info {
+		if _, isString := x.(string); !isString {
+			return false
+		}
+		switch name {
+		case "name", "title", "description", "version", "websiteUrl":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// strictObject reads a JSON object whose member names are all in names, none twice, and nothing
+// after it; ok is false for anything else.
+func strictObject(data json.RawMessage, names ...string) (members map[string]json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	members = make(map[string]json.RawMessage, len(names))
+	for dec.More() {
+		tok, err := dec.Token()
+		name, isName := tok.(string)
+		if err != nil || !isName {
+			return nil, false
+		}
+		if _, seen := members[name]; seen || !contains(names, name) {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		members[name] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return members, true
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// plainID reads a request id that go-sdk keeps as it is: a string, or an integer a float64 holds
+// exactly (go-sdk reads numbers as float64 and answers with their integer part).
+func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	var v any
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		v = s
+	} else {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) || (n == 0 && string(raw) != "0") {
+			return jsonrpc.ID{}, false
+		}
+		v = float64(n)
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil
+}
+
+// acceptsJSONAndEvents reports whether Accept names both media types of a Streamable HTTP answer
+// outright (wildcards are left to go-sdk).
+func acceptsJSONAndEvents(values []string) bool {
+	var json, events bool
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(item, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				json = true
+			case "text/event-stream":
+				events = true
+			}
+		}
+	}
+	return json && events
+}
+
+// hostServed reports whether go-sdk's DNS-rebinding check lets the request through: on a loopback
+// listener, only loopback Hosts are served.
+func hostServed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return !ok || local == nil || !loopback(local.String()) || loopback(r.Host)
+}
+
+// loopback reports whether a host or host:port is localhost or a loopback address.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// respond writes the answer as go-sdk's stateless handler does: on 2026-07-28 the result names the
+// server in _meta, and an error that the protocol maps to an HTTP status is a plain JSON body with
+// that status; every other answer is one server-sent event.
+func (f *fastRequest) respond(w http.ResponseWriter, res mcp.Result, err error) {
+	var result json.RawMessage
+	if err == nil {
+		if f.modern {
+			meta := res.GetMeta()
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			if _, named := meta[mcp.MetaKeyServerInfo]; !named {
+				meta[mcp.MetaKeyServerInfo] = implementation
+				res.SetMeta(meta)
+			}
+		}
+		if result, err = marshalUnescaped(res); err != nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"}
+		}
+	}
+	data, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: f.id, Result: result, Error: err})
+	if encErr != nil {
+		http.Error(w, "Internal error: the answer could not be encoded", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	if status := f.errorStatus(err); status != 0 {
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(data)
+		return
+	}
+	h.Set("Content-Type", "text/event-stream")
+	event := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
+	event = append(append(append(event, "event: message\ndata: "...), data...), "\n\n"...)
+	w.Write(event)
+}
+
+// errorStatus is the HTTP status of a 2026-07-28 error answer that has one (SEP-2575), else 0.
+func (f *fastRequest) errorStatus(err error) int {
+	var rpcErr *jsonrpc.Error
+	if !f.modern || err == nil || !errors.As(err, &rpcErr) {
+		return 0
+	}
+	switch rpcErr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// marshalUnescaped is JSON without HTML escaping, as go-sdk encodes results.
+func marshalUnescaped(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,213 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/mcpserver"
+)
+
+// observed keeps what the server tells its Observer of each request.
+type observed struct {
+	mu   sync.Mutex
+	seen []mcpserver.Request
+}
+
+func (o *observed) Request(ctx context.Context, _ *mcpserver.Request) context.Context { return ctx }
+func (o *observed) Answered(_ context.Context, r *mcpserver.Request) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	rec := *r
+	rec.Duration = 0
+	o.seen = append(o.seen, rec)
+}
+func (o *observed) Started(context.Context, string)               {}
+func (o *observed) Ended(context.Context, string, adapters.State) {}
+
+func (o *observed) last() mcpserver.Request {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen[len(o.seen)-1]
+}
+
+// exchange is one HTTP request and what came back.
+type exchange struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func exchangeWith(t *testing.T, url, body string, header http.Header) exchange {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header = header.Clone()
+	if host := header.Get("Host"); host != "" { // go-sdk refuses other Hosts on a loopback listener
+		req.Host = host
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	h := resp.Header.Clone()
+	h.Del("Date")
+	h.Del("Content-Length")
+	return exchange{resp.StatusCode, h, string(raw)}
+}
+
+func taskGetBody(id any, taskID string, meta string) string {
+	rawID, _ := json.Marshal(id)
+	rawTask, _ := json.Marshal(taskID)
+	if meta == "" {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tasks/get","params":{"taskId":%s}}`, rawID, rawTask)
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tasks/get","params":{"taskId":%s,"_meta":%s}}`, rawID, rawTask, meta)
+}
+
+const (
+	modernMeta   = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	noTasksMeta  = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	progressMeta = `{"progressToken":7}`
+)
+
+func headers(version, method string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {version}}
+	if method != "" {
+		h.Set("Mcp-Method", method)
+	}
+	return h
+}
+
+// TestFastPathAnswersAsGoSDK sends each tasks/get through the handler with the fast path and
+// through go-sdk alone, and finds the same status, headers and body, and the same record of the
+// request for the metrics and logs; the requests the fast path does not read are served by go-sdk.
+func TestFastPathAnswersAsGoSDK(t *testing.T) {
+	obs := &observed{}
+	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Observer = obs })
+	var sdkServed atomic.Int64
+	fastH, sdkH := e.srv.HTTPHandlers(&sdkServed)
+	fast, sdk := httptest.NewServer(fastH), httptest.NewServer(sdkH)
+	defer fast.Close()
+	defer sdk.Close()
+
+	c := rpctest.Modern(rpctest.HTTP{URL: fast.URL}, ext)
+	running := call(t, c, "wait_and_echo", map[string]any{"seconds": 60, "text": "never"})["taskId"].(string)
+	defer c.Call(t, "tasks/cancel", map[string]any{"taskId": running})
+	echoed := call(t, c, "wait_and_echo", map[string]any{"seconds": 0, "text": "<b>&</b> é \u2028"})["taskId"].(string)
+	toolError := call(t, c, "wait_and_fail", map[string]any{"seconds": 0, "reason": "the disk is full"})["taskId"].(string)
+	protocolError := call(t, c, "fail_as_protocol_error", map[string]any{"seconds": 0, "reason": "no"})["taskId"].(string)
+	waitFor(t, c, echoed, "completed")
+	waitFor(t, c, toolError, "completed")
+	waitFor(t, c, protocolError, "failed")
+
+	modern, legacy := headers("2026-07-28", "tasks/get"), headers("2025-11-25", "")
+	served := []struct {
+		name   string
+		body   string
+		header http.Header
+	}{
+		{"running", taskGetBody(1, running, modernMeta), modern},
+		{"completed, a result to escape", taskGetBody(2, echoed, modernMeta), modern},
+		{"tool error", taskGetBody(3, toolError, modernMeta), modern},
+		{"protocol error", taskGetBody(4, protocolError, modernMeta), modern},
+		{"string id", taskGetBody("a-b", running, modernMeta), modern},
+		{"unknown task", taskGetBody(5, "nope", modernMeta), modern},
+		{"no tasks extension", taskGetBody(6, running, noTasksMeta), modern},
+		{"capabilities go-sdk reads", taskGetBody(12, running, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1","icons":[]},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`), modern},
+		{"2025-11-25 running", taskGetBody(7, running, ""), legacy},
+		{"2025-11-25 completed", taskGetBody(8, echoed, progressMeta), legacy},
+		{"2025-11-25 failed", taskGetBody(9, toolError, ""), legacy},
+		{"2025-11-25 unknown task", taskGetBody(10, "nope", ""), legacy},
+		{"2025-11-25 with Mcp-Method", taskGetBody(11, running, ""), headers("2025-11-25", "tasks/get")},
+	}
+	for _, tc := range served {
+		t.Run(tc.name, func(t *testing.T) {
+			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
+			wantRec := obs.last()
+			before := sdkServed.Load()
+			got := exchangeWith(t, fast.URL, tc.body, tc.header)
+			if sdkServed.Load() != before {
+				t.Fatalf("the fast path left the request to go-sdk")
+			}
+			compare(t, got, want)
+			if rec := obs.last(); rec != wantRec {
+				t.Errorf("observed %+v, go-sdk's path %+v", rec, wantRec)
+			}
+		})
+	}
+
+	left := []struct {
+		name   string
+		body   string
+		header http.Header
+	}{
+		{"another method", `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"taskId":"nope"}}`, legacy},
+		{"a member too many", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"nope"},"x":1}`, legacy},
+		{"a member twice", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","method":"tasks/get","params":{"taskId":"nope"}}`, legacy},
+		{"a fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"tasks/get","params":{"taskId":"nope"}}`, legacy},
+		{"a null id", `{"jsonrpc":"2.0","id":null,"method":"tasks/get","params":{"taskId":"nope"}}`, legacy},
+		{"an unknown param", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"nope","TaskId":"x"}}`, legacy},
+		{"a taskId not a string", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":5}}`, legacy},
+		{"no params", `{"jsonrpc":"2.0","id":1,"method":"tasks/get"}`, legacy},
+		{"trailing data", taskGetBody(1, "nope", "") + `{}`, legacy},
+		{"version 1.0", `{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{"taskId":"nope"}}`, legacy},
+		{"no Mcp-Method", taskGetBody(1, running, modernMeta), headers("2026-07-28", "")},
+		{"another Mcp-Method", taskGetBody(1, running, modernMeta), headers("2026-07-28", "tasks/list")},
+		{"versions that differ", taskGetBody(1, running, strings.Replace(modernMeta, "2026-07-28", "2026-07-29", 1)), modern},
+		{"no capabilities", taskGetBody(1, running, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), modern},
+		{"capabilities of the wrong type", taskGetBody(1, running, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}`), modern},
+		{"extensions not an object", taskGetBody(1, running, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":[]}}`), modern},
+		{"client info of the wrong type", taskGetBody(1, running, strings.Replace(modernMeta, `"name":"t"`, `"name":5`, 1)), modern},
+		{"a version in 2025-11-25 _meta", taskGetBody(1, running, modernMeta), legacy},
+		{"another protocol version", taskGetBody(1, running, ""), headers("2025-06-18", "")},
+		{"no protocol version", taskGetBody(1, running, ""), headers("", "")},
+		{"Accept */*", taskGetBody(1, running, ""), func() http.Header { h := headers("2025-11-25", ""); h.Set("Accept", "*/*"); return h }()},
+		{"another Content-Type", taskGetBody(1, running, ""), func() http.Header { h := headers("2025-11-25", ""); h.Set("Content-Type", "text/plain"); return h }()},
+		{"Last-Event-ID", taskGetBody(1, running, ""), func() http.Header { h := headers("2025-11-25", ""); h.Set("Last-Event-ID", "x"); return h }()},
+		{"a Host not loopback", taskGetBody(1, running, ""), func() http.Header { h := headers("2025-11-25", ""); h.Set("Host", "taskgate.example"); return h }()},
+		{"a long body", taskGetBody(1, running, `{"pad":"`+strings.Repeat("x", 2000)+`"}`), legacy},
+	}
+	for _, tc := range left {
+		t.Run("left to go-sdk: "+tc.name, func(t *testing.T) {
+			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
+			before := sdkServed.Load()
+			got := exchangeWith(t, fast.URL, tc.body, tc.header)
+			if sdkServed.Load() != before+1 {
+				t.Fatalf("the fast path answered it: %d %s", got.status, got.body)
+			}
+			compare(t, got, want)
+		})
+	}
+}
+
+func compare(t *testing.T, got, want exchange) {
+	t.Helper()
+	if got.status != want.status || !equalHeaders(got.header, want.header) || got.body != want.body {
+		t.Errorf("fast path:\n%d %v\n%s\ngo-sdk:\n%d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
+	}
+}
+
+func equalHeaders(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
