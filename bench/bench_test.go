@@ -88,6 +88,7 @@ func TestShort(t *testing.T) {
 	}
 	want = append(want, "memory: 200 tasks in flight: RSS added since 0 tasks",
 		"economy: 2-minute task: engine calls, client follows pollIntervalMs (default polling)",
+		"economy: 2-minute task: engine calls the mapping's default curve predicts (a Describe per poll, one outcome read)",
 		"economy: 2-minute task: engine calls, client polls every second through taskgate",
 		"economy: 2-minute task: client polls, default polling",
 		"economy: 2-minute task: pollIntervalMs answered at the first poll")
