@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -43,8 +44,7 @@ func (s *Server) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.Cal
 	switch {
 	case c.modern:
 		return s.askInRounds(ctx, c, tool, p)
-	case c.session != nil && c.session.InitializeParams() != nil && c.session.InitializeParams().Capabilities != nil &&
-		c.session.InitializeParams().Capabilities.Elicitation != nil:
+	case elicits(c):
 		return s.askByElicitation(ctx, c, tool)
 	}
 	return asked{}, invalid("tool %s asks questions before it starts: call it on protocol 2026-07-28, or from a client that takes elicitation/create on a connection that carries it (stdio)", tool.Name)
@@ -100,28 +100,25 @@ func (s *Server) askByElicitation(ctx context.Context, c caps, tool *mapping.Too
 }
 
 // acceptedAnswer reads one response: an accepted answer that matches the question's schema, or
-// the tool error of a declined question (nothing starts), or the error of a response that is no
-// answer to it.
+// the tool error of a declined or dismissed question (nothing starts), or the error of a response
+// that is no answer to it.
 func acceptedAnswer(tool *mapping.Tool, q *mapping.Question, resp mcp.InputResponse) (json.RawMessage, *toolOutput, error) {
-	er, ok := resp.(*mcp.ElicitResult)
-	if !ok {
-		return nil, nil, invalid("the response to %q is not an answer to an elicitation", q.Key)
+	a, err := readResponse(q, resp)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case a.Action == adapters.ActionAccept:
+		return a.Content, nil, nil
 	}
-	switch er.Action {
-	case "accept":
-	case "decline", "cancel":
-		return nil, toolError("%s did not start: the question %q was %sd (%s)", tool.Name, q.Key, er.Action, q.Message), nil
-	default:
-		return nil, nil, invalid("the response to %q: action %q is not accept, decline or cancel", q.Key, er.Action)
+	return nil, toolError("%s did not start: the question %q was %s (%s)", tool.Name, q.Key, refusal(a.Action), q.Message), nil
+}
+
+// refusal is how a person refused a question, in words.
+func refusal(action string) string {
+	if action == adapters.ActionDecline {
+		return "declined"
 	}
-	content, err := json.Marshal(er.Content)
-	if err != nil {
-		return nil, nil, invalid("the answer to %q: %v", q.Key, err)
-	}
-	if err := q.Schema.Check(content); err != nil {
-		return nil, nil, invalid("the answer to %q does not fit its schema: %v", q.Key, err)
-	}
-	return content, nil, nil
+	return "dismissed"
 }
 
 // inputRequired asks the questions, with the state the next round must bring back.

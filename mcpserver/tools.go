@@ -131,7 +131,8 @@ func errMissingTasksCapability(tool string) error {
 // callAndWait serves a call that waits for its result, up to the tool's timeout: tools that may
 // not run as tasks, and clients that take no task. A client that gives up the call (cancels it, or
 // closes the HTTP request) cancels the execution: it has no other way to. Progress notifications
-// carry the engine's status when the client asked for them.
+// carry the engine's status when the client asked for them; the workflow's questions are asked
+// with elicitation/create when the client takes it.
 func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOutput {
 	tool := call.tool
 	input, toolErr := prepare(tool, call.args, call.answers)
@@ -155,7 +156,8 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 			if c.progress != nil && c.session != nil {
 				go s.reportProgress(waitCtx, c, tool, ref)
 			}
-			o, err = e.Wait(waitCtx, tool.Target, ref)
+			t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now()}}
+			o, err = s.waitAsking(waitCtx, c, t, nil)
 		}
 	}
 	switch {
@@ -264,7 +266,7 @@ func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
 	}
 	if mayGetHandles {
 		for _, h := range handleTools {
-			res.Tools = append(res.Tools, toolEntry{Name: h.name, Description: h.description, InputSchema: handleSchema})
+			res.Tools = append(res.Tools, toolEntry{Name: h.name, Description: h.description, InputSchema: h.schema})
 		}
 	}
 	return res

@@ -98,13 +98,15 @@ type createTaskResult struct {
 	taskInfo
 }
 
-// detailedTask answers tasks/get: result once completed, error once failed.
+// detailedTask answers tasks/get: result once completed, error once failed, the open questions
+// while input_required.
 type detailedTask struct {
 	mcp.ResultBase
 	ResultType complete `json:"resultType"`
 	taskInfo
-	Result *callToolResult `json:"result,omitempty"`
-	Error  *jsonrpc.Error  `json:"error,omitempty"`
+	Result        *callToolResult         `json:"result,omitempty"`
+	Error         *jsonrpc.Error          `json:"error,omitempty"`
+	InputRequests map[string]inputRequest `json:"inputRequests,omitempty"`
 }
 
 // Tasks on 2025-11-25: the same task, with the field names of that version and no resultType.
