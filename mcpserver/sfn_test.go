@@ -270,3 +270,49 @@ func TestConcurrentPollersShareDescribeCalls(t *testing.T) {
 		t.Fatalf("20 polls of an ended task made %d AWS calls, want 0", n)
 	}
 }
+
+// TestStepFunctionsQuestionsThroughMCP: a .waitForTaskToken state's question is input_required with
+// its inputRequests; a wrong answer reaches no engine; tasks/update answers it (SendTaskSuccess) or
+// declines it (SendTaskFailure), and the state machine goes on as it decides.
+func TestStepFunctionsQuestionsThroughMCP(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t)
+	start := func() string {
+		res := call(t, c, "sfn_approve_deployment", map[string]any{"version": "v" + uuid.NewString()[:6], "env": "staging", "stepSeconds": 0})
+		return res["taskId"].(string)
+	}
+	approved, declined := start(), start()
+	for _, id := range []string{approved, declined} {
+		got := waitFor(t, c, id, "input_required")
+		req, _ := got["inputRequests"].(map[string]any)["approve"].(map[string]any)
+		params, _ := req["params"].(map[string]any)
+		if req["method"] != "elicitation/create" || !strings.HasPrefix(params["message"].(string), "Deploy v") || params["requestedSchema"] == nil {
+			t.Fatalf("the question of a .waitForTaskToken state: %v", got)
+		}
+	}
+	sends := e.calls.count("SendTaskSuccess") + e.calls.count("SendTaskFailure")
+	_, err := c.Call(t, "tasks/update", map[string]any{"taskId": approved, "inputResponses": map[string]any{"approve": accept(map[string]any{"reason": "no approve field"})}})
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "approve") {
+		t.Fatalf("an answer without its required field: %v", err)
+	}
+	if n := e.calls.count("SendTaskSuccess") + e.calls.count("SendTaskFailure"); n != sends {
+		t.Fatalf("a wrong answer reached the engine (%d sends)", n-sends)
+	}
+	update(t, c, approved, map[string]any{"approve": accept(map[string]any{"approve": true, "reason": "tested"})})
+	update(t, c, declined, map[string]any{"approve": map[string]any{"action": "decline"}})
+	if e.calls.count("SendTaskSuccess") != 1 || e.calls.count("SendTaskFailure") != 1 {
+		t.Fatalf("SendTaskSuccess %d, SendTaskFailure %d; want one each", e.calls.count("SendTaskSuccess"), e.calls.count("SendTaskFailure"))
+	}
+	for id, want := range map[string]bool{approved: true, declined: false} {
+		done := waitFor(t, c, id, "completed", "failed")
+		result, _ := done["result"].(map[string]any)
+		if done["status"] != "completed" || structured(t, result)["deployed"] != want {
+			t.Fatalf("deployed %v wanted: %v", want, done)
+		}
+	}
+	// The question is gone: answering it again is ignored and sends nothing.
+	update(t, c, approved, map[string]any{"approve": accept(map[string]any{"approve": false})})
+	if e.calls.count("SendTaskSuccess") != 1 {
+		t.Fatal("a second answer to an answered question reached the engine")
+	}
+}
