@@ -293,3 +293,13 @@ func structured(t *testing.T, res map[string]any) map[string]any {
 	}
 	return s
 }
+
+// TestInputRequiredWaitModeWithoutElicitation: a waiting call whose client cannot answer ends at
+// its timeout saying what the workflow waits on.
+func TestInputRequiredWaitModeWithoutElicitation(t *testing.T) {
+	e := newEnv(t, nil, mcpserver.NoTaskWait)
+	res := call(t, e.client(), "ask_within_a_second", map[string]any{"message": "Anyone?"})
+	if text := firstText(t, res); res["isError"] != true || !strings.Contains(text, `waiting for an answer to "confirm"`) || !strings.Contains(text, "takes neither tasks nor elicitation") {
+		t.Fatalf("the timed-out call: %v", res)
+	}
+}

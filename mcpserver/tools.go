@@ -143,6 +143,7 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 	waitCtx, stop := context.WithTimeout(ctx, tool.Timeout)
 	defer stop()
 	var ref adapters.Ref
+	var t *task // the execution the call waits on, once started
 	var o adapters.Outcome
 	var err error
 	if tool.TaskSupport == mapping.TaskForbidden {
@@ -153,10 +154,11 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "start", tool, ref, outcome(err))
 		if err == nil {
+			t = &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now()}}
 			if c.progress != nil && c.session != nil {
-				go s.reportProgress(waitCtx, c, tool, ref)
+				reported := *t // read apart from the wait's own reads
+				go s.reportProgress(waitCtx, c, &reported)
 			}
-			t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now()}}
 			o, err = s.waitAsking(waitCtx, c, t, nil)
 		}
 	}
@@ -168,6 +170,9 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		s.abandon(ctx, tool, ref)
 		return toolError("%s was cancelled: the client stopped waiting", tool.Name)
 	case errors.Is(err, context.DeadlineExceeded):
+		if t != nil && s.describe(ctx, t) == nil && t.status.State == adapters.InputRequired {
+			return toolError("%s did not finish within its timeout of %s: it is %s, and this client takes neither tasks nor elicitation to answer; the execution goes on in the engine", tool.Name, tool.Timeout, t.message())
+		}
 		return toolError("%s did not finish within its timeout of %s; the execution goes on in the engine", tool.Name, tool.Timeout)
 	default:
 		id := s.report(engineError("Failed to run "+tool.Name, err))
@@ -197,8 +202,7 @@ func (s *Server) abandon(ctx context.Context, tool *mapping.Tool, ref adapters.R
 
 // reportProgress sends one progress notification per poll interval (growing with the call's age)
 // until ctx ends.
-func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool, ref adapters.Ref) {
-	t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Created: s.now()}}
+func (s *Server) reportProgress(ctx context.Context, c caps, t *task) {
 	next := time.NewTimer(t.pollInterval())
 	defer next.Stop()
 	for n := 1; ; n++ {
