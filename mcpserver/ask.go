@@ -57,7 +57,7 @@ func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p 
 	if err := s.checkAskState(ctx, tool, p); err != nil {
 		return asked{}, err
 	}
-	answers := map[string]json.RawMessage{}
+	a := asked{answers: map[string]json.RawMessage{}}
 	var open []*mapping.Question
 	for _, q := range tool.Ask {
 		resp, ok := p.InputResponses[q.Key]
@@ -65,52 +65,44 @@ func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p 
 			open = append(open, q)
 			continue
 		}
-		answer, refused, err := acceptedAnswer(tool, q, resp)
-		switch {
-		case err != nil:
-			return asked{}, err
-		case refused != nil:
-			return asked{reply: refused.wire(c.modern)}, nil
+		if over, err := a.take(c, tool, q, resp); over {
+			return a, err
 		}
-		answers[q.Key] = answer
 	}
 	if len(open) > 0 {
 		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, open)}, nil
 	}
-	return asked{answers: answers}, nil
+	return a, nil
 }
 
 func (s *Server) askByElicitation(ctx context.Context, c caps, tool *mapping.Tool) (asked, error) {
-	answers := map[string]json.RawMessage{}
+	a := asked{answers: map[string]json.RawMessage{}}
 	for _, q := range tool.Ask {
 		res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
 		if err != nil {
 			return asked{}, invalid("asking %s's question %q: %v", tool.Name, q.Key, err)
 		}
-		answer, refused, err := acceptedAnswer(tool, q, res)
-		switch {
-		case err != nil:
-			return asked{}, err
-		case refused != nil:
-			return asked{reply: refused.wire(c.modern)}, nil
+		if over, err := a.take(c, tool, q, res); over {
+			return a, err
 		}
-		answers[q.Key] = answer
 	}
-	return asked{answers: answers}, nil
+	return a, nil
 }
 
-// acceptedAnswer reads one response: an accepted answer that matches the question's schema, or
-// the tool error of a declined or dismissed question (nothing starts), or the error of a response
-// that is no answer to it.
-func acceptedAnswer(tool *mapping.Tool, q *mapping.Question, resp mcp.InputResponse) (json.RawMessage, *toolOutput, error) {
-	a, err := readResponse(q, resp)
+// take reads one response to q: an accepted answer that matches q's schema joins a's answers; a
+// declined or dismissed question makes a's reply the tool error that says nothing started. It
+// reports whether the asking is over: refused, or a response that is no answer to q (err).
+func (a *asked) take(c caps, tool *mapping.Tool, q *mapping.Question, resp mcp.InputResponse) (bool, error) {
+	ans, err := readResponse(q, resp)
 	switch {
 	case err != nil:
-		return nil, nil, err
-	case a.Action == adapters.ActionAccept:
-		return a.Content, nil, nil
+		return true, err
+	case ans.Action != adapters.ActionAccept:
+		a.reply = toolError("%s did not start: the question %q was %s (%s)", tool.Name, q.Key, refusal(ans.Action), q.Message).wire(c.modern)
+		return true, nil
 	}
-	return nil, toolError("%s did not start: the question %q was %s (%s)", tool.Name, q.Key, refusal(a.Action), q.Message), nil
+	a.answers[q.Key] = ans.Content
+	return false, nil
 }
 
 // refusal is how a person refused a question, in words.
