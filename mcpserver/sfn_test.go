@@ -58,16 +58,20 @@ type sfnEnv struct {
 	tokens token.Codec
 }
 
-// server starts one taskgate over the env's engine; several of them are replicas.
-func (e *sfnEnv) server(t *testing.T) *rpctest.Client {
+// server starts one taskgate over the env's engine; several of them are replicas. Its client
+// declares the tasks extension, or the given extensions.
+func (e *sfnEnv) server(t *testing.T, extensions ...string) *rpctest.Client {
 	t.Helper()
+	if extensions == nil {
+		extensions = []string{ext}
+	}
 	srv, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
-	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, extensions...)
 }
 
 func newSFNEnv(t *testing.T) *sfnEnv {
@@ -314,5 +318,38 @@ func TestStepFunctionsQuestionsThroughMCP(t *testing.T) {
 	update(t, c, approved, map[string]any{"approve": accept(map[string]any{"approve": false})})
 	if e.calls.count("SendTaskSuccess") != 1 {
 		t.Fatal("a second answer to an answered question reached the engine")
+	}
+}
+
+// TestStepFunctionsQuestionThroughHandles: a client without tasks reads a .waitForTaskToken
+// state's question from task_status and answers it with task_answer.
+func TestStepFunctionsQuestionThroughHandles(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t, []string{}...)
+	version := "v" + uuid.NewString()[:6]
+	handle := structured(t, call(t, c, "sfn_approve_deployment", map[string]any{"version": version, "env": "prod", "stepSeconds": 0}))["handle"].(string)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res := call(t, c, "task_status", map[string]any{"handle": handle})
+		if structured(t, res)["status"] == "input_required" {
+			if !strings.Contains(firstText(t, res), "Deploy "+version+" to prod?") {
+				t.Fatalf("task_status: %q", firstText(t, res))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task_status: %v", res)
+		}
+	}
+	if res := call(t, c, "task_answer", map[string]any{"handle": handle, "decline": []string{"approve"}}); res["isError"] == true {
+		t.Fatalf("task_answer: %v", res)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res := call(t, c, "task_result", map[string]any{"handle": handle})
+		if s, _ := res["structuredContent"].(map[string]any); s["deployed"] == false && s["reason"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task_result after declining: %v", res)
+		}
 	}
 }
