@@ -126,7 +126,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
+	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
 	if err != nil {
 		closeAll(engines)
 		return "", nil, err
