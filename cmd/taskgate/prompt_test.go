@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -176,9 +178,12 @@ func TestCallAsksOnTerminal(t *testing.T) {
 		t.Fatalf("exit status %d:\n%q", code, s.String())
 	}
 	out := s.String()
+	_, after, _ := strings.Cut(out, "Enter to skip]: ")
+	if strings.Contains(after, "waiting for an answer") {
+		t.Errorf("the status line went back to waiting after the answer was sent:\n%q", after)
+	}
 	for _, re := range []string{
 		`\r\x1b\[Kquestion "approve": Deploy 1\.4\.0 to staging\?\r\n\r\x1b\[K  approve: `,
-		`\[optional, Enter to skip\]: \r\n\r[-\\|/] approve_deployment \d+\.\ds input_required: answer to "approve" sent\x1b\[K`,
 		`\rapprove_deployment \d+\.\ds completed: Completed \(COMPLETED\)\.\x1b\[K\r\nDeployed 1\.4\.0 to staging\.\r\n`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
@@ -240,4 +245,27 @@ func TestPromptFieldTypes(t *testing.T) {
 	if ex := exampleContent(schema); ex != `{"env": "dev", "size": "s", "count": 0, "ratio": 0, "email": "...", "note": "..."}` {
 		t.Errorf("exampleContent = %s", ex)
 	}
+}
+
+// TestLiveLineHold: once a question is asked, the status line stays away until the next status,
+// so that it never redraws the state the answer has made stale.
+func TestLiveLineHold(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := watch(r)
+	l := &liveLine{f: w, tool: "approve", start: time.Now(), status: "input_required", stop: make(chan struct{}), done: make(chan struct{})}
+	go l.run()
+	time.Sleep(150 * time.Millisecond)
+	l.hold(func() { fmt.Fprint(w, "QUESTION\n") })
+	time.Sleep(300 * time.Millisecond) // three ticks
+	if _, after, _ := strings.Cut(s.String(), "QUESTION\n"); after != "" {
+		t.Errorf("the line was drawn after the question, before any news: %q", after)
+	}
+	l.show("working", "deploying")
+	s.waitFor(t, regexp.MustCompile(`QUESTION\n\r[-\\|/] approve \d+\.\ds working: deploying\x1b\[K`))
+	l.end("completed")
+	w.Close()
 }
