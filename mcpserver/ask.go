@@ -115,9 +115,9 @@ func refusal(action string) string {
 
 // inputRequired asks the questions, with the state the next round must bring back.
 func (s *Server) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, qs []*mapping.Question) mcp.Result {
-	res := &inputRequiredResult{InputRequests: map[string]inputRequest{}}
+	res := &inputRequiredResult{}
 	for _, q := range qs {
-		res.InputRequests[q.Key] = elicitation(q.Message, q.Schema.JSON)
+		res.InputRequests = append(res.InputRequests, keyedRequest{q.Key, elicitation(q.Message, q.Schema.JSON)})
 	}
 	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: callerOf(ctx), Expires: s.now().Add(askFor).Unix()})
 	res.RequestState = s.tokens.SealState(state)

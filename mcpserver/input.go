@@ -33,14 +33,14 @@ func questions(t *task) ([]*mapping.Question, error) {
 	return qs, nil
 }
 
-// inputRequests are a task's open questions as form-mode elicitations, by key.
-func inputRequests(t *task) map[string]inputRequest {
+// openRequests are a task's open questions as form-mode elicitations, oldest first.
+func openRequests(t *task) inputRequests {
 	if t.status.State != adapters.InputRequired {
 		return nil
 	}
-	reqs := make(map[string]inputRequest, len(t.status.Inputs))
+	reqs := make(inputRequests, 0, len(t.status.Inputs))
 	for _, q := range t.status.Inputs {
-		reqs[q.Key] = elicitation(q.Message, q.Schema)
+		reqs = append(reqs, keyedRequest{q.Key, elicitation(q.Message, q.Schema)})
 	}
 	return reqs
 }

@@ -82,7 +82,7 @@ func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, p *taskParams)
 	case t.result != nil:
 		res.Result = t.result.wire(true)
 	default:
-		res.InputRequests = inputRequests(t)
+		res.InputRequests = openRequests(t)
 	}
 	return res, nil
 }
