@@ -50,8 +50,9 @@ function rawCoordinator(transport) {
   };
 }
 
-async function connect(transport) {
-  const client = new Client(clientInfo, { capabilities: clientCapabilities, versionNegotiation: { mode: { pin: VERSION } } });
+async function connect(transport, { onInputRequest } = {}) {
+  const capabilities = onInputRequest ? { ...clientCapabilities, elicitation: {} } : clientCapabilities;
+  const client = new Client(clientInfo, { capabilities, versionNegotiation: { mode: { pin: VERSION } } });
   let stderr = "";
   let t;
   if (transport === "stdio") {
@@ -73,7 +74,8 @@ async function connect(transport) {
   const session = createTaskSessionFromClient(client, {
     endpointId: `taskgate-${transport}`,
     rawDispatch: rawCoordinator(t),
-    v2RequestFraming: { protocolVersion: VERSION, clientInfo, clientCapabilities },
+    v2RequestFraming: { protocolVersion: VERSION, clientInfo, clientCapabilities: capabilities },
+    ...(onInputRequest ? { onInputRequest } : {}),
   });
   return {
     client,
@@ -86,8 +88,8 @@ async function connect(transport) {
   };
 }
 
-async function using(transport, fn) {
-  const c = await connect(transport);
+async function using(transport, fn, options) {
+  const c = await connect(transport, options);
   try {
     return await fn(c);
   } catch (e) {
@@ -169,6 +171,28 @@ function checksFor(transport) {
         return `outcome cancelled; tasks/get ${seen.join(" > ")}`;
       }),
     ),
+
+    c("input_required answered through tasks/update: approve_deployment", () => {
+      const asked = [];
+      const onInputRequest = async (request) => {
+        asked.push(request);
+        return { action: "accept", content: { approve: true, reason: "approved by the clients test" } };
+      };
+      return using(
+        transport,
+        async ({ session }) => {
+          const version = marker("v2-v");
+          const execution = await session.callTool("approve_deployment", { version, env: "staging", stepSeconds: 0 });
+          assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
+          const { outcome, statuses } = await settle(execution);
+          assert(statuses.includes("input_required"), `polls saw ${show(statuses)}, want input_required`);
+          assert(asked.length === 1 && asked[0].kind === "elicitation" && asked[0].params?.message === `Deploy ${version} to staging?`, `asked ${show(asked)}`);
+          assert(outcome.status === "completed" && outcome.result?.structuredContent?.deployed === true, `outcome ${show(outcome)}, want completed and deployed`);
+          return `task ${[...new Set(statuses)].join(" > ")}; asked ${show(asked[0].params.message)}; text ${show(textOf(outcome.result))}`;
+        },
+        { onInputRequest },
+      );
+    }),
 
     c("plain Client.callTool quick_echo (sync tool)", () =>
       using(transport, async ({ client }) => {

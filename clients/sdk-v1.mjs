@@ -3,7 +3,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { assert, config, devArgs, marker, serverCrash, serverEnv, show, sleep, textOf, watchWorkflow } from "./lib.mjs";
 
@@ -17,8 +17,9 @@ const TASKS = { tasks: {} };
  * Connects a 1.32.2 Client. mode "wait" serves --no-task-clients wait. Returns {client, close, log}:
  * log() is what a stdio server wrote to stderr, for failure messages.
  */
-async function connect(transport, { capabilities = {}, mode = "handles" } = {}) {
+async function connect(transport, { capabilities = {}, mode = "handles", onElicit } = {}) {
   const client = new Client({ name: "taskgate-clients-sdk1", version: "1.32.2" }, { capabilities });
+  if (onElicit) client.setRequestHandler(ElicitRequestSchema, (request) => onElicit(request.params));
   let stderr = "";
   let t;
   if (transport === "stdio") {
@@ -69,6 +70,53 @@ function summary(messages) {
   return messages.map((m) => (m.type === "taskStatus" ? `taskStatus:${m.task.status}` : m.type)).join(" > ");
 }
 
+/** An elicitation handler that approves, keeping what it was asked. */
+function approver() {
+  const asked = [];
+  const onElicit = (params) => {
+    asked.push(params);
+    return { action: "accept", content: { approve: true, reason: "approved by the clients test" } };
+  };
+  return { asked, onElicit };
+}
+
+/**
+ * The workflow approve_deployment asks "Deploy VERSION to ENV?" while it runs. On stdio taskgate
+ * asks with elicitation/create: while tasks/result waits (tasks), or while the call waits.
+ */
+function askingChecks(c) {
+  const transport = "stdio";
+  return [
+    c("callToolStream approve_deployment, answered through elicitation/create while tasks/result waits", () => {
+      const { asked, onElicit } = approver();
+      return using(transport, { capabilities: { ...TASKS, elicitation: {} }, onElicit }, async (client) => {
+        await client.listTools();
+        const version = marker("sdk1-v");
+        const messages = await drain(client.experimental.tasks.callToolStream({ name: "approve_deployment", arguments: { version, env: "staging", stepSeconds: 0 } }));
+        const created = messages.find((m) => m.type === "taskCreated");
+        const last = messages.at(-1);
+        assert(last?.type === "result", `stream ended ${show(last?.error?.message ?? last)} (${summary(messages)})`);
+        assert(asked.length === 1 && asked[0].message === `Deploy ${version} to staging?` && asked[0].requestedSchema?.properties?.approve, `asked ${show(asked)}`);
+        const related = asked[0]._meta?.["io.modelcontextprotocol/related-task"]?.taskId;
+        assert(related && related === created?.task?.taskId, `the elicitation names task ${show(related)}, want ${show(created?.task?.taskId)}`);
+        assert(last.result.structuredContent?.deployed === true, `result ${show(last.result)}, want deployed`);
+        return `${summary(messages)}; asked ${show(asked[0].message)}; text ${show(textOf(last.result))}`;
+      });
+    }),
+    c("plain callTool approve_deployment asks through elicitation/create while it waits (--no-task-clients wait)", () => {
+      const { asked, onElicit } = approver();
+      return using(transport, { mode: "wait", capabilities: { elicitation: {} }, onElicit }, async (client) => {
+        await client.listTools();
+        const version = marker("sdk1-w");
+        const result = await client.callTool({ name: "approve_deployment", arguments: { version, env: "dev", stepSeconds: 0 } });
+        assert(asked.length === 1 && asked[0].message === `Deploy ${version} to dev?`, `asked ${show(asked)}`);
+        assert(!result.isError && result.structuredContent?.deployed === true, `the call answered ${show(result)}`);
+        return `asked ${show(asked[0].message)}; text ${show(textOf(result))}`;
+      });
+    }),
+  ];
+}
+
 function checksFor(transport) {
   const c = (name, fn) => ({ client: NAME, transport, name, fn });
   return [
@@ -99,6 +147,8 @@ function checksFor(transport) {
         return `${summary(messages)}; text ${show(last.result.structuredContent.text)}`;
       }),
     ),
+
+    ...(transport === "stdio" ? [askingChecks(c)] : []).flat(),
 
     c("callToolStream wait_and_fail", () =>
       using(transport, { capabilities: TASKS }, async (client) => {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -43,8 +44,7 @@ func (s *Server) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.Cal
 	switch {
 	case c.modern:
 		return s.askInRounds(ctx, c, tool, p)
-	case c.session != nil && c.session.InitializeParams() != nil && c.session.InitializeParams().Capabilities != nil &&
-		c.session.InitializeParams().Capabilities.Elicitation != nil:
+	case elicits(c):
 		return s.askByElicitation(ctx, c, tool)
 	}
 	return asked{}, invalid("tool %s asks questions before it starts: call it on protocol 2026-07-28, or from a client that takes elicitation/create on a connection that carries it (stdio)", tool.Name)
@@ -57,7 +57,7 @@ func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p 
 	if err := s.checkAskState(ctx, tool, p); err != nil {
 		return asked{}, err
 	}
-	answers := map[string]json.RawMessage{}
+	a := asked{answers: map[string]json.RawMessage{}}
 	var open []*mapping.Question
 	for _, q := range tool.Ask {
 		resp, ok := p.InputResponses[q.Key]
@@ -65,70 +65,59 @@ func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p 
 			open = append(open, q)
 			continue
 		}
-		answer, refused, err := acceptedAnswer(tool, q, resp)
-		switch {
-		case err != nil:
-			return asked{}, err
-		case refused != nil:
-			return asked{reply: refused.wire(c.modern)}, nil
+		if over, err := a.take(c, tool, q, resp); over {
+			return a, err
 		}
-		answers[q.Key] = answer
 	}
 	if len(open) > 0 {
 		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, open)}, nil
 	}
-	return asked{answers: answers}, nil
+	return a, nil
 }
 
 func (s *Server) askByElicitation(ctx context.Context, c caps, tool *mapping.Tool) (asked, error) {
-	answers := map[string]json.RawMessage{}
+	a := asked{answers: map[string]json.RawMessage{}}
 	for _, q := range tool.Ask {
 		res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
 		if err != nil {
 			return asked{}, invalid("asking %s's question %q: %v", tool.Name, q.Key, err)
 		}
-		answer, refused, err := acceptedAnswer(tool, q, res)
-		switch {
-		case err != nil:
-			return asked{}, err
-		case refused != nil:
-			return asked{reply: refused.wire(c.modern)}, nil
+		if over, err := a.take(c, tool, q, res); over {
+			return a, err
 		}
-		answers[q.Key] = answer
 	}
-	return asked{answers: answers}, nil
+	return a, nil
 }
 
-// acceptedAnswer reads one response: an accepted answer that matches the question's schema, or
-// the tool error of a declined question (nothing starts), or the error of a response that is no
-// answer to it.
-func acceptedAnswer(tool *mapping.Tool, q *mapping.Question, resp mcp.InputResponse) (json.RawMessage, *toolOutput, error) {
-	er, ok := resp.(*mcp.ElicitResult)
-	if !ok {
-		return nil, nil, invalid("the response to %q is not an answer to an elicitation", q.Key)
+// take reads one response to q: an accepted answer that matches q's schema joins a's answers; a
+// declined or dismissed question makes a's reply the tool error that says nothing started. It
+// reports whether the asking is over: refused, or a response that is no answer to q (err).
+func (a *asked) take(c caps, tool *mapping.Tool, q *mapping.Question, resp mcp.InputResponse) (bool, error) {
+	ans, err := readResponse(q, resp)
+	switch {
+	case err != nil:
+		return true, err
+	case ans.Action != adapters.ActionAccept:
+		a.reply = toolError("%s did not start: the question %q was %s (%s)", tool.Name, q.Key, refusal(ans.Action), q.Message).wire(c.modern)
+		return true, nil
 	}
-	switch er.Action {
-	case "accept":
-	case "decline", "cancel":
-		return nil, toolError("%s did not start: the question %q was %sd (%s)", tool.Name, q.Key, er.Action, q.Message), nil
-	default:
-		return nil, nil, invalid("the response to %q: action %q is not accept, decline or cancel", q.Key, er.Action)
+	a.answers[q.Key] = ans.Content
+	return false, nil
+}
+
+// refusal is how a person refused a question, in words.
+func refusal(action string) string {
+	if action == adapters.ActionDecline {
+		return "declined"
 	}
-	content, err := json.Marshal(er.Content)
-	if err != nil {
-		return nil, nil, invalid("the answer to %q: %v", q.Key, err)
-	}
-	if err := q.Schema.Check(content); err != nil {
-		return nil, nil, invalid("the answer to %q does not fit its schema: %v", q.Key, err)
-	}
-	return content, nil, nil
+	return "dismissed"
 }
 
 // inputRequired asks the questions, with the state the next round must bring back.
 func (s *Server) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, qs []*mapping.Question) mcp.Result {
-	res := &inputRequiredResult{InputRequests: map[string]inputRequest{}}
+	res := &inputRequiredResult{}
 	for _, q := range qs {
-		res.InputRequests[q.Key] = elicitation(q.Message, q.Schema.JSON)
+		res.InputRequests = append(res.InputRequests, keyedRequest{q.Key, elicitation(q.Message, q.Schema.JSON)})
 	}
 	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: callerOf(ctx), Expires: s.now().Add(askFor).Unix()})
 	res.RequestState = s.tokens.SealState(state)

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,11 @@ func TestQuestionsBeforeTheStart(t *testing.T) {
 	}
 	if params := who["params"].(map[string]any); params["message"] != "Whom should I greet?" || params["mode"] != "form" || params["requestedSchema"] == nil {
 		t.Fatalf("the question: %v", who)
+	}
+	// The questions come in the mapping's order ("who" before "go", which a sorted map would swap).
+	raw, _ := c.Call(t, "tools/call", map[string]any{"name": "echo_after_asking", "arguments": map[string]any{}})
+	if w, g := strings.Index(string(raw), `"who":`), strings.Index(string(raw), `"go":`); w < 0 || g < w {
+		t.Fatalf("inputRequests out of the mapping's order: %s", raw)
 	}
 	answer := func(name string, confirm any) map[string]any {
 		return map[string]any{"who": map[string]any{"action": "accept", "content": map[string]any{"name": name}},

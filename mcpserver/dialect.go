@@ -24,6 +24,8 @@ func (extension) status(t *task) string {
 		return "completed"
 	case adapters.Cancelled:
 		return "cancelled"
+	case adapters.InputRequired:
+		return "input_required"
 	}
 	return "working"
 }
@@ -53,7 +55,7 @@ func (operations) expired() string  { return "Failed to retrieve operation: Oper
 type handles struct{ legacy }
 
 // endedWord is completed or failed for an ended task, cancelled (spelled as the dialect does) for a
-// cancelled one, and running otherwise.
+// cancelled one, input_required for one that waits on an answer, and running otherwise.
 func endedWord(t *task, running, cancelled string) string {
 	switch t.status.State {
 	case adapters.Succeeded, adapters.Failed:
@@ -63,6 +65,8 @@ func endedWord(t *task, running, cancelled string) string {
 		return "completed"
 	case adapters.Cancelled:
 		return cancelled
+	case adapters.InputRequired:
+		return "input_required"
 	}
 	return running
 }

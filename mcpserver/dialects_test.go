@@ -259,12 +259,12 @@ func TestNoTaskClientsGetHandles(t *testing.T) {
 	for name, c := range map[string]*rpctest.Client{"legacy-stdio": legacy, "modern-http": e.client()} {
 		t.Run(name, func(t *testing.T) {
 			tools := toolsByName(t, c)
-			for _, n := range []string{"task_status", "task_result", "task_cancel"} {
+			for _, n := range []string{"task_status", "task_result", "task_cancel", "task_answer"} {
 				if tools[n] == nil {
 					t.Fatalf("%s is not listed", n)
 				}
 			}
-			if d := tools["wait_and_echo"]["description"].(string); !strings.HasSuffix(d, "pass it to task_status to follow it, task_result to read the result, task_cancel to stop it.)") {
+			if d := tools["wait_and_echo"]["description"].(string); !strings.HasSuffix(d, "pass it to task_status to follow it, task_result to read the result, task_cancel to stop it, task_answer to answer its questions.)") {
 				t.Fatalf("async tool description does not say it returns a handle: %q", d)
 			}
 			res := c.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 1, "text": "by handle"}})

@@ -25,11 +25,11 @@ import (
 
 const ext = "io.modelcontextprotocol/tasks"
 
-// counting passes every call to the real engine and counts starts and engine reads, so tests can
-// show that a rejected request reached no engine.
+// counting passes every call to the real engine and counts starts, engine reads and answers, so
+// tests can show that a rejected request reached no engine.
 type counting struct {
 	adapters.Engine
-	starts, reads atomic.Int64
+	starts, reads, answers atomic.Int64
 	// started is the Ref of the latest start.
 	started atomic.Value
 }
@@ -46,6 +46,11 @@ func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.Star
 func (c *counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	c.reads.Add(1)
 	return c.Engine.Describe(ctx, t, r)
+}
+
+func (c *counting) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+	c.answers.Add(1)
+	return c.Engine.Answer(ctx, t, r, key, a)
 }
 
 type env struct {

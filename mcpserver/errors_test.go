@@ -76,8 +76,13 @@ func TestTaskErrors(t *testing.T) {
 		t.Fatalf("bad task ids caused %d engine reads, want 0", got-reads)
 	}
 
-	_, err = c.Call(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{}})
-	wantError(t, "tasks/update", err, -32602, "Failed to update task: the task has no open input requests")
+	// Responses to keys that are not open are ignored (the tasks extension): the task asks nothing.
+	if res, err := c.Call(t, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{"never-asked": map[string]any{"action": "accept", "content": map[string]any{}}}}); err != nil || !strings.Contains(string(res), `"resultType":"complete"`) {
+		t.Fatalf("tasks/update of a key not open: %s, %v", res, err)
+	}
+	_, err = c.Call(t, "tasks/update", map[string]any{"taskId": id})
+	wantError(t, "tasks/update without inputResponses", err, -32602, `Failed to update task: inputResponses is required, like {"confirm": {"action": "accept", "content": {...}}}`)
 	_, err = c.Call(t, "tasks/result", map[string]any{"taskId": id})
 	// go-sdk rewrites the message of every -32601 (GO-SDK-NOTES trap 4).
 	wantError(t, "tasks/result on 2026-07-28", err, -32601, `method not found: "tasks/result"`)

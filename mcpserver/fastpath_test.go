@@ -41,14 +41,14 @@ func (o *observed) last() mcpserver.Request {
 	return o.seen[len(o.seen)-1]
 }
 
-// exchange is one HTTP request and what came back.
-type exchange struct {
+// httpExchange is one HTTP request and what came back.
+type httpExchange struct {
 	status int
 	header http.Header
 	body   string
 }
 
-func exchangeWith(t *testing.T, url, body string, header http.Header) exchange {
+func exchangeWith(t *testing.T, url, body string, header http.Header) httpExchange {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header = header.Clone()
@@ -64,7 +64,7 @@ func exchangeWith(t *testing.T, url, body string, header http.Header) exchange {
 	h := resp.Header.Clone()
 	h.Del("Date")
 	h.Del("Content-Length")
-	return exchange{resp.StatusCode, h, string(raw)}
+	return httpExchange{resp.StatusCode, h, string(raw)}
 }
 
 func taskGetBody(id any, taskID string, meta string) string {
@@ -193,7 +193,7 @@ func TestFastPathAnswersAsGoSDK(t *testing.T) {
 	}
 }
 
-func compare(t *testing.T, got, want exchange) {
+func compare(t *testing.T, got, want httpExchange) {
 	t.Helper()
 	if got.status != want.status || !equalHeaders(got.header, want.header) || got.body != want.body {
 		t.Errorf("fast path:\n%d %v\n%s\ngo-sdk:\n%d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)

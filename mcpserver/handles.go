@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -34,15 +38,25 @@ func ParseNoTaskMode(s string) (NoTaskMode, error) {
 	return "", fmt.Errorf("--no-task-clients %q: want handles, wait or hide", s)
 }
 
-const handleNote = "(Runs in the background: the call returns a handle at once; pass it to task_status to follow it, task_result to read the result, task_cancel to stop it.)"
-
-var handleTools = []struct{ name, description string }{
-	{"task_status", "Reports the status of a background tool call, given the handle the call returned."},
-	{"task_result", "Returns the result of a background tool call once it has finished, given its handle; until then it reports that it is still running."},
-	{"task_cancel", "Asks a background tool call to stop, given its handle."},
-}
+const handleNote = "(Runs in the background: the call returns a handle at once; pass it to task_status to follow it, task_result to read the result, task_cancel to stop it, task_answer to answer its questions.)"
 
 var handleSchema = json.RawMessage(`{"type":"object","properties":{"handle":{"type":"string","description":"The handle a background tool call returned."}},"required":["handle"],"additionalProperties":false}`)
+
+var answerSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"handle":{"type":"string","description":"The handle a background tool call returned."},` +
+	`"answers":{"type":"object","description":"The answers, by question key: each an object that matches the question's schema, as task_status shows it.","additionalProperties":{"type":"object"}},` +
+	`"decline":{"type":"array","items":{"type":"string"},"description":"The keys of questions the user said no to."}` +
+	`},"required":["handle"],"additionalProperties":false}`)
+
+var handleTools = []struct {
+	name, description string
+	schema            json.RawMessage
+}{
+	{"task_status", "Reports the status of a background tool call, given the handle the call returned; when it waits on an answer, the questions and the schema of their answers.", handleSchema},
+	{"task_result", "Returns the result of a background tool call once it has finished, given its handle; until then it reports that it is still running.", handleSchema},
+	{"task_cancel", "Asks a background tool call to stop, given its handle.", handleSchema},
+	{"task_answer", "Answers the questions a background tool call asks (task_status shows them), given its handle: answers by question key, or the keys the user declined.", answerSchema},
+}
 
 func isHandleTool(name string) bool {
 	for _, t := range handleTools {
@@ -74,15 +88,23 @@ func (s *Server) handleError(what string, err error) *toolOutput {
 	return toolError("%s: %s", what, rendered.Error())
 }
 
-// handleTool serves task_status, task_result and task_cancel.
+// handleTool serves task_status, task_result, task_cancel and task_answer.
 func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.RawMessage) *toolOutput {
 	var a struct {
-		Handle string `json:"handle"`
+		Handle  string                    `json:"handle"`
+		Answers map[string]map[string]any `json:"answers"`
+		Decline []string                  `json:"decline"`
 	}
-	if err := json.Unmarshal(args, &a); err != nil || a.Handle == "" {
+	if err := json.Unmarshal(args, &a); err != nil {
+		return toolError("Invalid arguments for %s: %v", name, err)
+	}
+	if a.Handle == "" {
 		return toolError(`Invalid arguments for %s: argument "handle" is required`, name)
 	}
-	if name == "task_cancel" {
+	switch name {
+	case "task_answer":
+		return s.answerHandle(ctx, a.Handle, a.Answers, a.Decline)
+	case "task_cancel":
 		t, err := s.resolve(ctx, a.Handle)
 		if err == nil {
 			err = s.cancel(ctx, t, "an MCP client (task_cancel)")
@@ -110,7 +132,80 @@ func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.
 			return toolError("%s", t.message())
 		}
 	}
+	return handleStatus(t)
+}
+
+// handleQuestion is an open question as task_status shows it.
+type handleQuestion struct {
+	Key     string          `json:"key"`
+	Message string          `json:"message"`
+	Schema  json.RawMessage `json:"schema"`
+}
+
+// handleStatus is task_status's answer: the status and, while the task waits on input, its
+// questions and how to answer them.
+func handleStatus(t *task) *toolOutput {
 	status := handles{}.status(t)
-	structured, _ := json.Marshal(map[string]string{"status": status, "statusMessage": t.message()})
-	return &toolOutput{text: fmt.Sprintf("%s: %s", status, t.message()), structured: structured}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", status, t.message())
+	var qs []handleQuestion
+	if t.status.State == adapters.InputRequired {
+		for _, q := range t.status.Inputs {
+			qs = append(qs, handleQuestion{Key: q.Key, Message: q.Message, Schema: q.Schema})
+			fmt.Fprintf(&b, "\nQuestion %q: %s\n  The answer is an object of this JSON Schema: %s", q.Key, q.Message, q.Schema)
+		}
+		fmt.Fprintf(&b, "\nAsk the user, then call task_answer with {\"handle\": %q, \"answers\": {%q: {...}}}, or list the keys the user said no to under \"decline\".", t.id, qs[0].Key)
+	}
+	structured, _ := json.Marshal(struct {
+		Status        string           `json:"status"`
+		StatusMessage string           `json:"statusMessage"`
+		Questions     []handleQuestion `json:"questions,omitempty"`
+	}{status, t.message(), qs})
+	return &toolOutput{text: b.String(), structured: structured}
+}
+
+// answerHandle serves task_answer: accepted answers and declined keys go to the task's open
+// questions; what answers nothing open is reported, not delivered.
+func (s *Server) answerHandle(ctx context.Context, handle string, answers map[string]map[string]any, decline []string) *toolOutput {
+	if len(answers) == 0 && len(decline) == 0 {
+		return toolError(`Invalid arguments for task_answer: give "answers" (by question key) or "decline" (question keys)`)
+	}
+	responses := map[string]json.RawMessage{}
+	for key, content := range answers {
+		responses[key], _ = json.Marshal(mcp.ElicitResult{Action: adapters.ActionAccept, Content: content})
+	}
+	for _, key := range decline {
+		if _, both := answers[key]; both {
+			return toolError("Invalid arguments for task_answer: %q is both answered and declined", key)
+		}
+		responses[key], _ = json.Marshal(mcp.ElicitResult{Action: adapters.ActionDecline})
+	}
+	t, err := s.resolve(ctx, handle)
+	if err != nil {
+		return s.handleError("task_answer", err)
+	}
+	delivered, err := s.answer(ctx, t, responses)
+	if err != nil {
+		return s.handleError("task_answer", err)
+	}
+	var notOpen []string
+	for key := range responses {
+		if !slices.Contains(delivered, key) {
+			notOpen = append(notOpen, key)
+		}
+	}
+	slices.Sort(notOpen)
+	text := "Answer delivered"
+	switch {
+	case len(delivered) == 0:
+		text = "Nothing delivered: no open question has the key " + strings.Join(notOpen, ", ")
+		if t.status.State == adapters.InputRequired {
+			text += fmt.Sprintf(" (%s)", t.message())
+		}
+		return toolError("%s. Call task_status to see what the task waits on.", text)
+	case len(notOpen) > 0:
+		text = fmt.Sprintf("Delivered the answers to %s; ignored %s, which no open question has", strings.Join(delivered, ", "), strings.Join(notOpen, ", "))
+	}
+	structured, _ := json.Marshal(map[string]any{"delivered": delivered, "ignored": notOpen})
+	return &toolOutput{text: text + ". Call task_status or task_result to follow the task.", structured: structured}
 }

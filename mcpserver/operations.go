@@ -31,7 +31,7 @@ const maxClientToken = 256
 const unknownFor = 30 * time.Second
 
 func (s *Server) addOperationMethods() error {
-	for method, h := range map[string]func(caps, *task) (mcp.Result, error){
+	for method, h := range map[string]func(context.Context, caps, string, *task) (mcp.Result, error){
 		"tools/async/status": s.operationStatus,
 		"tools/async/result": s.operationResult,
 	} {
@@ -43,7 +43,7 @@ func (s *Server) addOperationMethods() error {
 			t, err := s.readOperation(ctx, tok)
 			if err == nil {
 				var res mcp.Result
-				if res, err = h(capsOf(ctx), t); err == nil {
+				if res, err = h(ctx, capsOf(ctx), tok, t); err == nil {
 					return res, nil
 				}
 			}
@@ -186,7 +186,19 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	return t, nil
 }
 
-func (s *Server) operationStatus(_ caps, t *task) (mcp.Result, error) {
+// operationStatus answers tools/async/status. An operation that waits on input asks the client
+// itself where the connection carries server requests, and answers once the questions are
+// answered. SEP-1391 puts the operation token on such a request as _operation.token; go-sdk's
+// elicitation params take no field of their own, so it goes in _meta as "_operation".
+func (s *Server) operationStatus(ctx context.Context, c caps, tok string, t *task) (mcp.Result, error) {
+	if t.status.State == adapters.InputRequired && elicits(c) {
+		if err := s.askOpenQuestions(ctx, c, t, mcp.Meta{"_operation": map[string]any{"token": tok}}); err != nil {
+			return nil, err
+		}
+		if err := s.describe(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	res := &operationStatus{Status: operations{}.status(t)}
 	switch {
 	case t.failure != nil:
@@ -199,7 +211,7 @@ func (s *Server) operationStatus(_ caps, t *task) (mcp.Result, error) {
 
 // operationResult answers once the operation completed or failed (the review thread of SEP-1391
 // asks for the failure's content too); a protocol failure is answered as the error itself.
-func (s *Server) operationResult(c caps, t *task) (mcp.Result, error) {
+func (s *Server) operationResult(_ context.Context, c caps, _ string, t *task) (mcp.Result, error) {
 	switch {
 	case t.failure != nil:
 		return nil, t.failure

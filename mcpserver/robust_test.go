@@ -45,9 +45,11 @@ func sweepParams(method string) []string {
 		ps = append(ps, `{"name":42}`, `{"name":"wait_and_echo","arguments":"x"}`, `{"name":"wait_and_echo","arguments":{"seconds":"x"}}`,
 			`{"name":"wait_and_echo","task":"x"}`, `{"name":"wait_and_echo","task":{"ttl":"x"}}`, `{"name":"wait_and_echo","operation":42}`,
 			`{"name":"wait_and_echo","operation":{"token":5,"keepAlive":"x"}}`, `{"name":"no_such_tool"}`, `{"name":"task_status","arguments":{"handle":7}}`,
-			`{"name":"quick_echo","arguments":[]}`)
+			`{"name":"quick_echo","arguments":[]}`,
+			`{"name":"task_answer","arguments":{"handle":"x","answers":{"k":"y"},"decline":"z"}}`, `{"name":"task_answer","arguments":{"handle":"x"}}`)
 	case "tasks/get", "tasks/cancel", "tasks/update", "tasks/result":
-		ps = append(ps, `{"taskId":42}`, `{"taskId":{}}`, `{"taskId":"x"}`, `{"taskId":"x","inputResponses":"y"}`, `{"taskId":null}`)
+		ps = append(ps, `{"taskId":42}`, `{"taskId":{}}`, `{"taskId":"x"}`, `{"taskId":"x","inputResponses":"y"}`, `{"taskId":null}`,
+			`{"taskId":"x","inputResponses":{"k":"y"}}`, `{"taskId":"x","inputResponses":{"k":{"action":5,"content":[]}}}`, `{"taskId":"x","inputResponses":null}`)
 	case "tools/async/status", "tools/async/result":
 		ps = append(ps, `{"token":42}`, `{"token":""}`, `{"token":"x"}`, `{"token":"`+strings.Repeat("a", 300)+`"}`)
 	case "initialize":

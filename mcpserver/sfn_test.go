@@ -58,16 +58,20 @@ type sfnEnv struct {
 	tokens token.Codec
 }
 
-// server starts one taskgate over the env's engine; several of them are replicas.
-func (e *sfnEnv) server(t *testing.T) *rpctest.Client {
+// server starts one taskgate over the env's engine; several of them are replicas. Its client
+// declares the tasks extension, or the given extensions.
+func (e *sfnEnv) server(t *testing.T, extensions ...string) *rpctest.Client {
 	t.Helper()
+	if extensions == nil {
+		extensions = []string{ext}
+	}
 	srv, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
-	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, extensions...)
 }
 
 func newSFNEnv(t *testing.T) *sfnEnv {
@@ -268,5 +272,84 @@ func TestConcurrentPollersShareDescribeCalls(t *testing.T) {
 	}
 	if n := e.calls.count("") - before; n != 0 {
 		t.Fatalf("20 polls of an ended task made %d AWS calls, want 0", n)
+	}
+}
+
+// TestStepFunctionsQuestionsThroughMCP: a .waitForTaskToken state's question is input_required with
+// its inputRequests; a wrong answer reaches no engine; tasks/update answers it (SendTaskSuccess) or
+// declines it (SendTaskFailure), and the state machine goes on as it decides.
+func TestStepFunctionsQuestionsThroughMCP(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t)
+	start := func() string {
+		res := call(t, c, "sfn_approve_deployment", map[string]any{"version": "v" + uuid.NewString()[:6], "env": "staging", "stepSeconds": 0})
+		return res["taskId"].(string)
+	}
+	approved, declined := start(), start()
+	for _, id := range []string{approved, declined} {
+		got := waitFor(t, c, id, "input_required")
+		req, _ := got["inputRequests"].(map[string]any)["approve"].(map[string]any)
+		params, _ := req["params"].(map[string]any)
+		if req["method"] != "elicitation/create" || !strings.HasPrefix(params["message"].(string), "Deploy v") || params["requestedSchema"] == nil {
+			t.Fatalf("the question of a .waitForTaskToken state: %v", got)
+		}
+	}
+	sends := e.calls.count("SendTaskSuccess") + e.calls.count("SendTaskFailure")
+	_, err := c.Call(t, "tasks/update", map[string]any{"taskId": approved, "inputResponses": map[string]any{"approve": accept(map[string]any{"reason": "no approve field"})}})
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "approve") {
+		t.Fatalf("an answer without its required field: %v", err)
+	}
+	if n := e.calls.count("SendTaskSuccess") + e.calls.count("SendTaskFailure"); n != sends {
+		t.Fatalf("a wrong answer reached the engine (%d sends)", n-sends)
+	}
+	update(t, c, approved, map[string]any{"approve": accept(map[string]any{"approve": true, "reason": "tested"})})
+	update(t, c, declined, map[string]any{"approve": map[string]any{"action": "decline"}})
+	if e.calls.count("SendTaskSuccess") != 1 || e.calls.count("SendTaskFailure") != 1 {
+		t.Fatalf("SendTaskSuccess %d, SendTaskFailure %d; want one each", e.calls.count("SendTaskSuccess"), e.calls.count("SendTaskFailure"))
+	}
+	for id, want := range map[string]bool{approved: true, declined: false} {
+		done := waitFor(t, c, id, "completed", "failed")
+		result, _ := done["result"].(map[string]any)
+		if done["status"] != "completed" || structured(t, result)["deployed"] != want {
+			t.Fatalf("deployed %v wanted: %v", want, done)
+		}
+	}
+	// The question is gone: answering it again is ignored and sends nothing.
+	update(t, c, approved, map[string]any{"approve": accept(map[string]any{"approve": false})})
+	if e.calls.count("SendTaskSuccess") != 1 {
+		t.Fatal("a second answer to an answered question reached the engine")
+	}
+}
+
+// TestStepFunctionsQuestionThroughHandles: a client without tasks reads a .waitForTaskToken
+// state's question from task_status and answers it with task_answer.
+func TestStepFunctionsQuestionThroughHandles(t *testing.T) {
+	e := newSFNEnv(t)
+	c := e.server(t, []string{}...)
+	version := "v" + uuid.NewString()[:6]
+	handle := structured(t, call(t, c, "sfn_approve_deployment", map[string]any{"version": version, "env": "prod", "stepSeconds": 0}))["handle"].(string)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res := call(t, c, "task_status", map[string]any{"handle": handle})
+		if structured(t, res)["status"] == "input_required" {
+			if !strings.Contains(firstText(t, res), "Deploy "+version+" to prod?") {
+				t.Fatalf("task_status: %q", firstText(t, res))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task_status: %v", res)
+		}
+	}
+	if res := call(t, c, "task_answer", map[string]any{"handle": handle, "decline": []string{"approve"}}); res["isError"] == true {
+		t.Fatalf("task_answer: %v", res)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res := call(t, c, "task_result", map[string]any{"handle": handle})
+		if s, _ := res["structuredContent"].(map[string]any); s["deployed"] == false && s["reason"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task_result after declining: %v", res)
+		}
 	}
 }

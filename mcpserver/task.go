@@ -315,7 +315,7 @@ func (s *Server) cancel(ctx context.Context, t *task, who string) error {
 // went. Task ids are bearer handles and never appear in it.
 func (s *Server) auditLine(ctx context.Context, event string, tool *mapping.Tool, ref adapters.Ref, outcome string) {
 	observeTask(ctx, tool, ref)
-	if s.observer != nil && event != "cancel" && ref != (adapters.Ref{}) {
+	if s.observer != nil && (event == "start" || event == "run") && ref != (adapters.Ref{}) {
 		s.observer.Started(ctx, tool.Name)
 	}
 	s.audit.Info("audit", "event", event, "principal", principalOf(ctx), "tool", tool.Name, "engine", tool.Engine,

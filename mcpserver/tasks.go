@@ -18,15 +18,10 @@ const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
 type taskParams struct {
 	mcp.ParamsBase
-	TaskID         string          `json:"taskId"`
-	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
-}
-
-func taskID(p *taskParams) string {
-	if p == nil {
-		return ""
-	}
-	return p.TaskID
+	TaskID string `json:"taskId"`
+	// InputResponses are read only for the keys that are open: the others are ignored, whatever
+	// they hold.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
 }
 
 // taskDialect is the dialect of a task method's caller, or the error a caller without tasks gets.
@@ -41,7 +36,7 @@ func taskDialect(c caps) (dialect, error) {
 }
 
 // taskMethod serves one task method for a caller of a known dialect.
-type taskMethod func(context.Context, caps, dialect, string) (mcp.Result, error)
+type taskMethod func(context.Context, caps, dialect, *taskParams) (mcp.Result, error)
 
 func (s *Server) addTaskMethods() error {
 	for method, h := range map[string]taskMethod{
@@ -71,15 +66,18 @@ func (s *Server) serveTask(ctx context.Context, h taskMethod, p *taskParams) (mc
 	if err != nil {
 		return nil, err
 	}
-	res, err := h(ctx, c, d, taskID(p))
+	if p == nil {
+		p = &taskParams{}
+	}
+	res, err := h(ctx, c, d, p)
 	if err != nil {
 		return nil, s.rpcError(d, err)
 	}
 	return res, nil
 }
 
-func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
-	t, err := s.read(ctx, id)
+func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, p *taskParams) (mcp.Result, error) {
+	t, err := s.read(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -92,15 +90,17 @@ func (s *Server) tasksGet(ctx context.Context, c caps, d dialect, id string) (mc
 		res.Error = t.failure
 	case t.result != nil:
 		res.Result = t.result.wire(true)
+	default:
+		res.InputRequests = openRequests(t)
 	}
 	return res, nil
 }
 
 // tasksCancel is cooperative in the extension (an ended task keeps its outcome, and the answer is
 // the same); 2025-11-25 answers with the task, already cancelled, and refuses an ended one.
-func (s *Server) tasksCancel(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+func (s *Server) tasksCancel(ctx context.Context, c caps, d dialect, p *taskParams) (mcp.Result, error) {
 	_, isLegacy := d.(legacy)
-	t, err := s.resolve(ctx, id)
+	t, err := s.resolve(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -126,19 +126,29 @@ func (s *Server) tasksCancel(ctx context.Context, c caps, d dialect, id string) 
 	return &legacyTask{legacyTaskInfo: legacyInfo(t)}, nil
 }
 
-func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+// tasksUpdate delivers answers to the task's open questions; responses to keys that are not open
+// are ignored, and the acknowledgement comes once the engine has the answers.
+func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, p *taskParams) (mcp.Result, error) {
 	if _, isLegacy := d.(legacy); isLegacy {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is part of the tasks extension on 2026-07-28"}
 	}
-	if _, err := s.resolve(ctx, id); err != nil {
+	t, err := s.resolve(ctx, p.TaskID)
+	if err != nil {
 		return nil, err
 	}
-	return nil, invalid("Failed to update task: the task has no open input requests")
+	if p.InputResponses == nil {
+		return nil, invalid(`Failed to update task: inputResponses is required, like {"confirm": {"action": "accept", "content": {...}}}`)
+	}
+	if _, err := s.answer(ctx, t, p.InputResponses); err != nil {
+		return nil, err
+	}
+	return &ack{}, nil
 }
 
 // tasksResult exists only on 2025-11-25: it blocks until the task has ended (or the client goes
 // away) and returns what the call would have returned, tagged with the task.
-func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) (mcp.Result, error) {
+func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, p *taskParams) (mcp.Result, error) {
+	id := p.TaskID
 	if _, isLegacy := d.(legacy); !isLegacy {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result does not exist in the tasks extension: poll tasks/get"}
 	}
@@ -147,11 +157,11 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) 
 		if err != nil {
 			return nil, err
 		}
+		related := mcp.Meta{metaRelatedTask: map[string]any{"taskId": id}}
 		if t.status.State.Terminal() {
 			if waited {
 				s.notifyStatus(ctx, c, t)
 			}
-			related := map[string]any{metaRelatedTask: map[string]any{"taskId": id}}
 			if t.failure != nil {
 				failure := *t.failure
 				failure.Data, _ = json.Marshal(map[string]any{"_meta": related})
@@ -165,9 +175,10 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, id string) 
 			out.Meta = related
 			return out, nil
 		}
-		// Wait blocks cheaply in the engine until the execution ends; then read again, which also
-		// re-checks the id's expiry.
-		if _, err := s.engines[t.tool.Engine].Wait(ctx, t.tool.Target, t.claims.Ref); err != nil {
+		// Wait blocks cheaply in the engine until the execution ends, asking the client the
+		// workflow's questions on the way where it can; then read again, which also re-checks the
+		// id's expiry.
+		if _, err := s.waitAsking(ctx, c, t, related); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

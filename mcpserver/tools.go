@@ -131,7 +131,8 @@ func errMissingTasksCapability(tool string) error {
 // callAndWait serves a call that waits for its result, up to the tool's timeout: tools that may
 // not run as tasks, and clients that take no task. A client that gives up the call (cancels it, or
 // closes the HTTP request) cancels the execution: it has no other way to. Progress notifications
-// carry the engine's status when the client asked for them.
+// carry the engine's status when the client asked for them; the workflow's questions are asked
+// with elicitation/create when the client takes it.
 func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOutput {
 	tool := call.tool
 	input, toolErr := prepare(tool, call.args, call.answers)
@@ -142,6 +143,7 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 	waitCtx, stop := context.WithTimeout(ctx, tool.Timeout)
 	defer stop()
 	var ref adapters.Ref
+	var t *task // the execution the call waits on, once started
 	var o adapters.Outcome
 	var err error
 	if tool.TaskSupport == mapping.TaskForbidden {
@@ -152,10 +154,12 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "start", tool, ref, outcome(err))
 		if err == nil {
+			t = &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now()}}
 			if c.progress != nil && c.session != nil {
-				go s.reportProgress(waitCtx, c, tool, ref)
+				reported := *t // read apart from the wait's own reads
+				go s.reportProgress(waitCtx, c, &reported)
 			}
-			o, err = e.Wait(waitCtx, tool.Target, ref)
+			o, err = s.waitAsking(waitCtx, c, t, nil)
 		}
 	}
 	switch {
@@ -166,6 +170,9 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		s.abandon(ctx, tool, ref)
 		return toolError("%s was cancelled: the client stopped waiting", tool.Name)
 	case errors.Is(err, context.DeadlineExceeded):
+		if t != nil && s.describe(ctx, t) == nil && t.status.State == adapters.InputRequired {
+			return toolError("%s did not finish within its timeout of %s: it is %s, and this client takes neither tasks nor elicitation to answer; the execution goes on in the engine", tool.Name, tool.Timeout, t.message())
+		}
 		return toolError("%s did not finish within its timeout of %s; the execution goes on in the engine", tool.Name, tool.Timeout)
 	default:
 		id := s.report(engineError("Failed to run "+tool.Name, err))
@@ -195,8 +202,7 @@ func (s *Server) abandon(ctx context.Context, tool *mapping.Tool, ref adapters.R
 
 // reportProgress sends one progress notification per poll interval (growing with the call's age)
 // until ctx ends.
-func (s *Server) reportProgress(ctx context.Context, c caps, tool *mapping.Tool, ref adapters.Ref) {
-	t := &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Created: s.now()}}
+func (s *Server) reportProgress(ctx context.Context, c caps, t *task) {
 	next := time.NewTimer(t.pollInterval())
 	defer next.Stop()
 	for n := 1; ; n++ {
@@ -264,7 +270,7 @@ func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
 	}
 	if mayGetHandles {
 		for _, h := range handleTools {
-			res.Tools = append(res.Tools, toolEntry{Name: h.name, Description: h.description, InputSchema: handleSchema})
+			res.Tools = append(res.Tools, toolEntry{Name: h.name, Description: h.description, InputSchema: h.schema})
 		}
 	}
 	return res

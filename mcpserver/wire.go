@@ -45,14 +45,39 @@ type callToolResult struct {
 // inputRequiredResult asks the client for input before the request can go on (MRTR).
 type inputRequiredResult struct {
 	mcp.ResultBase
-	ResultType    inputRequired           `json:"resultType"`
-	InputRequests map[string]inputRequest `json:"inputRequests"`
-	RequestState  string                  `json:"requestState,omitempty"`
+	ResultType    inputRequired `json:"resultType"`
+	InputRequests inputRequests `json:"inputRequests"`
+	RequestState  string        `json:"requestState,omitempty"`
 }
 
 type inputRequired struct{}
 
 func (inputRequired) MarshalJSON() ([]byte, error) { return []byte(`"input_required"`), nil }
+
+// inputRequests are the requests the client fulfils, by key, in the order they are asked: a JSON
+// object whose keys keep that order (a client that asks one by one asks in it).
+type inputRequests []keyedRequest
+
+type keyedRequest struct {
+	key string
+	req inputRequest
+}
+
+func (rs inputRequests) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, _ := json.Marshal(r.key)
+		req, err := json.Marshal(r.req)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, key...), ':'), req...)
+	}
+	return append(b, '}'), nil
+}
 
 // inputRequest is one request the client fulfils: always a form-mode elicitation here.
 type inputRequest struct {
@@ -98,13 +123,15 @@ type createTaskResult struct {
 	taskInfo
 }
 
-// detailedTask answers tasks/get: result once completed, error once failed.
+// detailedTask answers tasks/get: result once completed, error once failed, the open questions
+// while input_required.
 type detailedTask struct {
 	mcp.ResultBase
 	ResultType complete `json:"resultType"`
 	taskInfo
-	Result *callToolResult `json:"result,omitempty"`
-	Error  *jsonrpc.Error  `json:"error,omitempty"`
+	Result        *callToolResult `json:"result,omitempty"`
+	Error         *jsonrpc.Error  `json:"error,omitempty"`
+	InputRequests inputRequests   `json:"inputRequests,omitempty"`
 }
 
 // Tasks on 2025-11-25: the same task, with the field names of that version and no resultType.

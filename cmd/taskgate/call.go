@@ -38,14 +38,20 @@ const (
 
 func newCallCmd() *cobra.Command {
 	var argsJSON, url string
-	var configs []string
+	var configs, answers, declines []string
 	cmd := &cobra.Command{
-		Use:   "call TOOL [--args JSON] (--url URL | --config PATH)",
+		Use:   "call TOOL [--args JSON] (--url URL | --config PATH) [--answer KEY=JSON]... [--decline KEY]...",
 		Short: "Call a tool as a task and show its progress",
 		Long: `Calls one tool as a task and shows its progress until it ends, then prints its result (text, and
 structured content as indented JSON) on standard output. --url calls an MCP endpoint (Streamable
 HTTP); --config serves a mapping file or folder in this process to try it. Ctrl-C cancels the task.
-Exit status: 0 success, 1 tool error or failed/cancelled task, 2 usage error, 130 interrupted.`,
+
+A tool may ask questions before it starts, and its task while it runs. Each question is answered
+with its --answer KEY=JSON (the form's content, one JSON object) or --decline KEY if given, else
+asked on the terminal one field at a time: answer, decline, dismiss, or put it off for a minute
+(later). A question with no answer and no terminal to ask on ends the call, the task still waiting.
+Exit status: 0 success, 1 tool error or failed/cancelled task, 2 usage error, 3 a question left
+unanswered (the task goes on, its id printed), 130 interrupted.`,
 		Args: func(cmd *cobra.Command, positional []string) error {
 			if len(positional) != 1 {
 				return usageError{fmt.Sprintf("call wants one TOOL name, got %d arguments %q\n\nUsage:\n  %s", len(positional), positional, cmd.UseLine())}
@@ -60,18 +66,29 @@ Exit status: 0 success, 1 tool error or failed/cancelled task, 2 usage error, 13
 			if err != nil {
 				return usageError{err.Error()}
 			}
-			return exitError{runCall(cmd.Context(), positional[0], arguments, url, configs, cmd.OutOrStdout(), cmd.ErrOrStderr())}
+			given, err := parseAnswers(answers, declines)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			var in io.Reader // no terminal: no asking
+			if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				in = f
+			}
+			return exitError{runCall(cmd.Context(), positional[0], arguments, url, configs, given, in, cmd.OutOrStdout(), cmd.ErrOrStderr())}
 		},
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "{}", "the tool's arguments, one JSON object")
 	cmd.Flags().StringVar(&url, "url", "", "MCP endpoint to call, e.g. http://127.0.0.1:8080/mcp")
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder to serve in this process (repeatable)")
+	cmd.Flags().StringArrayVar(&answers, "answer", nil, `answer the question KEY with the form's content, like approve='{"approve": true}' (repeatable)`)
+	cmd.Flags().StringArrayVar(&declines, "decline", nil, "decline the question KEY (repeatable)")
 	return cmd
 }
 
 // runCall calls the tool, at url or served from configs in this process, and returns the exit
-// status.
-func runCall(ctx context.Context, tool string, arguments json.RawMessage, url string, configs []string, stdout, stderr io.Writer) int {
+// status. Questions are answered from given (responses by key), else asked on stderr and read
+// from in, a terminal or (in tests) lines fed to it; nil: no asking.
+func runCall(ctx context.Context, tool string, arguments json.RawMessage, url string, configs []string, given map[string]json.RawMessage, in io.Reader, stdout, stderr io.Writer) int {
 	endpoint := url
 	if len(configs) > 0 {
 		var stop func()
@@ -88,7 +105,13 @@ func runCall(ctx context.Context, tool string, arguments json.RawMessage, url st
 		defer stop()
 	}
 	c := &rpcClient{url: endpoint}
-	return callTool(ctx, c, tool, arguments, newDisplay(stderr, tool), stdout, stderr)
+	disp := newDisplay(stderr, tool)
+	var term *prompter
+	if in != nil {
+		_, isFile := in.(*os.File) // a terminal echoes what is typed
+		term = newPrompter(in, stderr, !isFile)
+	}
+	return callTool(ctx, c, tool, arguments, disp, newAsker(given, term, stderr, disp), stdout, stderr)
 }
 
 // toolArguments checks that s is one JSON object and returns it as is, numbers untouched.
@@ -126,7 +149,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
+	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
 	if err != nil {
 		closeAll(engines)
 		return "", nil, err
@@ -154,6 +177,7 @@ type taskResult struct {
 	PollIntervalMs *int64          `json:"pollIntervalMs"`
 	Result         json.RawMessage `json:"result"`
 	Error          *rpcError       `json:"error"`
+	InputRequests  inputRequests   `json:"inputRequests"`
 }
 
 func (t *taskResult) terminal() bool {
@@ -172,18 +196,30 @@ func (t *taskResult) pollInterval() time.Duration {
 
 // callTool calls the tool, follows its task to the end and prints the outcome; it returns the
 // exit status.
-func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.RawMessage, disp display, stdout, stderr io.Writer) int {
-	callCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
-	defer abort()
-	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(startGrace, abort) })
-	raw, err := c.call(callCtx, "tools/call", tool, map[string]any{"name": tool, "arguments": arguments})
-	stopGrace()
-	if err != nil {
-		if ctx.Err() != nil {
-			disp.end("interrupted")
-			fmt.Fprintf(stderr, "taskgate call: interrupted before %s answered; if it started an execution, that goes on\n", tool)
-			return exitInterrupted
-		}
+func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.RawMessage, disp display, a *asker, stdout, stderr io.Writer) int {
+	send := func(params map[string]any) (json.RawMessage, error) {
+		callCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+		defer abort()
+		stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(startGrace, abort) })
+		defer stopGrace()
+		return c.call(callCtx, "tools/call", tool, params)
+	}
+	params := map[string]any{"name": tool, "arguments": arguments}
+	raw, err := send(params)
+	if err == nil {
+		raw, err = a.beforeStart(ctx, raw, params, send)
+	}
+	var un *unanswered
+	switch {
+	case errors.As(err, &un):
+		disp.end("input_required")
+		fmt.Fprintf(stderr, "taskgate call: %v\n%s did not start.\n", err, tool)
+		return exitUnanswered
+	case err != nil && ctx.Err() != nil:
+		disp.end("interrupted")
+		fmt.Fprintf(stderr, "taskgate call: interrupted before %s answered; if it started an execution, that goes on\n", tool)
+		return exitInterrupted
+	case err != nil:
 		disp.end("error")
 		fmt.Fprintf(stderr, "taskgate call: calling %s: %v\n", tool, err)
 		return 1
@@ -204,11 +240,31 @@ func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.Raw
 		if t.terminal() {
 			break
 		}
+		wait := t.pollInterval()
+		if t.Status == "input_required" {
+			sent, err := a.answerOpen(ctx, c, &t)
+			if sent {
+				wait = 0 // to show at once what the answers changed
+			}
+			var un *unanswered
+			switch {
+			case ctx.Err() != nil:
+				// interrupted while asking: the task is cancelled below
+			case errors.As(err, &un):
+				disp.end(t.Status)
+				fmt.Fprintf(stderr, "taskgate call: %v\nThe task goes on, waiting for the answer: %s\n", err, t.TaskID)
+				return exitUnanswered
+			case err != nil:
+				disp.end("error")
+				fmt.Fprintf(stderr, "taskgate call: task %s: %v\n", t.TaskID, err)
+				return 1
+			}
+		}
 		select {
 		case <-ctx.Done():
 			disp.end("interrupted")
 			return cancelTask(c, t.TaskID, stderr)
-		case <-time.After(t.pollInterval()):
+		case <-time.After(wait):
 		}
 		getCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		raw, err := c.call(getCtx, "tasks/get", t.TaskID, map[string]any{"taskId": t.TaskID})
@@ -441,6 +497,8 @@ type display interface {
 	show(status, message string)
 	// end stops showing progress, with the final word on it.
 	end(status string)
+	// hold stops showing progress while f writes to stderr (asks a question), until the next show.
+	hold(f func())
 }
 
 func newDisplay(stderr io.Writer, tool string) display {
@@ -471,6 +529,8 @@ func (p *plainLines) show(status, message string) {
 
 func (p *plainLines) end(string) {}
 
+func (p *plainLines) hold(f func()) { f() }
+
 // liveLine redraws one status line in place on a terminal.
 type liveLine struct {
 	f     *os.File
@@ -479,6 +539,7 @@ type liveLine struct {
 
 	mu              sync.Mutex
 	status, message string
+	held            bool
 
 	stop, done chan struct{}
 	endOnce    sync.Once
@@ -503,6 +564,7 @@ func (l *liveLine) run() {
 func (l *liveLine) show(status, message string) {
 	l.mu.Lock()
 	l.status, l.message = status, strings.Join(strings.Fields(message), " ")
+	l.held = false
 	l.mu.Unlock()
 }
 
@@ -514,21 +576,35 @@ func (l *liveLine) end(status string) {
 		if status != l.status {
 			l.status, l.message = status, ""
 		}
+		l.held = false
 		l.mu.Unlock()
 		l.draw("")
 		fmt.Fprint(l.f, "\n")
 	})
 }
 
+// hold clears the line and draws nothing more until the next show, which has news after what f
+// wrote: the line never shows a state that f has made stale.
+func (l *liveLine) hold(f func()) {
+	l.mu.Lock()
+	l.held = true
+	fmt.Fprint(l.f, "\r\x1b[K")
+	l.mu.Unlock()
+	f()
+}
+
 // draw writes the line from its start and clears what an earlier, longer line left; a line
 // wider than the terminal would wrap, and \r cannot go back up.
 func (l *liveLine) draw(frame string) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held {
+		return
+	}
 	line := fmt.Sprintf("%s %s %s", l.tool, elapsed(time.Since(l.start)), l.status)
 	if l.message != "" {
 		line += ": " + l.message
 	}
-	l.mu.Unlock()
 	if frame != "" {
 		line = frame + " " + line
 	}

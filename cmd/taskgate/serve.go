@@ -40,6 +40,9 @@ type transportFlags struct {
 	// (setUpObservability); nil for call and validate.
 	log, serverLog *slog.Logger
 	tel            *observe.Telemetry
+	// noAudit drops the audit log: call's server in its own process has one caller, who sees
+	// what it does.
+	noAudit bool
 }
 
 // check validates the flags before anything connects.
@@ -102,6 +105,9 @@ func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Write
 func (f *transportFlags) loggers(stderr io.Writer) (log, audit *slog.Logger) {
 	format := cmp.Or(f.logFormat, "text")
 	audit, _ = observe.NewLogger(stderr, "info", format)
+	if f.noAudit {
+		audit = slog.New(slog.DiscardHandler)
+	}
 	if log = f.serverLog; log == nil {
 		log, _ = observe.NewLogger(stderr, "warn", format)
 	}

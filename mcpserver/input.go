@@ -1,0 +1,186 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/mapping"
+)
+
+// Questions a running workflow asks (human input). The questions live in the engine and are read
+// on each poll; an answer goes straight back to the engine. Every dialect shows them in its own
+// words and delivers answers through answer, which checks each one against its question's schema
+// before the engine sees any.
+
+// questions are the open questions of a task that waits on input, ready to check answers against.
+func questions(t *task) ([]*mapping.Question, error) {
+	if t.status.State != adapters.InputRequired {
+		return nil, nil
+	}
+	qs := make([]*mapping.Question, 0, len(t.status.Inputs))
+	for _, in := range t.status.Inputs {
+		schema, err := mapping.CompileAnswerSchema(in.Schema)
+		if err != nil {
+			return nil, &taskError{kind: errInternal, msg: fmt.Sprintf("The workflow asks %q with a schema taskgate cannot use", in.Key), cause: err}
+		}
+		qs = append(qs, &mapping.Question{Key: in.Key, Message: in.Message, Schema: schema})
+	}
+	return qs, nil
+}
+
+// openRequests are a task's open questions as form-mode elicitations, oldest first.
+func openRequests(t *task) inputRequests {
+	if t.status.State != adapters.InputRequired {
+		return nil
+	}
+	reqs := make(inputRequests, 0, len(t.status.Inputs))
+	for _, q := range t.status.Inputs {
+		reqs = append(reqs, keyedRequest{q.Key, elicitation(q.Message, q.Schema)})
+	}
+	return reqs
+}
+
+// readResponse reads one client response to question q: an answer the engine can take, its
+// content checked against q's schema. The error names the field at fault.
+func readResponse(q *mapping.Question, resp mcp.InputResponse) (adapters.Answer, error) {
+	er, ok := resp.(*mcp.ElicitResult)
+	if !ok {
+		return adapters.Answer{}, invalid("the response to %q is not an answer to an elicitation (want {\"action\": \"accept\", \"content\": {...}})", q.Key)
+	}
+	a := adapters.Answer{Action: er.Action}
+	switch er.Action {
+	case adapters.ActionAccept:
+		content, err := json.Marshal(er.Content)
+		if err != nil {
+			return adapters.Answer{}, invalid("the answer to %q: %v", q.Key, err)
+		}
+		if err := q.Schema.Check(content); err != nil {
+			return adapters.Answer{}, invalid("the answer to %q does not fit its schema: %v", q.Key, err)
+		}
+		a.Content = content
+	case adapters.ActionDecline, adapters.ActionCancel:
+	default:
+		return adapters.Answer{}, invalid("the response to %q: action %q is not accept, decline or cancel", q.Key, er.Action)
+	}
+	if err := a.Check(); err != nil {
+		return adapters.Answer{}, invalid("the answer to %q: %v", q.Key, err)
+	}
+	return a, nil
+}
+
+// answer delivers responses (elicitation results, by key) to the task's open questions and returns
+// the keys it delivered. Keys that are not open (never asked, answered already, or the task no
+// longer waits) are ignored whatever they hold, as the tasks extension says; every response to an
+// open key is checked before any is delivered, so a wrong one changes nothing.
+func (s *Server) answer(ctx context.Context, t *task, responses map[string]json.RawMessage) ([]string, error) {
+	if err := s.describe(ctx, t); err != nil {
+		return nil, err
+	}
+	qs, err := questions(t)
+	if err != nil {
+		return nil, err
+	}
+	type delivery struct {
+		key    string
+		answer adapters.Answer
+	}
+	var ds []delivery
+	for _, q := range qs {
+		raw, ok := responses[q.Key]
+		if !ok {
+			continue
+		}
+		var resp mcp.ElicitResult
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			return nil, invalid("the response to %q is not the result of an elicitation: %v", q.Key, err)
+		}
+		a, err := readResponse(q, &resp)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, delivery{q.Key, a})
+	}
+	var delivered []string
+	for _, d := range ds {
+		err := s.engines[t.tool.Engine].Answer(ctx, t.tool.Target, t.claims.Ref, d.key, d.answer)
+		s.auditLine(ctx, "answer", t.tool, t.claims.Ref, outcome(err))
+		switch {
+		case errors.Is(err, adapters.ErrNotFound) || errors.Is(err, adapters.ErrEnded):
+			// answered meanwhile, or the execution went on without it
+		case errors.Is(err, adapters.ErrInvalid):
+			return delivered, invalid("the answer to %q was refused by the workflow: %v", d.key, err)
+		case err != nil:
+			return delivered, engineError("Failed to deliver the answer to "+d.key, err)
+		default:
+			delivered = append(delivered, d.key)
+		}
+	}
+	return delivered, nil
+}
+
+// elicits reports whether taskgate can ask the caller itself with elicitation/create: a connection
+// that carries server requests (stdio) from a client that declared elicitation.
+func elicits(c caps) bool {
+	if c.session == nil || c.conn == "" {
+		return false
+	}
+	ip := c.session.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+// askOpenQuestions asks the caller each open question of t with elicitation/create, meta added to
+// each request (it says which task asks), and delivers the answers.
+func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *task, meta mcp.Meta) error {
+	qs, err := questions(t)
+	if err != nil {
+		return err
+	}
+	for _, q := range qs {
+		res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Meta: meta, Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
+		if err != nil {
+			return invalid("asking the question %q of %s: %v", q.Key, t.tool.Name, err)
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		if _, err := s.answer(ctx, t, map[string]json.RawMessage{q.Key: raw}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitAsking waits until t's execution ends. When the caller can be asked (elicits), the wait
+// wakes at the task's poll interval to look for questions, asks them, and delivers the answers;
+// otherwise it blocks in the engine. A failed question stops the asking, not the wait.
+func (s *Server) waitAsking(ctx context.Context, c caps, t *task, meta mcp.Meta) (adapters.Outcome, error) {
+	e := s.engines[t.tool.Engine]
+	asking := elicits(c)
+	for {
+		if !asking {
+			return e.Wait(ctx, t.tool.Target, t.claims.Ref)
+		}
+		waitCtx, stop := context.WithTimeout(ctx, t.pollInterval())
+		o, err := e.Wait(waitCtx, t.tool.Target, t.claims.Ref)
+		timedOut := waitCtx.Err() != nil && ctx.Err() == nil
+		stop()
+		if err == nil || !timedOut {
+			return o, err
+		}
+		if err := s.describe(ctx, t); err != nil {
+			continue
+		}
+		if t.status.State == adapters.InputRequired {
+			if err := s.askOpenQuestions(ctx, c, t, meta); err != nil {
+				s.log.Warn("asking a task's questions failed; waiting without asking", "tool", t.tool.Name, "error", err)
+				asking = false
+			}
+		}
+	}
+}
