@@ -9,7 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -188,7 +188,7 @@ func strictObject(data json.RawMessage, names ...string) (members map[string]jso
 		if err != nil || !isName {
 			return nil, false
 		}
-		if _, seen := members[name]; seen || !contains(names, name) {
+		if _, seen := members[name]; seen || !slices.Contains(names, name) {
 			return nil, false
 		}
 		var v json.RawMessage
@@ -204,15 +204,6 @@ func strictObject(data json.RawMessage, names ...string) (members map[string]jso
 		return nil, false
 	}
 	return members, true
-}
-
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // plainID reads a request id that go-sdk keeps as it is: a string, or an integer a float64 holds
@@ -257,21 +248,11 @@ func acceptsJSONAndEvents(values []string) bool {
 // hostServed reports whether go-sdk's DNS-rebinding check lets the request through: on a loopback
 // listener, only loopback Hosts are served.
 func hostServed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return !ok || local == nil || !loopback(local.String()) || loopback(r.Host)
-}
-
-// loopback reports whether a host or host:port is localhost or a loopback address.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
+	host, _, err := net.SplitHostPort(r.Host)
 	if err != nil {
-		host = strings.Trim(addr, "[]")
+		host = r.Host
 	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return !arrivedOnLoopback(r) || isLoopbackHost(host)
 }
 
 // respond writes the answer as go-sdk's stateless handler does: on 2026-07-28 the result names the
