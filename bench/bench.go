@@ -371,6 +371,12 @@ func (b *bench) describeSFN(ctx context.Context, arn string) (string, error) {
 	return string(d.Status), nil
 }
 
+// recentSFN is one GetExecutionHistory call for the newest events, as taskgate reads them.
+func (b *bench) recentSFN(ctx context.Context, arn string) error {
+	_, err := b.se.Client().GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), ReverseOrder: true, MaxResults: 200})
+	return err
+}
+
 // startWorkflow is one StartWorkflowExecution RPC of a workflow type on queue.
 func (b *bench) startWorkflow(ctx context.Context, queue, workflowType, input string) (adapters.Ref, error) {
 	payloads, err := b.dc.ToPayloads(json.RawMessage(input))

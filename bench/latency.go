@@ -132,6 +132,14 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			return err
 		}
 	}
+	// What taskgate reads of a running Step Functions execution: its status, then its newest
+	// events (the questions it waits on, the states that run).
+	sfnDirectWithHistory := func(ctx context.Context, r adapters.Ref) error {
+		if err := sfnDirect("RUNNING")(ctx, r); err != nil {
+			return err
+		}
+		return b.recentSFN(ctx, r.ID)
+	}
 	ended := func(tool string) func() (string, error) {
 		return func() (string, error) {
 			if tool == toolEcho {
@@ -160,6 +168,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 	if b.opts.engines["sfn"] {
 		targets = append(targets,
 			target{"Step Functions", "running", running(toolSFN), sfnDirect("RUNNING")},
+			target{"Step Functions (direct: Describe + history)", "running", running(toolSFN), sfnDirectWithHistory},
 			target{"Step Functions", "ended", ended(toolSFN), sfnDirect("SUCCEEDED")})
 	}
 	for _, tg := range targets {
@@ -192,7 +201,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			b.logf("  %s %s task, rep %d: direct p50 %.2f ms; %s", tg.engine, tg.state, rep+1, percentile(lat[0], 50), medians(names[1:], lat[1:]))
 		}
 	}
-	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal) or DescribeExecution call (Step Functions) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal: the direct column counts the Describe alone). taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
+	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal) or DescribeExecution call (Step Functions) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal: the direct column counts the Describe alone). A running Step Functions execution is also measured against DescribeExecution followed by GetExecutionHistory (newest 200 events, reverse order), which is what taskgate reads of it to show its questions and progress. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
 	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
 	return nil
