@@ -156,28 +156,29 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("-only %q: want poll, %s", k, strings.Join(figureKeys, ", "))
 		}
 	}
-	o.engines = map[string]bool{}
-	for _, e := range strings.Split(*engines, ",") {
-		switch e = strings.TrimSpace(e); e {
-		case "temporal", "sfn":
-			o.engines[e] = true
-		default:
-			return o, fmt.Errorf("-engine %q: want temporal or sfn", e)
-		}
+	if o.engines, err = choices("-engine", *engines, "temporal", "sfn"); err != nil {
+		return o, err
 	}
-	o.states = map[string]bool{}
-	for _, st := range strings.Split(*states, ",") {
-		switch st = strings.TrimSpace(st); st {
-		case "running", "ended":
-			o.states[st] = true
-		default:
-			return o, fmt.Errorf("-poll-tasks %q: want running or ended", st)
-		}
+	if o.states, err = choices("-poll-tasks", *states, "running", "ended"); err != nil {
+		return o, err
 	}
 	if o.n < 1 || o.startN < 1 || o.reps < 1 || o.tasks < 1 || o.duration <= 0 || o.economyTask < time.Second {
 		return o, fmt.Errorf("-n, -start-n, -reps and -tasks must be at least 1, -duration positive, -economy-task at least a second")
 	}
 	return o, nil
+}
+
+// choices reads a comma-separated flag value whose items must be among valid.
+func choices(flag, value string, valid ...string) (map[string]bool, error) {
+	chosen := map[string]bool{}
+	for _, v := range strings.Split(value, ",") {
+		v = strings.TrimSpace(v)
+		if !slices.Contains(valid, v) {
+			return nil, fmt.Errorf("%s %q: want %s", flag, v, strings.Join(valid, " or "))
+		}
+		chosen[v] = true
+	}
+	return chosen, nil
 }
 
 func ints(s string) ([]int, error) {
