@@ -753,7 +753,7 @@ func startAsk(ctx context.Context, t *testing.T, h Harness) (adapters.Target, ad
 	ask, message := h.Target("ask"), "May I? "+unique(t)
 	r := start(ctx, t, h, ask, adapters.StartRequest{Input: mustJSON(t, map[string]any{"message": message})})
 	cancelAtCleanup(t, h, ask, r)
-	st := awaitStatus(ctx, t, h.Engine(), ask, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	st := AwaitStatus(ctx, t, h.Engine(), ask, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
 	return ask, r, st, message
 }
 
@@ -812,14 +812,14 @@ func testAskTwo(t *testing.T, h Harness) {
 	e, two := h.Engine(), h.Target("ask-two")
 	r := start(ctx, t, h, two, adapters.StartRequest{Input: json.RawMessage(`{}`)})
 	cancelAtCleanup(t, h, two, r)
-	st := awaitStatus(ctx, t, e, two, r, "two questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
+	st := AwaitStatus(ctx, t, e, two, r, "two questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
 	if st.State != adapters.InputRequired || keys(st) != "first,second" || !sameJSON(st.Inputs[0].Schema, ConfirmSchema) || !sameJSON(st.Inputs[1].Schema, ConfirmSchema) {
 		t.Fatalf("Describe: %+v, want input_required with the questions first and second", st)
 	}
 	if err := e.Answer(ctx, two, r, "first", confirm(true)); err != nil {
 		t.Fatalf("Answer first: %v", err)
 	}
-	st = awaitStatus(ctx, t, e, two, r, "only the second question", func(st adapters.Status) bool { return keys(st) != "first,second" })
+	st = AwaitStatus(ctx, t, e, two, r, "only the second question", func(st adapters.Status) bool { return keys(st) != "first,second" })
 	if st.State != adapters.InputRequired || keys(st) != "second" {
 		t.Fatalf("Describe after the first answer: %+v, want input_required with only the question second", st)
 	}
@@ -900,7 +900,7 @@ func testProgress(t *testing.T, h Harness) {
 	r := start(ctx, t, h, steps, adapters.StartRequest{Input: mustJSON(t, map[string]any{"version": unique(t), "stepSeconds": 1})})
 	cancelAtCleanup(t, h, steps, r)
 	said := map[string]bool{}
-	st := awaitStatus(ctx, t, e, steps, r, "the end", func(st adapters.Status) bool {
+	st := AwaitStatus(ctx, t, e, steps, r, "the end", func(st adapters.Status) bool {
 		if st.State == adapters.Working && st.Message != "" {
 			said[st.Message] = true
 		}
@@ -914,9 +914,9 @@ func testProgress(t *testing.T, h Harness) {
 	}
 }
 
-// awaitStatus polls Describe until ok accepts the status (what names it), or fails the test after
-// a minute.
-func awaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
+// AwaitStatus polls Describe until ok accepts the status (what names it), or fails the test after
+// a minute. Adapters' own tests use it too.
+func AwaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {

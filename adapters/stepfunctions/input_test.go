@@ -14,27 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 )
-
-// awaitStatus polls Describe until ok accepts the status, and fails the test after 30 s.
-func awaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, ok func(adapters.Status) bool) adapters.Status {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := e.Describe(ctx, tg, r)
-		if err != nil {
-			t.Fatalf("Describe: %v", err)
-		}
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Describe: still %+v after 30 s", st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 func sameJSON(a, b json.RawMessage) bool {
 	var va, vb any
@@ -50,7 +32,7 @@ func TestAskAndAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
 	confirm := json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)
 	if len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" || st.Inputs[0].Message != "Ship it?" || !sameJSON(st.Inputs[0].Schema, confirm) ||
 		st.Native != "RUNNING" || st.Message != `waiting for an answer to "confirm"` {
@@ -122,7 +104,7 @@ func TestAnswerDecline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+		st := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
 		if len(st.Inputs) != 1 || st.Inputs[0].Key != "approve" || st.Inputs[0].Message != "Deploy 2.0.1 to prod?" ||
 			!strings.HasPrefix(string(st.Inputs[0].Schema), `{"type":"object","properties":{"approve":`) {
 			t.Errorf("Describe: %+v", st)
@@ -189,7 +171,7 @@ func TestRetriedTaskMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
-	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return strings.Contains(st.Message, "attempt 2") || st.State.Terminal() })
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "a retry's attempt in the message", func(st adapters.Status) bool { return strings.Contains(st.Message, "attempt 2") || st.State.Terminal() })
 	t.Logf("message %q", st.Message)
 	if !strings.HasPrefix(st.Message, "running Notify (attempt 2, last error ") || st.State != adapters.Working {
 		t.Errorf("Describe of a retried task: %+v", st)

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal/taskgateflow"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 )
@@ -138,25 +139,6 @@ func timedQuestion(ctx workflow.Context) error {
 	return workflow.Sleep(ctx, time.Minute)
 }
 
-// awaitStatus polls Describe until ok accepts the status, and fails the test after 20 s.
-func awaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, ok func(adapters.Status) bool) adapters.Status {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := e.Describe(ctx, tg, r)
-		if err != nil {
-			t.Fatalf("Describe: %v", err)
-		}
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Describe: still %+v after 20 s", st)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func inputRequired(st adapters.Status) bool { return st.State == adapters.InputRequired }
 
 func TestAskAndAnswer(t *testing.T) {
@@ -166,7 +148,7 @@ func TestAskAndAnswer(t *testing.T) {
 	e, tg := v.engine, v.target(temporalexamples.AskAndEchoName)
 	r := start(ctx, t, e, tg, map[string]any{"message": "Ship it?"}, "")
 
-	st := awaitStatus(ctx, t, e, tg, r, inputRequired)
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
 	want := adapters.Status{State: adapters.InputRequired, Native: "RUNNING", Message: `waiting for an answer to "confirm"`,
 		Started: st.Started, Updated: st.Updated,
 		Inputs: []adapters.Question{{Key: "confirm", Message: "Ship it?", Schema: temporalexamples.ConfirmSchema}}}
@@ -239,11 +221,11 @@ func TestQuestionsOfAnotherRunAreNotOpen(t *testing.T) {
 	r := start(ctx, t, e, tg, false, "")
 	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
 
-	first := awaitStatus(ctx, t, e, tg, r, inputRequired)
+	first := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
 	if len(first.Inputs) != 1 || first.Inputs[0].Key != "stale" {
 		t.Fatalf("the first run asks %+v", first.Inputs)
 	}
-	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State != adapters.InputRequired })
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the end of input_required", func(st adapters.Status) bool { return st.State != adapters.InputRequired })
 	if st.State != adapters.Working || len(st.Inputs) > 0 {
 		t.Errorf("the second run: %+v, want working with no question", st)
 	}
@@ -265,7 +247,7 @@ func TestPendingActivitiesAreTheDefaultMessage(t *testing.T) {
 	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
 
 	const want = `activity FlakyStep (attempt 3 of 5; last failure: Step.DiskFull: disk full on attempt 2; heartbeat: {"done":40})`
-	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.Message == want })
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the wanted status message", func(st adapters.Status) bool { return st.Message == want })
 	if st.State != adapters.Working {
 		t.Errorf("Describe: %+v, want working", st)
 	}
@@ -277,7 +259,7 @@ func TestAnswerBySignal(t *testing.T) {
 	ctx := testContext(t)
 	e, tg := v.engine, v.target(signalledName)
 	r := start(ctx, t, e, tg, nil, "")
-	awaitStatus(ctx, t, e, tg, r, inputRequired)
+	enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
 
 	// A signal has no answer: an answer that does not fit is logged by the workflow and the
 	// question stays open.
@@ -338,7 +320,7 @@ func TestApproveDeployment(t *testing.T) {
 		{adapters.Answer{Action: "decline"}, `{"version":"2.0.1","env":"prod","deployed":false,"reason":"declined"}`},
 	} {
 		r := start(ctx, t, e, tg, map[string]any{"version": "2.0.1", "env": "prod", "stepSeconds": 0.2}, "")
-		st := awaitStatus(ctx, t, e, tg, r, inputRequired)
+		st := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
 		if len(st.Inputs) != 1 || st.Inputs[0].Message != "Deploy 2.0.1 to prod?" || !strings.Contains(string(st.Inputs[0].Schema), `"approve"`) {
 			t.Errorf("Describe: %+v", st)
 		}
@@ -361,7 +343,7 @@ func TestConformanceFixtures(t *testing.T) {
 
 	del := v.target(temporalexamples.ConfirmDeleteName)
 	r := start(ctx, t, e, del, map[string]any{"filename": "mrtr-resume.txt"}, "")
-	st := awaitStatus(ctx, t, e, del, r, inputRequired)
+	st := enginetest.AwaitStatus(ctx, t, e, del, r, "input_required", inputRequired)
 	if len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" || st.Inputs[0].Message != "Delete mrtr-resume.txt?" {
 		t.Errorf("confirm_delete asks %+v", st.Inputs)
 	}
@@ -374,7 +356,7 @@ func TestConformanceFixtures(t *testing.T) {
 
 	multi := v.target(temporalexamples.MultiInputName)
 	r = start(ctx, t, e, multi, map[string]any{}, "")
-	st = awaitStatus(ctx, t, e, multi, r, func(st adapters.Status) bool { return len(st.Inputs) == 2 })
+	st = enginetest.AwaitStatus(ctx, t, e, multi, r, "two open questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
 	keys := []string{st.Inputs[0].Key, st.Inputs[1].Key}
 	if !reflect.DeepEqual(keys, []string{"confirm", "name"}) {
 		t.Errorf("multi_input asks %q, want confirm and name, oldest first", keys)
@@ -427,8 +409,8 @@ func TestAQuestionPastItsDeadlineIsWithdrawn(t *testing.T) {
 	e, tg := v.engine, v.target(timedQuestionName)
 	r := start(ctx, t, e, tg, nil, "")
 	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
-	awaitStatus(ctx, t, e, tg, r, inputRequired)
-	st := awaitStatus(ctx, t, e, tg, r, func(st adapters.Status) bool { return st.State != adapters.InputRequired })
+	enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the end of input_required", func(st adapters.Status) bool { return st.State != adapters.InputRequired })
 	if st.State != adapters.Working || len(st.Inputs) > 0 {
 		t.Errorf("after the deadline: %+v, want working with no question", st)
 	}
