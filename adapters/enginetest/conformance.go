@@ -934,6 +934,26 @@ func AwaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapte
 	}
 }
 
+// Messages polls Describe every interval until the execution ends, and returns the status
+// messages it read while the execution was Working, each change once, in order.
+func Messages(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, interval time.Duration) []string {
+	t.Helper()
+	var seen []string
+	for {
+		st, err := e.Describe(ctx, tg, r)
+		if err != nil {
+			t.Fatalf("Describe %v: %v", r, err)
+		}
+		if st.State.Terminal() {
+			return seen
+		}
+		if st.State == adapters.Working && (len(seen) == 0 || seen[len(seen)-1] != st.Message) {
+			seen = append(seen, st.Message)
+		}
+		time.Sleep(interval)
+	}
+}
+
 func sameJSON(a, b json.RawMessage) bool {
 	var va, vb any
 	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/memengine"
 )
 
@@ -72,20 +73,7 @@ func TestSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen []string
-	for {
-		st, err := e.Describe(ctx, steps, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.State.Terminal() {
-			break
-		}
-		if len(seen) == 0 || seen[len(seen)-1] != st.Message {
-			seen = append(seen, st.Message)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	seen := enginetest.Messages(ctx, t, e, steps, r, 20*time.Millisecond)
 	if want := []string{"step 1 of 3: compile", "step 2 of 3: test", "step 3 of 3: package"}; !reflect.DeepEqual(seen, want) {
 		t.Errorf("messages %q, want %q", seen, want)
 	}

@@ -126,20 +126,7 @@ func TestBuildReleaseProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen []string
-	for {
-		st, err := e.Describe(ctx, tg, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.State.Terminal() {
-			break
-		}
-		if len(seen) == 0 || seen[len(seen)-1] != st.Message {
-			seen = append(seen, st.Message)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	seen := enginetest.Messages(ctx, t, e, tg, r, 100*time.Millisecond)
 	// In this order, with states that last an instant (ListSuites) possibly in between.
 	want := []string{"running Compile", "running Test (0 of 3 items done), RunSuite", "running Test (1 of 3 items done), RunSuite",
 		"running Test (2 of 3 items done), RunSuite", "running Package"}

@@ -281,20 +281,7 @@ func TestBuildReleaseProgress(t *testing.T) {
 	ctx := testContext(t)
 	e, tg := v.engine, v.target(temporalexamples.BuildReleaseName)
 	r := start(ctx, t, e, tg, map[string]any{"version": "1.4.0", "stepSeconds": 1}, "")
-	var seen []string
-	for {
-		st, err := e.Describe(ctx, tg, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.State.Terminal() {
-			break
-		}
-		if st.State == adapters.Working && (len(seen) == 0 || seen[len(seen)-1] != st.Message) {
-			seen = append(seen, st.Message)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	seen := enginetest.Messages(ctx, t, e, tg, r, 50*time.Millisecond)
 	want := []string{"step 1 of 3: compile 1.4.0", "step 2 of 3: test 1.4.0", "step 3 of 3: package 1.4.0"}
 	if !reflect.DeepEqual(seen, want) {
 		t.Errorf("messages %q, want %q", seen, want)
