@@ -161,36 +161,50 @@ func (s *Sealed) Issue(c Claims) string {
 	if err != nil {
 		panic(err) // strings and integers always marshal
 	}
+	return s.seal(prefix, plain)
+}
+
+// seal encrypts plain under the sealing key as pfx + key id + "." + base64(nonce, ciphertext),
+// with pfx and the key id authenticated too.
+func (s *Sealed) seal(pfx string, plain []byte) string {
 	aead := s.aeads[s.sealID]
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		panic(err)
 	}
-	sealed := aead.Seal(nonce, nonce, plain, []byte(prefix+s.sealID))
-	return prefix + s.sealID + "." + base64.RawURLEncoding.EncodeToString(sealed)
+	return pfx + s.sealID + "." + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(pfx+s.sealID)))
+}
+
+// unseal opens what seal wrote with pfx, under any listed key.
+func (s *Sealed) unseal(pfx, v string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(v, pfx)
+	if !ok {
+		return nil, ErrMalformed
+	}
+	kid, body, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, ErrMalformed
+	}
+	aead, ok := s.aeads[kid]
+	if !ok {
+		return nil, ErrForged
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+		return nil, ErrMalformed
+	}
+	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(pfx+kid))
+	if err != nil {
+		return nil, ErrForged
+	}
+	return plain, nil
 }
 
 // Open checks and reads a sealed id. Expiry is checked too: an expired id is ErrExpired.
 func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
-	rest, ok := strings.CutPrefix(id, prefix)
-	if !ok {
-		return Claims{}, ErrMalformed
-	}
-	kid, body, ok := strings.Cut(rest, ".")
-	if !ok {
-		return Claims{}, ErrMalformed
-	}
-	aead, ok := s.aeads[kid]
-	if !ok {
-		return Claims{}, ErrForged
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
-		return Claims{}, ErrMalformed
-	}
-	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(prefix+kid))
+	plain, err := s.unseal(prefix, id)
 	if err != nil {
-		return Claims{}, ErrForged
+		return Claims{}, err
 	}
 	var sc sealedClaims
 	if err := json.Unmarshal(plain, &sc); err != nil || sc.Tool == "" || sc.ID == "" {
@@ -211,39 +225,10 @@ func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
 const statePrefix = "tgs1."
 
 // SealState seals data under the sealing key.
-func (s *Sealed) SealState(data []byte) string {
-	aead := s.aeads[s.sealID]
-	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(data)+aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		panic(err)
-	}
-	return statePrefix + s.sealID + "." + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, data, []byte(statePrefix+s.sealID)))
-}
+func (s *Sealed) SealState(data []byte) string { return s.seal(statePrefix, data) }
 
 // OpenState opens what SealState sealed, under any listed key.
-func (s *Sealed) OpenState(st string) ([]byte, error) {
-	rest, ok := strings.CutPrefix(st, statePrefix)
-	if !ok {
-		return nil, ErrMalformed
-	}
-	kid, body, ok := strings.Cut(rest, ".")
-	if !ok {
-		return nil, ErrMalformed
-	}
-	aead, ok := s.aeads[kid]
-	if !ok {
-		return nil, ErrForged
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
-		return nil, ErrMalformed
-	}
-	data, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(statePrefix+kid))
-	if err != nil {
-		return nil, ErrForged
-	}
-	return data, nil
-}
+func (s *Sealed) OpenState(st string) ([]byte, error) { return s.unseal(statePrefix, st) }
 
 // Native hands out the engine's own id, as the engine's driver writes it, for single-user setups.
 type Native struct {
