@@ -98,8 +98,6 @@ type Server struct {
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
 	observer  Observer
-	// coalesced are the engines' read-sharing wrappers, by engine block name.
-	coalesced map[string]*coalesce.Engine
 }
 
 // New builds a server. It makes no engine call; see CheckTargets.
@@ -110,7 +108,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger,
 		grace: cfg.NotFoundGrace, now: time.Now, engines: map[string]adapters.Engine{},
-		noTask: cfg.NoTaskClients, observer: cfg.Observer, coalesced: map[string]*coalesce.Engine{},
+		noTask: cfg.NoTaskClients, observer: cfg.Observer,
 	}
 	if s.noTask == "" {
 		s.noTask = NoTaskHandles
@@ -148,8 +146,7 @@ func New(cfg Config) (*Server, error) {
 			if s.observer != nil {
 				ended = s.ended
 			}
-			s.coalesced[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0), ended)
-			s.engines[t.Engine] = s.coalesced[t.Engine]
+			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0), ended)
 		}
 	}
 
@@ -195,9 +192,9 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 // Reads are, by engine block name, the engine reads the server has made since New, by how each
 // was served (an engine call, or a shortcut).
 func (s *Server) Reads() map[string]coalesce.Counts {
-	reads := make(map[string]coalesce.Counts, len(s.coalesced))
-	for name, e := range s.coalesced {
-		reads[name] = e.Counts()
+	reads := make(map[string]coalesce.Counts, len(s.engines))
+	for name, e := range s.engines {
+		reads[name] = e.(*coalesce.Engine).Counts()
 	}
 	return reads
 }

@@ -128,21 +128,22 @@ func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 	case err != nil:
 		return nil, &taskError{kind: errNotFound}
 	}
+	caller := callerOf(ctx)
 	var tool *mapping.Tool
 	if claims.Tool != "" {
 		t, ok := s.set.Tool(claims.Tool)
-		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref, callerOf(ctx)) {
+		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref, caller) {
 			tool = t
 		}
 	} else {
 		for _, t := range s.set.Tools {
-			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref, callerOf(ctx)) {
+			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref, caller) {
 				tool, claims.Ref = t, ref
 				break
 			}
 		}
 	}
-	if tool == nil || (claims.Tool != "" && claims.Caller != callerOf(ctx)) {
+	if tool == nil || (claims.Tool != "" && claims.Caller != caller) {
 		return nil, &taskError{kind: errNotFound}
 	}
 	observeTask(ctx, tool, claims.Ref)
@@ -279,8 +280,12 @@ func (s *Server) start(ctx context.Context, call toolCall, opts startOptions) (*
 		s.auditLine(ctx, "start", tool, adapters.Ref{}, "refused: invalid arguments")
 		return nil, toolErr, nil
 	}
-	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: callerOf(ctx)})
+	caller := callerOf(ctx)
+	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: caller})
 	s.auditLine(ctx, "start", tool, ref, outcome(err))
+	if err == nil {
+		s.started(ctx, tool)
+	}
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
 		return nil, toolError("Could not start %s: %v", tool.Name, err), nil
@@ -293,11 +298,18 @@ func (s *Server) start(ctx context.Context, call toolCall, opts startOptions) (*
 	if opts.ttl > 0 && (ttl == 0 || opts.ttl < ttl) {
 		ttl = opts.ttl
 	}
-	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now().UTC().Truncate(time.Millisecond),
+	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: caller, Created: s.now().UTC().Truncate(time.Millisecond),
 		TTL: ttl, KeepAlive: opts.keepAlive}
 	t := &task{id: s.tokens.Issue(claims), tool: tool, claims: claims,
 		status: adapters.Status{State: adapters.Working, Native: "STARTED", Message: "Started.", Started: claims.Created, Updated: claims.Created}}
 	return t, nil, nil
+}
+
+// started counts an execution that a call started.
+func (s *Server) started(ctx context.Context, tool *mapping.Tool) {
+	if s.observer != nil {
+		s.observer.Started(ctx, tool.Name)
+	}
 }
 
 // cancel asks the engine to stop the task's execution; errEnded when it had already ended.
@@ -315,9 +327,6 @@ func (s *Server) cancel(ctx context.Context, t *task, who string) error {
 // went. Task ids are bearer handles and never appear in it.
 func (s *Server) auditLine(ctx context.Context, event string, tool *mapping.Tool, ref adapters.Ref, outcome string) {
 	observeTask(ctx, tool, ref)
-	if s.observer != nil && (event == "start" || event == "run") && ref != (adapters.Ref{}) {
-		s.observer.Started(ctx, tool.Name)
-	}
 	s.audit.Info("audit", "event", event, "principal", principalOf(ctx), "tool", tool.Name, "engine", tool.Engine,
 		"execution", ref.String(), "outcome", outcome)
 }

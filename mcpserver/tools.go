@@ -150,10 +150,14 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		// Run serves targets that cannot be described after they start (Express) as well.
 		ref, o, err = e.Run(waitCtx, tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "run", tool, ref, outcome(err))
+		if ref != (adapters.Ref{}) {
+			s.started(ctx, tool)
+		}
 	} else {
 		ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "start", tool, ref, outcome(err))
 		if err == nil {
+			s.started(ctx, tool)
 			t = &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now()}}
 			if c.progress != nil && c.session != nil {
 				reported := *t // read apart from the wait's own reads
