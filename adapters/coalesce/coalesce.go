@@ -46,9 +46,10 @@ type ended struct {
 	// until is when a running status stops being fresh; zero for an ended execution's.
 	until   time.Time
 	outcome *adapters.Outcome
-	// told: onEnded was told that the execution ended.
-	told bool
 }
+
+// endKnown reports whether the entry knows that the execution ended (and onEnded was told so).
+func endKnown(v ended) bool { return v.status.State.Terminal() || v.outcome != nil }
 
 // usable reports whether the cached status may answer a read at now.
 func (v ended) usable(now time.Time) bool {
@@ -146,13 +147,16 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	return o, err
 }
 
-// learn records in the cache what is known of an ended execution and, the first time, tells
-// onEnded.
+// learn records in the cache what is known of an ended execution, forgets any running status it
+// kept (the next read must see the end), and, the first time, tells onEnded.
 func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k string, s adapters.State, record func(*ended)) {
 	first := false
 	e.ended.Update(k, func(v *ended) {
-		first, v.told = !v.told, true
+		first = !endKnown(*v)
 		record(v)
+		if !v.status.State.Terminal() {
+			v.status, v.until = adapters.Status{}, time.Time{}
+		}
 	})
 	if first && e.onEnded != nil {
 		e.onEnded(ctx, t, r, s)
@@ -173,17 +177,11 @@ func await[T any](ctx context.Context, ch <-chan singleflight.Result) (v T, err 
 	}
 }
 
-// Wait keeps the outcome, and forgets any fresh running status, so that the next read sees the
-// end.
+// Wait keeps the outcome (and so forgets any fresh running status).
 func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	o, err := e.Engine.Wait(ctx, t, r)
 	if err == nil {
-		e.learn(ctx, t, r, key(t, r), o.State, func(v *ended) {
-			v.outcome = &o
-			if running(*v) {
-				v.status, v.until = adapters.Status{}, time.Time{}
-			}
-		})
+		e.learn(ctx, t, r, key(t, r), o.State, func(v *ended) { v.outcome = &o })
 	}
 	return o, err
 }
@@ -202,20 +200,20 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 // (what is known of an end stays).
 func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
 	err := e.Engine.Cancel(ctx, t, r, reason)
-	e.ended.DeleteIf(key(t, r), func(v ended) bool { return running(v) && !v.told })
+	e.ended.DeleteIf(key(t, r), unended)
 	return err
 }
 
 // Answer also forgets any fresh running status, so that the next read no longer shows the
-// question answered.
+// question answered (what is known of an end stays).
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, q string, a adapters.Answer) error {
 	err := e.Engine.Answer(ctx, t, r, q, a)
-	e.ended.DeleteIf(key(t, r), running)
+	e.ended.DeleteIf(key(t, r), unended)
 	return err
 }
 
-// running reports whether a cached status may still change.
-func running(v ended) bool { return !v.status.State.Terminal() }
+// unended reports whether an entry holds only a running status, which may still change.
+func unended(v ended) bool { return !endKnown(v) }
 
 // Len is the number of cached executions.
 func (c *Engine) Len() int { return c.ended.Len() }
