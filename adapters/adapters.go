@@ -135,6 +135,14 @@ const (
 	ActionCancel = "cancel"
 )
 
+// The errors a workflow that asks through taskgate ends with, by convention, when a question is
+// declined or dismissed: the Step Functions adapter fails the waiting state with them, and the
+// examples' workflows fail with them.
+const (
+	DeclinedError  = "taskgate.Declined"
+	DismissedError = "taskgate.Dismissed"
+)
+
 // Answer answers one Question.
 type Answer struct {
 	// Action is ActionAccept, ActionDecline or ActionCancel.

@@ -788,8 +788,8 @@ func testAskAccept(t *testing.T, h Harness) {
 func testAskDecline(t *testing.T, h Harness) {
 	ctx := testContext(t)
 	for _, c := range []struct{ action, error, cause string }{
-		{adapters.ActionDecline, "taskgate.Declined", `the question "confirm" was declined`},
-		{adapters.ActionCancel, "taskgate.Dismissed", `the question "confirm" was dismissed`},
+		{adapters.ActionDecline, adapters.DeclinedError, `the question "confirm" was declined`},
+		{adapters.ActionCancel, adapters.DismissedError, `the question "confirm" was dismissed`},
 	} {
 		ask, r, _, _ := startAsk(ctx, t, h)
 		if err := h.Engine().Answer(ctx, ask, r, "confirm", adapters.Answer{Action: c.action}); err != nil {
@@ -918,7 +918,12 @@ func testProgress(t *testing.T, h Harness) {
 // a minute. Adapters' own tests use it too.
 func AwaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	return awaitWithin(ctx, t, e, tg, r, what, time.Minute, ok)
+}
+
+func awaitWithin(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, within time.Duration, ok func(adapters.Status) bool) adapters.Status {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		st, err := e.Describe(ctx, tg, r)
 		if err != nil {
@@ -928,7 +933,7 @@ func AwaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapte
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v still %+v after a minute", what, r, st)
+			t.Fatalf("waiting for %s: %v still %+v after %v", what, r, st, within)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -990,20 +995,7 @@ func cancelAtCleanup(t *testing.T, h Harness, tg adapters.Target, r adapters.Ref
 // awaitTerminal polls Describe until the execution ends, or fails the test after settle.
 func awaitTerminal(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref) adapters.Status {
 	t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		st, err := e.Describe(ctx, tg, r)
-		if err != nil {
-			t.Fatalf("Describe %v: %v", r, err)
-		}
-		if st.State.Terminal() {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v still %v (native %q) after %v", r, st.State, st.Native, settle)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return awaitWithin(ctx, t, e, tg, r, "the end", settle, func(st adapters.Status) bool { return st.State.Terminal() })
 }
 
 func checkSucceeded(t *testing.T, what string, out adapters.Outcome, text string) {

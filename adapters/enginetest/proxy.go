@@ -7,17 +7,10 @@ import (
 	"testing"
 )
 
-// Proxy forwards connections from a loopback address to the server at target, until cut closes
-// every connection and makes it refuse new ones. A harness dials its Unreachable engine through
-// it, so that a driver that checks its server when it connects can still get an engine whose
-// server is gone.
-func Proxy(t testing.TB, target string) (addr string, cut func()) {
-	addr, cut, _ = Switch(t, target)
-	return addr, cut
-}
-
-// Switch is a Proxy that can also be restored: cut closes every connection and closes each new
-// one at once, as a server that went down; restore forwards again, at the same address, as the
+// Switch forwards connections from a loopback address to the server at target. cut closes every
+// connection and closes each new one at once, as a server that went down (a harness dials its
+// Unreachable engine through it, so that a driver that checks its server when it connects can
+// still get an engine whose server is gone); restore forwards again, at the same address, as the
 // server back up.
 func Switch(t testing.TB, target string) (addr string, cut, restore func()) {
 	t.Helper()

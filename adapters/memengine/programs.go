@@ -15,8 +15,8 @@ var ConfirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 
 // The errors a question's program fails with when it is declined or dismissed.
 const (
-	declinedError  = "taskgate.Declined"
-	dismissedError = "taskgate.Dismissed"
+	declinedError  = adapters.DeclinedError
+	dismissedError = adapters.DismissedError
 )
 
 // ask opens questions, under e.mu.

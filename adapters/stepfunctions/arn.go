@@ -70,12 +70,6 @@ func (m machineARN) execution(name string) string {
 	return "arn:" + m.partition + ":states:" + m.region + ":" + m.account + ":execution:" + m.name + ":" + name
 }
 
-// owns reports whether arn is the ARN of a Standard execution of this state machine.
-func (m machineARN) owns(arn string) bool {
-	e, _, ok := parseExecutionARN(arn)
-	return ok && e.partition == m.partition && e.region == m.region && e.account == m.account && e.name == m.name
-}
-
 func validAccount(s string) bool {
 	return len(s) == 12 && strings.Trim(s, "0123456789") == ""
 }

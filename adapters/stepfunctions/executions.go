@@ -41,17 +41,25 @@ const (
 // Owns reports whether r is a Standard execution of t's state machine: same partition, region,
 // account and state machine name, and a valid execution name. It makes no API call.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
-	if !ownsTarget(t, r) {
-		return false
-	}
-	_, name, _ := parseExecutionARN(r.ID)
-	return strings.HasPrefix(name, adapters.CallerTag(caller)+"-")
+	name, ok := executionOf(t, r)
+	return ok && strings.HasPrefix(name, adapters.CallerTag(caller)+"-")
 }
 
 // ownsTarget reports whether r is an execution of t's state machine, whoever started it.
 func ownsTarget(t adapters.Target, r adapters.Ref) bool {
+	_, ok := executionOf(t, r)
+	return ok
+}
+
+// executionOf reads r as an execution of t's state machine (same partition, region, account and
+// state machine name), and gives its execution name.
+func executionOf(t adapters.Target, r adapters.Ref) (name string, ok bool) {
 	m, err := parseMachineARN(t.Name)
-	return err == nil && r.Run == "" && m.owns(r.ID)
+	if err != nil || r.Run != "" {
+		return "", false
+	}
+	e, name, ok := parseExecutionARN(r.ID)
+	return name, ok && e.partition == m.partition && e.region == m.region && e.account == m.account && e.name == m.name
 }
 
 // Start starts one execution of a Standard state machine. Without a key the execution name is a
@@ -194,18 +202,31 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 
 func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref) (*sfn.DescribeExecutionOutput, error) {
 	if !ownsTarget(t, r) {
-		return nil, fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
+		return nil, notOwned(t, r)
 	}
 	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)})
-	var missing *types.ExecutionDoesNotExist
-	if errors.As(err, &missing) {
-		return nil, fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)",
-			adapters.ErrNotFound, r.ID)
+	if missing := missingExecution(r.ID, err); missing != nil {
+		return nil, missing
 	}
 	if err != nil {
 		return nil, apiError("reading execution "+r.ID, err)
 	}
 	return d, nil
+}
+
+// notOwned is the error of a Ref that is no execution of t's state machine.
+func notOwned(t adapters.Target, r adapters.Ref) error {
+	return fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
+}
+
+// missingExecution is the contract's ErrNotFound when err says that Step Functions has no
+// execution arn, else nil.
+func missingExecution(arn string, err error) error {
+	var missing *types.ExecutionDoesNotExist
+	if !errors.As(err, &missing) {
+		return nil
+	}
+	return fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)", adapters.ErrNotFound, arn)
 }
 
 // Outcome reads how the execution ended.

@@ -30,8 +30,8 @@ const (
 	blockKey       = "taskgate"
 	tokenKey       = "taskToken"
 	waitSuffix     = ".waitForTaskToken"
-	declinedError  = "taskgate.Declined"
-	dismissedError = "taskgate.Dismissed"
+	declinedError  = adapters.DeclinedError
+	dismissedError = adapters.DismissedError
 	// maxBlockDepth bounds how deep in a payload the block is looked for (an EventBridge entry's
 	// Detail is three levels down).
 	maxBlockDepth = 5
@@ -114,11 +114,7 @@ func read(events []types.HistoryEvent) reading {
 		parts = append(parts, "running "+strings.Join(running, ", "))
 	}
 	if len(r.waits) > 0 {
-		qs := make([]adapters.Question, len(r.waits))
-		for i, w := range r.waits {
-			qs[i] = w.Question
-		}
-		parts = append(parts, adapters.Awaiting(qs))
+		parts = append(parts, adapters.Awaiting(r.questions()))
 	}
 	r.message = strings.Join(append(parts, problems...), "; ")
 	return r
@@ -361,4 +357,13 @@ func failed(ev *types.HistoryEvent) (name, cause string, ok bool) {
 		return aws.ToString(ev.LambdaFunctionTimedOutEventDetails.Error), aws.ToString(ev.LambdaFunctionTimedOutEventDetails.Cause), true
 	}
 	return "", "", false
+}
+
+// questions are the questions of the open waits, in their order.
+func (r reading) questions() []adapters.Question {
+	qs := make([]adapters.Question, len(r.waits))
+	for i, w := range r.waits {
+		qs[i] = w.Question
+	}
+	return qs
 }

@@ -20,10 +20,8 @@ func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
 		ReverseOrder: true,
 		MaxResults:   historyWindow,
 	})
-	var missing *types.ExecutionDoesNotExist
-	if errors.As(err, &missing) {
-		return reading{}, fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)",
-			adapters.ErrNotFound, arn)
+	if missing := missingExecution(arn, err); missing != nil {
+		return reading{}, missing
 	}
 	if denied(err) {
 		return reading{}, fmt.Errorf("reading the history of execution %s: taskgate may not: grant it states:GetExecutionHistory: %w", arn, err)
@@ -48,10 +46,7 @@ func (e *Engine) withHistory(ctx context.Context, r adapters.Ref, st adapters.St
 	}
 	st.Message = join(st.Message, h.message)
 	if len(h.waits) > 0 {
-		st.State = adapters.InputRequired
-		for _, w := range h.waits {
-			st.Inputs = append(st.Inputs, w.Question)
-		}
+		st.State, st.Inputs = adapters.InputRequired, h.questions()
 	}
 	return st, nil
 }
@@ -81,7 +76,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if !ownsTarget(t, r) {
-		return fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
+		return notOwned(t, r)
 	}
 	h, err := e.recent(ctx, r.ID)
 	if err != nil {

@@ -37,7 +37,7 @@ func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflo
 	if len(qs.Open) > 0 {
 		st.State = adapters.InputRequired
 		for _, q := range qs.Open {
-			st.Inputs = append(st.Inputs, adapters.Question{Key: q.Key, Message: q.Message, Schema: q.Schema})
+			st.Inputs = append(st.Inputs, adapters.Question(q))
 		}
 	}
 	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()

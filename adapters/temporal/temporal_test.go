@@ -67,7 +67,7 @@ func (h *harness) Driver() adapters.Driver { return temporal.Driver{} }
 // Unreachable dials the server through a proxy, then cuts the proxy: New checks that the server
 // answers, so an engine for a closed port cannot be made directly.
 func (h *harness) Unreachable() adapters.Engine {
-	addr, cut := enginetest.Proxy(h.t, testenv.TemporalAddress(h.t))
+	addr, cut, _ := enginetest.Switch(h.t, testenv.TemporalAddress(h.t))
 	e, err := temporal.New(h.t.Context(), temporal.Config{Address: addr})
 	if err != nil {
 		h.t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskgate/taskgate/adapters"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -27,8 +29,8 @@ var ConfirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 
 // The errors the asking workflows fail with when a question is declined or dismissed.
 const (
-	DeclinedType  = "taskgate.Declined"
-	DismissedType = "taskgate.Dismissed"
+	DeclinedType  = adapters.DeclinedError
+	DismissedType = adapters.DismissedError
 )
 
 // AskInput is the input of AskAndEcho.

@@ -56,6 +56,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskgate/taskgate/adapters"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -88,9 +90,9 @@ const (
 
 // The actions of an answer.
 const (
-	Accept  = "accept"
-	Decline = "decline"
-	Cancel  = "cancel"
+	Accept  = adapters.ActionAccept
+	Decline = adapters.ActionDecline
+	Cancel  = adapters.ActionCancel
 )
 
 // Question is one open question, as the memo holds it.
