@@ -2,11 +2,12 @@
 // go.temporal.io/sdk.
 //
 // A Ref is the workflow id and the run id of the chain's first run; every call asks the Temporal
-// frontend. Workflow ids are "taskgate/<workflow type>/<uuid>" for a fresh start and
-// "taskgate/<workflow type>/k-<32 hex>" (from the SHA-256 of the idempotency key) for a keyed one,
-// which lets Owns tell a target's executions from any other without a call. The SHA-256 of the
-// input and the caller are kept in the workflow's memo, so that a repeated key can be checked
-// against them.
+// frontend. Workflow ids are "taskgate/<workflow type>/<caller tag>/<uuid>" for a fresh start and
+// "taskgate/<workflow type>/<caller tag>/k-<32 hex>" (from the SHA-256 of the idempotency key) for
+// a keyed one, which lets Owns tell a target's and a caller's executions from any other without a
+// call. The SHA-256 of the input is kept in the workflow's memo, so that a repeated key can be
+// checked against it; the caller is kept there too, for the engine's own tools (visibility
+// queries, the UI).
 package temporal
 
 import (
@@ -160,8 +161,9 @@ func checkTarget(t adapters.Target) error {
 }
 
 // Start starts one workflow execution. With a Key, the workflow id comes from the key, and a
-// second Start with the same key returns the first execution (running or ended) if the input and
-// caller match, else an error wrapping adapters.ErrKeyConflict.
+// second Start with the same key (and caller, which the workflow id holds) returns the first
+// execution (running or ended) if the input matches, else an error wrapping
+// adapters.ErrKeyConflict.
 func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
 	if err := checkTarget(t); err != nil {
 		return adapters.Ref{}, err
@@ -291,8 +293,8 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 	return s
 }
 
-// Owns reports whether r is shaped like an execution Start returns for t: a workflow id of t's
-// workflow type with a UUID or key suffix, and a UUID run id.
+// Owns reports whether r is shaped like an execution Start returns for t and caller: a workflow
+// id of t's workflow type and the caller's tag with a UUID or key suffix, and a UUID run id.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/"+adapters.CallerTag(caller)+"/")
 	if !ok || t.Name == "" || !isUUID(r.Run) {
