@@ -170,21 +170,21 @@ func (s *Server) answerHandle(ctx context.Context, handle string, answers map[st
 	if len(answers) == 0 && len(decline) == 0 {
 		return toolError(`Invalid arguments for task_answer: give "answers" (by question key) or "decline" (question keys)`)
 	}
-	responses := map[string]json.RawMessage{}
+	responses := map[string]mcp.InputResponse{}
 	for key, content := range answers {
-		responses[key], _ = json.Marshal(mcp.ElicitResult{Action: adapters.ActionAccept, Content: content})
+		responses[key] = &mcp.ElicitResult{Action: adapters.ActionAccept, Content: content}
 	}
 	for _, key := range decline {
 		if _, both := answers[key]; both {
 			return toolError("Invalid arguments for task_answer: %q is both answered and declined", key)
 		}
-		responses[key], _ = json.Marshal(mcp.ElicitResult{Action: adapters.ActionDecline})
+		responses[key] = &mcp.ElicitResult{Action: adapters.ActionDecline}
 	}
 	t, err := s.resolve(ctx, handle)
 	if err != nil {
 		return s.handleError("task_answer", err)
 	}
-	delivered, err := s.answer(ctx, t, responses)
+	delivered, err := s.answer(ctx, t, given(responses))
 	if err != nil {
 		return s.handleError("task_answer", err)
 	}

@@ -73,11 +73,38 @@ func readResponse(q *mapping.Question, resp mcp.InputResponse) (adapters.Answer,
 	return a, nil
 }
 
+// responses give the client's response to the question key; ok is false when it gave none.
+type responses func(key string) (resp mcp.InputResponse, ok bool, err error)
+
+// given are responses already read.
+func given(m map[string]mcp.InputResponse) responses {
+	return func(key string) (mcp.InputResponse, bool, error) {
+		r, ok := m[key]
+		return r, ok, nil
+	}
+}
+
+// sent are responses as a request carries them, each read only when its key is asked for: the
+// others are ignored whatever they hold.
+func sent(m map[string]json.RawMessage) responses {
+	return func(key string) (mcp.InputResponse, bool, error) {
+		raw, ok := m[key]
+		if !ok {
+			return nil, false, nil
+		}
+		var r mcp.ElicitResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, true, invalid("the response to %q is not the result of an elicitation: %v", key, err)
+		}
+		return &r, true, nil
+	}
+}
+
 // answer delivers responses (elicitation results, by key) to the task's open questions and returns
 // the keys it delivered. Keys that are not open (never asked, answered already, or the task no
 // longer waits) are ignored whatever they hold, as the tasks extension says; every response to an
 // open key is checked before any is delivered, so a wrong one changes nothing.
-func (s *Server) answer(ctx context.Context, t *task, responses map[string]json.RawMessage) ([]string, error) {
+func (s *Server) answer(ctx context.Context, t *task, responses responses) ([]string, error) {
 	if err := s.describe(ctx, t); err != nil {
 		return nil, err
 	}
@@ -91,15 +118,14 @@ func (s *Server) answer(ctx context.Context, t *task, responses map[string]json.
 	}
 	var ds []delivery
 	for _, q := range qs {
-		raw, ok := responses[q.Key]
+		resp, ok, err := responses(q.Key)
 		if !ok {
 			continue
 		}
-		var resp mcp.ElicitResult
-		if err := json.Unmarshal(raw, &resp); err != nil {
-			return nil, invalid("the response to %q is not the result of an elicitation: %v", q.Key, err)
+		if err != nil {
+			return nil, err
 		}
-		a, err := readResponse(q, &resp)
+		a, err := readResponse(q, resp)
 		if err != nil {
 			return nil, err
 		}
@@ -145,11 +171,7 @@ func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *task, meta mcp
 		if err != nil {
 			return invalid("asking the question %q of %s: %v", q.Key, t.tool.Name, err)
 		}
-		raw, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		if _, err := s.answer(ctx, t, map[string]json.RawMessage{q.Key: raw}); err != nil {
+		if _, err := s.answer(ctx, t, given(map[string]mcp.InputResponse{q.Key: res})); err != nil {
 			return err
 		}
 	}

@@ -139,7 +139,7 @@ func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, p *taskPara
 	if p.InputResponses == nil {
 		return nil, invalid(`Failed to update task: inputResponses is required, like {"confirm": {"action": "accept", "content": {...}}}`)
 	}
-	if _, err := s.answer(ctx, t, p.InputResponses); err != nil {
+	if _, err := s.answer(ctx, t, sent(p.InputResponses)); err != nil {
 		return nil, err
 	}
 	return &ack{}, nil
