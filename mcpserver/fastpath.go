@@ -51,9 +51,12 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	})
 	checkHost := !s.localhostUnchecked()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, f := readFast(r, checkHost)
+		read, ok := r.Context().Value(frontReadKey{}).(frontRead)
+		var f *fastRequest
+		if ok && read.method == fastMethod {
+			f = readFast(r, read.body, checkHost)
+		}
 		if f == nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
 			sdk.ServeHTTP(w, r)
 			return
 		}
@@ -69,56 +72,55 @@ type fastRequest struct {
 	req    *mcp.ServerRequest[*taskParams]
 }
 
-// readFast reads r's body (which httpFront has read into memory) and returns it, with the request
-// when it is a plain tasks/get that go-sdk would serve: a POST of one JSON-RPC request object with
+// readFast reads r, whose body httpFront read, as a plain tasks/get that go-sdk would serve, or
+// gives nil: a POST of one JSON-RPC request object with
 // exactly the members jsonrpc ("2.0"), id (a string, or an integer that a float64 holds exactly),
 // method and params; params with exactly taskId (a string) and, optionally, _meta (an object); for
 // 2026-07-28 (the Mcp-Protocol-Version header), the same version in _meta, client capabilities
 // that go-sdk reads, and the method in the Mcp-Method header; for 2025-11-25, no version in
 // _meta; the Content-Type and Accept headers go-sdk asks for and no Last-Event-ID; and, when
 // go-sdk checks Host headers on a loopback listener, a loopback Host.
-func readFast(r *http.Request, checkHost bool) ([]byte, *fastRequest) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil || len(body) > fastMaxBody || !utf8.Valid(body) {
-		return body, nil
+func readFast(r *http.Request, body []byte, checkHost bool) *fastRequest {
+	if len(body) > fastMaxBody || !utf8.Valid(body) {
+		return nil
 	}
 	h := r.Header
 	version := h.Get("Mcp-Protocol-Version")
 	modern := version == modernVersion
 	if !modern && version != legacyVersion {
-		return body, nil
+		return nil
 	}
 	if len(h.Values("Last-Event-ID")) > 0 || !acceptsJSONAndEvents(h.Values("Accept")) {
-		return body, nil
+		return nil
 	}
 	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
-		return body, nil
+		return nil
 	}
 	if checkHost && !hostServed(r) {
-		return body, nil
+		return nil
 	}
 	msg, ok := strictObject(body, "jsonrpc", "id", "method", "params")
 	if !ok || len(msg) != 4 || string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"`+fastMethod+`"` {
-		return body, nil
+		return nil
 	}
 	if modern && h.Get("Mcp-Method") != fastMethod {
-		return body, nil
+		return nil
 	}
 	id, ok := plainID(msg["id"])
 	if !ok {
-		return body, nil
+		return nil
 	}
 	params, ok := strictObject(msg["params"], "taskId", "_meta")
 	if !ok {
-		return body, nil
+		return nil
 	}
 	p := &taskParams{}
 	if raw, ok := params["taskId"]; !ok || json.Unmarshal(raw, &p.TaskID) != nil || raw[0] != '"' {
-		return body, nil
+		return nil
 	}
 	if raw, ok := params["_meta"]; ok {
 		if raw[0] != '{' || json.Unmarshal(raw, &p.Meta) != nil {
-			return body, nil
+			return nil
 		}
 	}
 	req := &mcp.ServerRequest[*taskParams]{Params: p,
@@ -128,12 +130,12 @@ func readFast(r *http.Request, checkHost bool) ([]byte, *fastRequest) {
 		info, hasInfo := p.Meta[mcp.MetaKeyClientInfo]
 		if metaVersion != modernVersion || !plainCapabilities(p.Meta[mcp.MetaKeyClientCapabilities]) && req.ClientCapabilities() == nil ||
 			hasInfo && !plainClientInfo(info) && req.ClientInfo() == nil {
-			return body, nil
+			return nil
 		}
 	} else if versioned {
-		return body, nil
+		return nil
 	}
-	return body, &fastRequest{id: id, modern: modern, req: req}
+	return &fastRequest{id: id, modern: modern, req: req}
 }
 
 // go-sdk refuses a 2026-07-28 request whose client capabilities or client info it cannot read

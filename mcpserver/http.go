@@ -166,7 +166,8 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientGoneKey{}, r.Context())))
+		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, frontReadKey{}, frontRead{body: body, method: env.Method})))
 	})
 }
 
@@ -244,6 +245,15 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrp
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(errorResponse(id, e))
+}
+
+// frontReadKey carries what the front read of a request (frontRead) to the fast path, which so
+// reads neither the body nor its method again.
+type frontReadKey struct{}
+
+type frontRead struct {
+	body   []byte
+	method string
 }
 
 // clientGoneKey carries the HTTP request's context to the handlers: the stateless SDK handler runs
