@@ -78,9 +78,9 @@ func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p 
 func (s *Server) askByElicitation(ctx context.Context, c caps, tool *mapping.Tool) (asked, error) {
 	a := asked{answers: map[string]json.RawMessage{}}
 	for _, q := range tool.Ask {
-		res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
+		res, err := elicit(ctx, c, tool, q, nil)
 		if err != nil {
-			return asked{}, invalid("asking %s's question %q: %v", tool.Name, q.Key, err)
+			return asked{}, err
 		}
 		if over, err := a.take(c, tool, q, res); over {
 			return a, err

@@ -159,6 +159,15 @@ func elicits(c caps) bool {
 	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
 }
 
+// elicit asks the caller question q of tool with a form-mode elicitation/create, meta added.
+func elicit(ctx context.Context, c caps, tool *mapping.Tool, q *mapping.Question, meta mcp.Meta) (*mcp.ElicitResult, error) {
+	res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Meta: meta, Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
+	if err != nil {
+		return nil, invalid("asking %s's question %q: %v", tool.Name, q.Key, err)
+	}
+	return res, nil
+}
+
 // askOpenQuestions asks the caller each open question of t with elicitation/create, meta added to
 // each request (it says which task asks), and delivers the answers.
 func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *task, meta mcp.Meta) error {
@@ -167,9 +176,9 @@ func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *task, meta mcp
 		return err
 	}
 	for _, q := range qs {
-		res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Meta: meta, Mode: "form", Message: q.Message, RequestedSchema: q.Schema.JSON})
+		res, err := elicit(ctx, c, t.tool, q, meta)
 		if err != nil {
-			return invalid("asking the question %q of %s: %v", q.Key, t.tool.Name, err)
+			return err
 		}
 		if _, err := s.answer(ctx, t, given(map[string]mcp.InputResponse{q.Key: res})); err != nil {
 			return err
