@@ -61,7 +61,7 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			return
 		}
 		res, err := serve(r.Context(), fastMethod, f.req)
-		f.respond(w, res, err)
+		f.respond(w, s.impl, res, err)
 	})
 }
 
@@ -258,9 +258,9 @@ func hostServed(r *http.Request) bool {
 }
 
 // respond writes the answer as go-sdk's stateless handler does: on 2026-07-28 the result names the
-// server in _meta, and an error that the protocol maps to an HTTP status is a plain JSON body with
+// server (impl) in _meta, and an error that the protocol maps to an HTTP status is a plain JSON body with
 // that status; every other answer is one server-sent event.
-func (f *fastRequest) respond(w http.ResponseWriter, res mcp.Result, err error) {
+func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, res mcp.Result, err error) {
 	var result json.RawMessage
 	if err == nil {
 		if f.modern {
@@ -269,7 +269,7 @@ func (f *fastRequest) respond(w http.ResponseWriter, res mcp.Result, err error) 
 				meta = map[string]any{}
 			}
 			if _, named := meta[mcp.MetaKeyServerInfo]; !named {
-				meta[mcp.MetaKeyServerInfo] = implementation
+				meta[mcp.MetaKeyServerInfo] = impl
 				res.SetMeta(meta)
 			}
 		}

@@ -22,11 +22,9 @@ import (
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
-// Version is reported as serverInfo.version.
-const Version = "0.1.0"
-
-// implementation is the server's name and version, as go-sdk reports them.
-var implementation = &mcp.Implementation{Name: "taskgate", Version: Version}
+// Version is reported as serverInfo.version; the taskgate binary sets it to its own version
+// before it builds a server.
+var Version = "dev"
 
 // Config is what a Server serves.
 type Config struct {
@@ -98,6 +96,8 @@ type Server struct {
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
 	observer  Observer
+	// impl is the server's name and version, as go-sdk reports them.
+	impl *mcp.Implementation
 }
 
 // New builds a server. It makes no engine call; see CheckTargets.
@@ -154,7 +154,8 @@ func New(cfg Config) (*Server, error) {
 	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
 	opts.Capabilities.AddExtension(extensionTasks, nil)
 	opts.Capabilities.Experimental = map[string]any{experimentalSEP1391: map[string]any{}}
-	s.mcp = mcp.NewServer(implementation, opts)
+	s.impl = &mcp.Implementation{Name: "taskgate", Version: Version}
+	s.mcp = mcp.NewServer(s.impl, opts)
 	for _, t := range cfg.Mapping.Tools {
 		if isHandleTool(t.Name) {
 			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgate/taskgate/mcpserver"
+
 	"github.com/spf13/cobra"
 )
 
@@ -101,6 +103,10 @@ func TestVersion(t *testing.T) {
 	}
 	if got := versionText(nil); got != "taskgate dev\n" {
 		t.Errorf("versionText without build information = %q", got)
+	}
+	// MCP clients read the same version in serverInfo.
+	if mcpserver.Version != version {
+		t.Errorf("serverInfo's version %q, taskgate version %q", mcpserver.Version, version)
 	}
 }
 

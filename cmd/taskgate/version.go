@@ -6,10 +6,15 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/taskgate/taskgate/mcpserver"
 )
 
 // version is set when taskgate is built for a release: go build -ldflags "-X main.version=v1.2.3".
 var version = "dev"
+
+// The servers report the same version to MCP clients (serverInfo).
+func init() { mcpserver.Version = version }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
