@@ -32,12 +32,12 @@ func (e *ArgumentError) Error() string { return e.Msg }
 // Absent or null arguments are {}. The error is an *ArgumentError.
 func (t *Tool) ValidateArguments(args json.RawMessage) error {
 	args = orEmptyObject(args)
-	if err := json.Unmarshal(args, new(any)); err != nil {
-		return &ArgumentError{Msg: "arguments are not valid JSON: " + err.Error()}
-	}
 	// Numbers stay json.Number, so that limits compare exactly.
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
+		if jsonErr := json.Unmarshal(args, new(any)); jsonErr != nil {
+			err = jsonErr // encoding/json's words, which name the offset
+		}
 		return &ArgumentError{Msg: "arguments are not valid JSON: " + err.Error()}
 	}
 	if _, ok := v.(map[string]any); !ok {
