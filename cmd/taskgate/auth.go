@@ -43,8 +43,8 @@ func loadAuth(a *mapping.Auth, getenv func(string) string) (*httpAuth, error) {
 	}
 	for _, k := range a.APIKeys {
 		key := getenv(k.KeyEnv)
-		if len(key) < 16 {
-			return nil, fmt.Errorf("auth (%s): the API key of %s: $%s is not set, or shorter than 16 characters: export the key in it (e.g. openssl rand -base64 32)", a.Source, k.Principal, k.KeyEnv)
+		if len(key) < bearer.MinKeyLength {
+			return nil, fmt.Errorf("auth (%s): the API key of %s: $%s is not set, or shorter than %d characters: export the key in it (e.g. openssl rand -base64 32)", a.Source, k.Principal, k.KeyEnv, bearer.MinKeyLength)
 		}
 		// The scopes OAuth requires of every token are the authorization server's business; a
 		// key is a principal the operator vouches for, and passes that gate.
@@ -90,8 +90,8 @@ func checkAuth(a *mapping.Auth, getenv func(string) string) (warnings []string, 
 		return nil, nil
 	}
 	for _, k := range a.APIKeys {
-		if len(getenv(k.KeyEnv)) < 16 {
-			warnings = append(warnings, fmt.Sprintf("auth (%s): $%s, the API key of %s, is not set here (or shorter than 16 characters): serve needs it", a.Source, k.KeyEnv, k.Principal))
+		if len(getenv(k.KeyEnv)) < bearer.MinKeyLength {
+			warnings = append(warnings, fmt.Sprintf("auth (%s): $%s, the API key of %s, is not set here (or shorter than %d characters): serve needs it", a.Source, k.KeyEnv, k.Principal, bearer.MinKeyLength))
 		}
 	}
 	if a.OAuth != nil {

@@ -58,6 +58,9 @@ var algorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, j
 // middleware requires one, and a key is valid for as long as it is configured.
 const apiKeyLifetime = 24 * time.Hour
 
+// MinKeyLength is the shortest API key a Verifier takes.
+const MinKeyLength = 16
+
 // NewVerifier builds the verifier of cfg.
 func NewVerifier(cfg Config) (auth.TokenVerifier, error) {
 	if cfg.JWT == nil && len(cfg.APIKeys) == 0 {
@@ -65,8 +68,8 @@ func NewVerifier(cfg Config) (auth.TokenVerifier, error) {
 	}
 	keys := make([]hashedKey, len(cfg.APIKeys))
 	for i, k := range cfg.APIKeys {
-		if k.Principal == "" || len(k.Key) < 16 {
-			return nil, fmt.Errorf("bearer: API key %d: a principal and a key of at least 16 characters are required", i+1)
+		if k.Principal == "" || len(k.Key) < MinKeyLength {
+			return nil, fmt.Errorf("bearer: API key %d: a principal and a key of at least %d characters are required", i+1, MinKeyLength)
 		}
 		keys[i] = hashedKey{APIKey: k, sum: sha256.Sum256([]byte(k.Key))}
 	}
