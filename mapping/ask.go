@@ -66,7 +66,7 @@ func (d *doc) ask(e entry) []*Question {
 	seen := map[string]bool{}
 	for i, item := range seq.Values {
 		path := fmt.Sprintf("%s[%d]", e.path, i)
-		o, ok := d.object(item, path, keysOf(jsonObject(format(), "$defs", "question")), nil)
+		o, ok := d.object(item, path, defKeys("question"), nil)
 		if !ok {
 			continue
 		}

@@ -87,7 +87,7 @@ func (d *doc) auth(e entry) {
 		d.errorf(e.keyAt, "keep one auth: block for the whole set of mapping files", "auth: is already defined at %s", first.Source)
 		return
 	}
-	o, ok := d.object(e.value, "auth", keysOf(jsonObject(format(), "$defs", "auth")), nil)
+	o, ok := d.object(e.value, "auth", defKeys("auth"), nil)
 	if !ok {
 		return
 	}
@@ -121,7 +121,7 @@ func (d *doc) auth(e entry) {
 }
 
 func (d *doc) oauth(e entry) *OAuth {
-	o, ok := d.object(e.value, e.path, keysOf(jsonObject(format(), "$defs", "oauth")), nil)
+	o, ok := d.object(e.value, e.path, defKeys("oauth"), nil)
 	if !ok {
 		return nil
 	}
@@ -191,7 +191,7 @@ func (d *doc) apiKeys(e entry) []APIKey {
 	seen := map[string]bool{}
 	for i, item := range seq.Values {
 		path := fmt.Sprintf("%s[%d]", e.path, i)
-		o, ok := d.object(item, path, keysOf(jsonObject(format(), "$defs", "apiKey")), nil)
+		o, ok := d.object(item, path, defKeys("apiKey"), nil)
 		if !ok {
 			continue
 		}
@@ -224,7 +224,7 @@ func (d *doc) apiKeys(e entry) []APIKey {
 
 // allow reads an allow: block of a tool or an engine.
 func (d *doc) allow(e entry) *Allow {
-	o, ok := d.object(e.value, e.path, keysOf(jsonObject(format(), "$defs", "allow")), nil)
+	o, ok := d.object(e.value, e.path, defKeys("allow"), nil)
 	if !ok {
 		return nil
 	}

@@ -40,7 +40,7 @@ type driverSchema struct {
 // registered reads the registered drivers, in the order of their names. A driver whose schema
 // is not JSON, or whose target key is a key of every tool, is a bug in that driver: it panics.
 func registered() []*driverSchema {
-	toolKeys := keysOf(jsonObject(format(), "$defs", "tool"))
+	toolKeys := defKeys("tool")
 	var ds []*driverSchema
 	for _, name := range adapters.Drivers() {
 		d, _ := adapters.Lookup(name)
@@ -64,6 +64,10 @@ func jsonObject(v map[string]any, keys ...string) map[string]any {
 	}
 	return v
 }
+
+// defKeys lists the properties of the format's definition name ($defs), sorted: the keys a
+// mapping may write in such a block.
+func defKeys(name string) []string { return keysOf(jsonObject(format(), "$defs", name)) }
 
 // keysOf lists the properties a schema declares, sorted.
 func keysOf(schema map[string]any) []string {

@@ -321,7 +321,7 @@ func (d *doc) tools(e entry) {
 }
 
 func (d *doc) tool(n ast.Node, path string) {
-	keys := keysOf(jsonObject(format(), "$defs", "tool"))
+	keys := defKeys("tool")
 	for _, ds := range d.l.drivers {
 		keys = append(keys, ds.info.TargetKey)
 	}
