@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	neturl "net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/mcpclient"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -28,7 +27,6 @@ import (
 
 const (
 	exitInterrupted = 130 // 128 + SIGINT, what shells report for Ctrl-C
-	protocolVersion = "2026-07-28"
 	// startGrace is how long an interrupted tools/call may still take to answer: an async tool
 	// answers at once, and its task can then be cancelled instead of running on unseen.
 	startGrace = 3 * time.Second
@@ -104,7 +102,7 @@ func runCall(ctx context.Context, tool string, arguments json.RawMessage, url st
 		}
 		defer stop()
 	}
-	c := &rpcClient{url: endpoint}
+	c := newCallClient(endpoint)
 	disp := newDisplay(stderr, tool)
 	var term *prompter
 	if in != nil {
@@ -170,14 +168,14 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 // taskResult is a task as tools/call and tasks/get return it, or (resultType not "task") a
 // CallToolResult.
 type taskResult struct {
-	ResultType     string          `json:"resultType"`
-	TaskID         string          `json:"taskId"`
-	Status         string          `json:"status"`
-	StatusMessage  string          `json:"statusMessage"`
-	PollIntervalMs *int64          `json:"pollIntervalMs"`
-	Result         json.RawMessage `json:"result"`
-	Error          *rpcError       `json:"error"`
-	InputRequests  inputRequests   `json:"inputRequests"`
+	ResultType     string           `json:"resultType"`
+	TaskID         string           `json:"taskId"`
+	Status         string           `json:"status"`
+	StatusMessage  string           `json:"statusMessage"`
+	PollIntervalMs *int64           `json:"pollIntervalMs"`
+	Result         json.RawMessage  `json:"result"`
+	Error          *mcpclient.Error `json:"error"`
+	InputRequests  inputRequests    `json:"inputRequests"`
 }
 
 func (t *taskResult) terminal() bool {
@@ -196,13 +194,13 @@ func (t *taskResult) pollInterval() time.Duration {
 
 // callTool calls the tool, follows its task to the end and prints the outcome; it returns the
 // exit status.
-func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.RawMessage, disp display, a *asker, stdout, stderr io.Writer) int {
+func callTool(ctx context.Context, c *callClient, tool string, arguments json.RawMessage, disp display, a *asker, stdout, stderr io.Writer) int {
 	send := func(params map[string]any) (json.RawMessage, error) {
 		callCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 		defer abort()
 		stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(startGrace, abort) })
 		defer stopGrace()
-		return c.call(callCtx, "tools/call", tool, params)
+		return c.call(callCtx, "tools/call", params)
 	}
 	params := map[string]any{"name": tool, "arguments": arguments}
 	raw, err := send(params)
@@ -267,7 +265,7 @@ func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.Raw
 		case <-time.After(wait):
 		}
 		getCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		raw, err := c.call(getCtx, "tasks/get", t.TaskID, map[string]any{"taskId": t.TaskID})
+		raw, err := c.call(getCtx, "tasks/get", map[string]any{"taskId": t.TaskID})
 		cancel()
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -312,15 +310,15 @@ func callTool(ctx context.Context, c *rpcClient, tool string, arguments json.Raw
 }
 
 func retryable(err error) bool {
-	var re *rpcError
+	var re *mcpclient.Error
 	return !errors.As(err, &re) || re.Code == -32603
 }
 
 // cancelTask is what Ctrl-C does to a running task. The call's context is gone by then.
-func cancelTask(c *rpcClient, id string, stderr io.Writer) int {
+func cancelTask(c *callClient, id string, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := c.call(ctx, "tasks/cancel", id, map[string]any{"taskId": id}); err != nil {
+	if _, err := c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}); err != nil {
 		fmt.Fprintf(stderr, "taskgate call: interrupted, but cancelling task %s failed: %v\n", id, err)
 		return exitInterrupted
 	}
@@ -375,120 +373,35 @@ func sameJSON(text string, structured json.RawMessage) bool {
 	return json.Compact(&a, []byte(text)) == nil && json.Compact(&b, structured) == nil && bytes.Equal(a.Bytes(), b.Bytes())
 }
 
-// rpcClient speaks protocol 2026-07-28 over stateless Streamable HTTP, declaring the tasks
+// callClient speaks protocol 2026-07-28 over stateless Streamable HTTP, declaring the tasks
 // extension on every request.
-type rpcClient struct {
-	url  string
-	mu   sync.Mutex
-	next int
+type callClient struct {
+	url    string
+	badURL error // what http.NewRequest says of url, reported by every call as before
+	c      *mcpclient.Client
 }
 
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+func newCallClient(endpoint string) *callClient {
+	c := mcpclient.Modern(mcpclient.HTTP{URL: endpoint}, "io.modelcontextprotocol/tasks")
+	c.Name, c.Version = "taskgate call", mcpserver.Version
+	_, err := neturl.Parse(endpoint)
+	return &callClient{url: endpoint, badURL: err, c: c}
 }
 
-func (e *rpcError) Error() string {
-	s := fmt.Sprintf("error %d: %s", e.Code, e.Message)
-	if len(e.Data) > 0 {
-		s += " (data: " + string(e.Data) + ")"
+// call sends one request (its Mcp-Name is the tool called or the task id); a JSON-RPC error is
+// returned as a *mcpclient.Error.
+func (c *callClient) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	if c.badURL != nil {
+		return nil, fmt.Errorf("--url %s: %w", c.url, c.badURL)
 	}
-	return s
-}
-
-type rpcResponse struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
-}
-
-// call sends one request; name is the tool name or task id that goes in the Mcp-Name header.
-func (c *rpcClient) call(ctx context.Context, method, name string, params map[string]any) (json.RawMessage, error) {
-	c.mu.Lock()
-	c.next++
-	id := c.next
-	c.mu.Unlock()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion": protocolVersion,
-		"io.modelcontextprotocol/clientInfo":      map[string]any{"name": "taskgate call", "version": mcpserver.Version},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{
-			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
-		},
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
+	res, rerr, err := c.c.Call(ctx, method, params)
+	switch {
+	case err != nil:
 		return nil, err
+	case rerr != nil:
+		return nil, rerr
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("--url %s: %w", c.url, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w (is the MCP server running there?)", method, err)
-	}
-	defer resp.Body.Close()
-	var r *rpcResponse
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && resp.StatusCode == http.StatusOK {
-		r, err = readEvents(resp.Body, id)
-	} else {
-		r, err = readJSON(resp, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	if r.Error != nil {
-		return nil, r.Error
-	}
-	return r.Result, nil
-}
-
-func readJSON(resp *http.Response, id int) (*rpcResponse, error) {
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	var r rpcResponse
-	if json.Unmarshal(body, &r) == nil && (r.Error != nil || (resp.StatusCode == http.StatusOK && string(r.ID) == strconv.Itoa(id))) {
-		return &r, nil
-	}
-	if len(body) > 200 {
-		body = append(body[:200], "..."...)
-	}
-	return nil, fmt.Errorf("HTTP %s from %s: %q (is it an MCP endpoint, such as http://127.0.0.1:8080/mcp?)", resp.Status, resp.Request.URL, body)
-}
-
-// readEvents reads a server-sent event stream up to the response to request id, skipping the
-// notifications before it.
-func readEvents(body io.Reader, id int) (*rpcResponse, error) {
-	br := bufio.NewReader(body)
-	var data []byte
-	for {
-		line, err := br.ReadBytes('\n')
-		line = bytes.TrimRight(line, "\r\n")
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
-			data = append(data, '\n')
-		} else if len(line) == 0 && len(data) > 0 {
-			var r rpcResponse
-			if json.Unmarshal(data, &r) == nil && string(r.ID) == strconv.Itoa(id) {
-				return &r, nil
-			}
-			data = data[:0]
-		}
-		if err == io.EOF {
-			return nil, errors.New("the server closed the event stream without answering")
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return res, nil
 }
 
 // display shows the task's progress on stderr.

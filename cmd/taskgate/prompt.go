@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/taskgate/taskgate/internal/mcpclient"
 )
 
 const (
@@ -189,7 +191,7 @@ func (a *asker) beforeStart(ctx context.Context, raw json.RawMessage, params map
 		responses[key] = resp
 		params["inputResponses"], params["requestState"] = responses, r.RequestState
 		next, err := send(params)
-		var re *rpcError
+		var re *mcpclient.Error
 		switch {
 		case errors.As(err, &re) && re.Code == -32602:
 			delete(responses, key)
@@ -206,7 +208,7 @@ func (a *asker) beforeStart(ctx context.Context, raw json.RawMessage, params map
 // answerOpen answers the open questions of task t, each with a tasks/update of its own so that
 // the workflow can go on with one while another is still being answered; sent says whether any
 // answer went.
-func (a *asker) answerOpen(ctx context.Context, c *rpcClient, t *taskResult) (sent bool, err error) {
+func (a *asker) answerOpen(ctx context.Context, c *callClient, t *taskResult) (sent bool, err error) {
 	for _, key := range a.order(t.InputRequests.keys) {
 		if time.Now().Before(a.later[key]) {
 			continue
@@ -220,8 +222,8 @@ func (a *asker) answerOpen(ctx context.Context, c *rpcClient, t *taskResult) (se
 				a.later[key] = time.Now().Add(askAgainAfter)
 				break
 			}
-			_, err = c.call(ctx, "tasks/update", t.TaskID, map[string]any{"taskId": t.TaskID, "inputResponses": map[string]json.RawMessage{key: resp}})
-			var re *rpcError
+			_, err = c.call(ctx, "tasks/update", map[string]any{"taskId": t.TaskID, "inputResponses": map[string]json.RawMessage{key: resp}})
+			var re *mcpclient.Error
 			if errors.As(err, &re) && re.Code == -32602 {
 				a.refuse(key, re.Message)
 				continue

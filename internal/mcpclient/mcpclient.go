@@ -28,7 +28,13 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
+func (e *Error) Error() string {
+	s := fmt.Sprintf("error %d: %s", e.Code, e.Message)
+	if len(e.Data) > 0 {
+		s += " (data: " + string(e.Data) + ")"
+	}
+	return s
+}
 
 type response struct {
 	ID     json.RawMessage `json:"id"`
@@ -50,7 +56,10 @@ type Client struct {
 	Legacy bool
 	// Extensions and Experimental are declared in every 2026-07-28 request's client capabilities.
 	Extensions, Experimental []string
-	next                     atomic.Int64
+	// Name and Version are the clientInfo of every 2026-07-28 request; empty: "rpctest" and "1",
+	// what the tests and the bench have always sent.
+	Name, Version string
+	next          atomic.Int64
 }
 
 // Legacy returns a 2025-11-25 client.
@@ -63,21 +72,22 @@ func Modern(tr Transport, extensions ...string) *Client {
 
 // Call sends method with params (a map; _meta is added) and returns the raw result or error.
 func (c *Client) Call(ctx context.Context, method string, params map[string]any) (json.RawMessage, *Error, error) {
-	id := int(c.next.Add(1))
-	params, header := Dress(c.Legacy, c.Extensions, c.Experimental, method, params)
+	id, params, header := c.Request(method, params)
 	return c.T.RoundTrip(ctx, id, method, params, header)
 }
 
-// Dress prepares one request's params and headers for a protocol version: 2025-11-25 (legacy)
-// only names its version in a header; 2026-07-28 carries the version, client info and declared
+// Request numbers one request and prepares its params and headers for the client's protocol
+// version, for a caller that sends it through a transport of its own: 2025-11-25 (legacy) only
+// names its version in a header; 2026-07-28 carries the version, client info and declared
 // capabilities in every request's _meta, and names a task method's task or a called tool in the
 // Mcp-Name routing header. params may be nil; a non-nil map gets its _meta set in place.
-func Dress(legacy bool, extensions, experimental []string, method string, params map[string]any) (map[string]any, http.Header) {
+func (c *Client) Request(method string, params map[string]any) (id int, _ map[string]any, _ http.Header) {
+	id = int(c.next.Add(1))
 	if params == nil {
 		params = map[string]any{}
 	}
-	if legacy {
-		return params, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	if c.Legacy {
+		return id, params, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
 	}
 	declared := func(names []string) map[string]any {
 		m := map[string]any{}
@@ -90,10 +100,14 @@ func Dress(legacy bool, extensions, experimental []string, method string, params
 	if meta == nil {
 		meta = map[string]any{}
 	}
+	name, version := c.Name, c.Version
+	if name == "" {
+		name, version = "rpctest", "1"
+	}
 	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
-	meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "rpctest", "version": "1"}
+	meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": name, "version": version}
 	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{
-		"extensions": declared(extensions), "experimental": declared(experimental)}
+		"extensions": declared(c.Extensions), "experimental": declared(c.Experimental)}
 	params["_meta"] = meta
 	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
 	if taskID, ok := params["taskId"].(string); ok && strings.HasPrefix(method, "tasks/") {
@@ -102,7 +116,7 @@ func Dress(legacy bool, extensions, experimental []string, method string, params
 	if name, ok := params["name"].(string); ok && method == "tools/call" {
 		h.Set("Mcp-Name", name)
 	}
-	return params, h
+	return id, params, h
 }
 
 // HTTP posts to a Streamable HTTP endpoint, with Header (e.g. Authorization) on every request.
@@ -114,14 +128,16 @@ type HTTP struct {
 	Client *http.Client
 }
 
+// RoundTrip posts one request. Its errors name the method, and say what to check: whether a
+// server runs at the URL, whether the URL is an MCP endpoint.
 func (h HTTP) RoundTrip(ctx context.Context, id int, method string, params any, header http.Header) (json.RawMessage, *Error, error) {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
-		return nil, nil, fmt.Errorf("POST %s: %v", method, err)
+		return nil, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, fmt.Errorf("POST %s: %v", method, err)
+		return nil, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -137,42 +153,69 @@ func (h HTTP) RoundTrip(ctx context.Context, id int, method string, params any, 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("POST %s: %v", method, err)
+		return nil, nil, fmt.Errorf("%s: %w (is the MCP server running there?)", method, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	var r *response
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && resp.StatusCode == http.StatusOK {
+		r, err = readEvents(resp.Body, id)
+		// A server ends the stream after the response: read to its end, so that the connection
+		// can carry the next request.
+		io.Copy(io.Discard, resp.Body)
+	} else {
+		r, err = readJSON(resp, id)
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("POST %s: reading the response: %v", method, err)
+		return nil, nil, fmt.Errorf("%s: %w", method, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		var r response
-		if json.Unmarshal(raw, &r) == nil && r.Error != nil {
-			return nil, r.Error, nil
-		}
-		return nil, nil, fmt.Errorf("POST %s: HTTP %d: %s", method, resp.StatusCode, raw)
-	}
-	want := strconv.Itoa(id)
-	for _, msg := range Messages(resp.Header.Get("Content-Type"), raw) {
-		var r response
-		if json.Unmarshal(msg, &r) == nil && string(r.ID) == want {
-			return r.Result, r.Error, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("POST %s: no response with id %d in %s", method, id, raw)
+	return r.Result, r.Error, nil
 }
 
-// Messages splits a response body into JSON-RPC messages: one JSON body, or SSE data lines.
-func Messages(contentType string, body []byte) [][]byte {
-	if !strings.HasPrefix(contentType, "text/event-stream") {
-		return [][]byte{body}
+// readJSON reads a plain JSON answer: the response to request id, or a JSON-RPC error whatever
+// its status and id (an HTTP error status carries one, and so does an answer to a request the
+// server could not read).
+func readJSON(resp *http.Response, id int) (*response, error) {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
 	}
-	var out [][]byte
-	for line := range bytes.SplitSeq(body, []byte("\n")) {
-		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			out = append(out, data)
+	var r response
+	if json.Unmarshal(body, &r) == nil && (r.Error != nil || (resp.StatusCode == http.StatusOK && string(r.ID) == strconv.Itoa(id))) {
+		return &r, nil
+	}
+	if len(body) > 200 {
+		body = append(body[:200], "..."...)
+	}
+	return nil, fmt.Errorf("HTTP %s from %s: %q (is it an MCP endpoint, such as http://127.0.0.1:8080/mcp?)", resp.Status, resp.Request.URL, body)
+}
+
+// readEvents reads a server-sent event stream up to the response to request id, skipping the
+// notifications and other messages before it. An event's data is its data lines joined by
+// newlines, "data:" with or without a space after it, lines ending in LF or CRLF.
+func readEvents(body io.Reader, id int) (*response, error) {
+	want := strconv.Itoa(id)
+	br := bufio.NewReader(body)
+	var data []byte
+	for {
+		line, err := br.ReadBytes('\n')
+		line = bytes.TrimRight(line, "\r\n")
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+			data = append(data, '\n')
+		} else if len(line) == 0 && len(data) > 0 {
+			var r response
+			if json.Unmarshal(data, &r) == nil && string(r.ID) == want {
+				return &r, nil
+			}
+			data = data[:0]
+		}
+		if err == io.EOF {
+			return nil, errors.New("the server closed the event stream without answering")
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	return out
 }
 
 // Stdio speaks newline-delimited JSON-RPC over a child process's pipes, one request at a time.

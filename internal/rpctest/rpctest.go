@@ -28,33 +28,26 @@ type Transport interface {
 	RoundTrip(t testing.TB, id int, method string, params any, header http.Header) (json.RawMessage, *Error)
 }
 
-// Client numbers requests and, on 2026-07-28, adds the per-request _meta.
+// Client is an mcpclient.Client, which numbers the requests and, on 2026-07-28, adds the
+// per-request _meta, with a Transport that fails the test where no answer can be had (the
+// embedded client's own T is unused).
 type Client struct {
 	T Transport
-	// Legacy: speak 2025-11-25 (the caller sends initialize itself); else 2026-07-28.
-	Legacy bool
-	// Extensions and Experimental are declared in every 2026-07-28 request's client capabilities.
-	Extensions, Experimental []string
-	mu                       sync.Mutex
-	next                     int
+	*mcpclient.Client
 }
 
 // Legacy returns a 2025-11-25 client.
-func Legacy(tr Transport) *Client { return &Client{T: tr, Legacy: true} }
+func Legacy(tr Transport) *Client { return &Client{T: tr, Client: mcpclient.Legacy(nil)} }
 
 // Modern returns a 2026-07-28 client declaring the given extensions.
 func Modern(tr Transport, extensions ...string) *Client {
-	return &Client{T: tr, Extensions: extensions}
+	return &Client{T: tr, Client: mcpclient.Modern(nil, extensions...)}
 }
 
 // Call sends method with params (a map; _meta is added) and returns the raw result or error.
 func (c *Client) Call(t testing.TB, method string, params map[string]any) (json.RawMessage, *Error) {
 	t.Helper()
-	c.mu.Lock()
-	c.next++
-	id := c.next
-	c.mu.Unlock()
-	params, h := mcpclient.Dress(c.Legacy, c.Extensions, c.Experimental, method, params)
+	id, params, h := c.Request(method, params)
 	return c.T.RoundTrip(t, id, method, params, h)
 }
 
@@ -141,7 +134,7 @@ func (c *Conn) Await(t testing.TB, id int) (json.RawMessage, *Error) {
 	for {
 		if r, ok := c.early[key]; ok {
 			delete(c.early, key)
-			return decodeResponse(r)
+			return mcpclient.DecodeResponse(r)
 		}
 		msg, err := c.C.Read(context.Background())
 		if err != nil {
@@ -158,13 +151,9 @@ func (c *Conn) Await(t testing.TB, id int) (json.RawMessage, *Error) {
 				c.early[k] = m
 				continue
 			}
-			return decodeResponse(m)
+			return mcpclient.DecodeResponse(m)
 		}
 	}
-}
-
-func decodeResponse(r *jsonrpc.Response) (json.RawMessage, *Error) {
-	return mcpclient.DecodeResponse(r)
 }
 
 // Notify sends a notification.
