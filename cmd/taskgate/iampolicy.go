@@ -84,6 +84,11 @@ func newIAMPolicyCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
+	fs.VisitAll(func(f *flag.Flag) { // pflag would skip them without a word
+		if cmd.Flags().Lookup(f.Name) != nil || f.Name == "help" {
+			panic(fmt.Sprintf("iam-policy: an engine driver declares the command's own flag --%s", f.Name))
+		}
+	})
 	cmd.Flags().AddGoFlagSet(fs)
 	return cmd
 }
