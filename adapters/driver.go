@@ -188,9 +188,13 @@ func Drivers() []string {
 // their cloud (the Step Functions driver writes IAM policies), for `taskgate iam-policy`.
 type Permissioner interface {
 	Driver
-	// Permissions writes the policy documents of these engines, which are of the driver's kind,
-	// as JSON.
-	Permissions(uses []EngineUse) ([]byte, error)
+	// Permissions declares the command's flags on fs, for what a mapping cannot tell about the
+	// engines (which state machines are Express), and returns what the command runs once they are
+	// parsed: it writes the policy documents of uses, engine blocks of the driver's kind, as JSON.
+	// Every Permissioner declares its flags on the one flag set of the command, so a flag name
+	// belongs to one driver: declaring a name that another driver has declared panics, as flag
+	// does.
+	Permissions(fs *flag.FlagSet) func(uses []EngineUse) ([]byte, error)
 }
 
 // EngineUse is one engine block and what the mapping's tools do with it.
@@ -199,8 +203,4 @@ type EngineUse struct {
 	Config EngineConfig
 	// Targets are the targets of the engine's tools.
 	Targets []Target
-	// SyncOnly are the targets the operator says can only run synchronously (Express).
-	SyncOnly []string
-	// HumanInput: some workflow of the engine asks questions that taskgate answers.
-	HumanInput bool
 }

@@ -3,6 +3,7 @@ package stepfunctions
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -116,10 +117,8 @@ var machineActions = []string{
 func IAMPolicies(accesses []Access) (Policies, error) {
 	merged := map[string]*access{}
 	for _, a := range accesses {
-		if a.RoleARN != "" {
-			if err := checkRoleARN(a.RoleARN); err != nil {
-				return Policies{}, err
-			}
+		if a.RoleARN != "" && !roleARNRE.MatchString(a.RoleARN) {
+			return Policies{}, fmt.Errorf("%q is not an IAM role ARN: want arn:PARTITION:iam::ACCOUNT:role/NAME (the engine's roleArn)", a.RoleARN)
 		}
 		m := merged[a.RoleARN]
 		if m == nil {
@@ -233,7 +232,7 @@ func (a *access) qualifiers(action string) map[string][]string {
 			}
 		}
 		if len(set) > 0 {
-			q[unq] = sortedKeys(set)
+			q[unq] = slices.Sorted(maps.Keys(set))
 		}
 	}
 	return q
@@ -262,8 +261,7 @@ func (a *access) policy() Policy {
 	var executions []string
 	for _, u := range a.machines {
 		if len(u.standard) > 0 {
-			m := u.arn
-			executions = append(executions, "arn:"+m.partition+":states:"+m.region+":"+m.account+":execution:"+m.name+":*")
+			executions = append(executions, u.arn.execution("*"))
 		}
 	}
 	if len(executions) > 0 {
@@ -307,8 +305,7 @@ func machineStatements(action string, qualifiers map[string][]string) []Statemen
 			Condition: map[string]map[string][]string{"Null": {qualifierKey: {"true"}}},
 		})
 	}
-	keys := sortedKeys(groups)
-	for i, key := range keys {
+	for i, key := range slices.Sorted(maps.Keys(groups)) {
 		machines := groups[key]
 		slices.Sort(machines)
 		out = append(out, Statement{
@@ -320,27 +317,8 @@ func machineStatements(action string, qualifiers map[string][]string) []Statemen
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // lowerWord reports whether s is made of lower-case letters, digits and hyphens, as partitions and
 // regions are.
 func lowerWord(s string) bool {
 	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
-}
-
-// checkRoleARN accepts arn:PARTITION:iam::ACCOUNT:role/[PATH/]NAME.
-func checkRoleARN(s string) error {
-	p := strings.SplitN(s, ":", 6)
-	if len(p) != 6 || p[0] != "arn" || p[1] == "" || p[2] != "iam" || p[3] != "" || !validAccount(p[4]) ||
-		!strings.HasPrefix(p[5], "role/") || strings.HasSuffix(p[5], "/") || strings.ContainsAny(p[5], " \t\n*?") {
-		return fmt.Errorf("%q is not an IAM role ARN: want arn:PARTITION:iam::ACCOUNT:role/NAME (the engine's roleArn)", s)
-	}
-	return nil
 }

@@ -2,26 +2,66 @@ package stepfunctions
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/taskgate/taskgate/adapters"
 )
 
 var _ adapters.Permissioner = Driver{}
 
-// Permissions writes the IAM policies of the engines: the one of taskgate's own identity, and one
+// Permissions is what the Step Functions driver adds to `taskgate iam-policy`: the IAM policy of
+// taskgate's own identity (StartExecution on the mapped state machines, aliases and versions;
+// DescribeExecution, StopExecution and GetExecutionHistory on their executions; what the startup
+// check and tasks/list read; sts:AssumeRole for engine blocks with a roleArn) and one per assumed
+// role, as IAMPolicies builds them. The mapping cannot tell an Express state machine from a
+// Standard one: --express names those behind tools that wait, to get StartSyncExecution instead.
+// --human-input adds what answering a workflow's questions takes (SendTaskSuccess,
+// SendTaskFailure).
+func (Driver) Permissions(fs *flag.FlagSet) func(uses []adapters.EngineUse) ([]byte, error) {
+	var express []string
+	fs.Func("express", "an Express state machine `ARN` behind a tool that waits, to get StartSyncExecution instead of StartExecution (repeatable)", func(arn string) error {
+		express = append(express, arn)
+		return nil
+	})
+	var humanInput boolValue
+	fs.Var(&humanInput, "human-input", "the workflows ask questions that taskgate answers (SendTaskSuccess, SendTaskFailure)")
+	return func(uses []adapters.EngineUse) ([]byte, error) {
+		return permissions(uses, express, bool(humanInput))
+	}
+}
+
+// boolValue is a bool flag whose errors say what is wrong with a value, as strconv.ParseBool's
+// do (flag.Bool's say "parse error"). Its name ends in Value so that pflag, which taskgate's
+// command line is built on, calls its type bool and lists it as one.
+type boolValue bool
+
+func (b *boolValue) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b = boolValue(v)
+	return nil
+}
+
+func (b *boolValue) String() string   { return strconv.FormatBool(bool(*b)) }
+func (b *boolValue) IsBoolFlag() bool { return true }
+
+// permissions writes the IAM policies of the engines: the one of taskgate's own identity, and one
 // per role an engine block assumes.
-func (Driver) Permissions(uses []adapters.EngineUse) ([]byte, error) {
+func permissions(uses []adapters.EngineUse, express []string, humanInput bool) ([]byte, error) {
 	var accesses []Access
 	for _, u := range uses {
 		c, ok := u.Config.(Config)
 		if !ok {
 			return nil, fmt.Errorf("engine %q: not a Step Functions engine block", u.Name)
 		}
-		a := Access{RoleARN: c.RoleARN, HumanInput: u.HumanInput}
+		a := Access{RoleARN: c.RoleARN, HumanInput: humanInput}
 		for _, t := range u.Targets {
-			if slices.Contains(u.SyncOnly, t.Name) {
+			if slices.Contains(express, t.Name) {
 				a.SyncExpress = append(a.SyncExpress, t.Name)
 			} else {
 				a.StateMachines = append(a.StateMachines, t.Name)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,20 +13,42 @@ import (
 	"github.com/taskgate/taskgate/mapping"
 )
 
+// permissioner is an engine driver that drafts cloud policies, once it has declared its flags.
+type permissioner struct {
+	kind, title string
+	flags       []string // the flags the driver declared, as the help lists them
+	permissions func([]adapters.EngineUse) ([]byte, error)
+}
+
+// newIAMPolicyCmd prints the policies of every engine driver that drafts them. The drivers declare
+// their own flags on the command, for what a mapping cannot tell about their engines.
 func newIAMPolicyCmd() *cobra.Command {
-	var configs, syncOnly []string
-	var humanInput bool
+	fs := flag.NewFlagSet("iam-policy", flag.ContinueOnError)
+	var drivers []permissioner
+	for _, kind := range adapters.Drivers() {
+		d, _ := adapters.Lookup(kind)
+		p, ok := d.(adapters.Permissioner)
+		if !ok {
+			continue
+		}
+		declared := map[string]bool{}
+		fs.VisitAll(func(f *flag.Flag) { declared[f.Name] = true })
+		pd := permissioner{kind: kind, title: d.Info().Title, permissions: p.Permissions(fs)}
+		fs.VisitAll(func(f *flag.Flag) {
+			if !declared[f.Name] {
+				arg, _ := flag.UnquoteUsage(f)
+				pd.flags = append(pd.flags, strings.TrimSpace("--"+f.Name+" "+arg))
+			}
+		})
+		drivers = append(drivers, pd)
+	}
+
+	var configs []string
 	cmd := &cobra.Command{
-		Use:   "iam-policy --config PATH [--express ARN]... [--human-input]",
+		Use:   "iam-policy --config PATH",
 		Short: "Print the least-privilege cloud policy the mapping's engines need",
-		Long: `Prints, as JSON, the least-privilege policy of each engine kind that has one: for Step Functions,
-the IAM policy of taskgate's own identity (StartExecution on the mapped state machines, aliases and
-versions; DescribeExecution, StopExecution and GetExecutionHistory on their executions; what the
-startup check and tasks/list read; sts:AssumeRole for engine blocks with a roleArn) and one per
-assumed role. The mapping cannot tell an Express state machine from a Standard one: name those
-behind tools that wait with --express, to get StartSyncExecution instead. --human-input adds what
-answering a workflow's questions takes (SendTaskSuccess, SendTaskFailure).`,
-		Args: args(cobra.NoArgs),
+		Long:  iamPolicyLong(drivers),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(configs) == 0 {
 				return usageError{"iam-policy needs --config PATH (a mapping file or folder)"}
@@ -33,17 +58,12 @@ answering a workflow's questions takes (SendTaskSuccess, SendTaskFailure).`,
 				return err
 			}
 			printed := false
-			for _, kind := range adapters.Drivers() {
-				d, _ := adapters.Lookup(kind)
-				p, ok := d.(adapters.Permissioner)
-				if !ok {
-					continue
-				}
-				uses := engineUses(set, kind, syncOnly, humanInput)
+			for _, d := range drivers {
+				uses := engineUses(set, d.kind)
 				if len(uses) == 0 {
 					continue
 				}
-				out, err := p.Permissions(uses)
+				out, err := d.permissions(uses)
 				if err != nil {
 					return err
 				}
@@ -51,26 +71,56 @@ answering a workflow's questions takes (SendTaskSuccess, SendTaskFailure).`,
 				printed = true
 			}
 			if !printed {
-				return fmt.Errorf("no engine of this mapping has a cloud policy to print: iam-policy is for engines such as Step Functions")
+				var titles []string
+				for _, d := range drivers {
+					titles = append(titles, d.title)
+				}
+				if len(titles) == 0 {
+					return fmt.Errorf("no engine of this mapping has a cloud policy to print: no kind of engine taskgate was built with has one")
+				}
+				return fmt.Errorf("no engine of this mapping has a cloud policy to print: iam-policy is for engines such as %s", strings.Join(titles, ", "))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
-	cmd.Flags().StringArrayVar(&syncOnly, "express", nil, "an Express state machine `ARN` behind a tool that waits (repeatable)")
-	cmd.Flags().BoolVar(&humanInput, "human-input", false, "the workflows ask questions that taskgate answers")
+	fs.VisitAll(func(f *flag.Flag) { // pflag would skip them without a word
+		if cmd.Flags().Lookup(f.Name) != nil || f.Name == "help" {
+			panic(fmt.Sprintf("iam-policy: an engine driver declares the command's own flag --%s", f.Name))
+		}
+	})
+	cmd.Flags().AddGoFlagSet(fs)
 	return cmd
 }
 
+// iamPolicyLong is the help of iam-policy, with the flags that each driver adds.
+func iamPolicyLong(drivers []permissioner) string {
+	var b strings.Builder
+	b.WriteString(`Prints, as JSON, the least-privilege policy of each engine kind that has one: the permissions
+taskgate's own identity needs in the engine's cloud to serve the mapping's tools, and those of each
+identity that an engine block has taskgate assume.`)
+	var lines []string
+	for _, d := range drivers {
+		if len(d.flags) > 0 {
+			lines = append(lines, "  "+d.title+": "+strings.Join(d.flags, ", "))
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteString(" What a mapping cannot tell about its engines\ncomes from flags that their kinds add:\n")
+		b.WriteString(strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
 // engineUses lists the engine blocks of one kind that tools use, with their tools' targets.
-func engineUses(set *mapping.Set, kind string, syncOnly []string, humanInput bool) []adapters.EngineUse {
+func engineUses(set *mapping.Set, kind string) []adapters.EngineUse {
 	var uses []adapters.EngineUse
-	for _, name := range sortedNames(set.Engines) {
+	for _, name := range slices.Sorted(maps.Keys(set.Engines)) {
 		e := set.Engines[name]
 		if e.Kind != kind {
 			continue
 		}
-		u := adapters.EngineUse{Name: name, Config: e.Config, SyncOnly: syncOnly, HumanInput: humanInput}
+		u := adapters.EngineUse{Name: name, Config: e.Config}
 		for _, t := range set.Tools {
 			if t.Engine == name {
 				u.Targets = append(u.Targets, t.Target)
@@ -81,13 +131,4 @@ func engineUses(set *mapping.Set, kind string, syncOnly []string, humanInput boo
 		}
 	}
 	return uses
-}
-
-func sortedNames(m map[string]*mapping.Engine) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
