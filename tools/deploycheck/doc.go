@@ -6,7 +6,7 @@
 // OpenTofu), and the Dockerfile (pinned bases, a static CGO_ENABLED=0 build, a non-root user).
 //
 // It is a module of its own so that HCL and its dependencies stay out of taskgate's go.mod. Its
-// tests need the OpenTofu binary: scripts/deploy-checks builds it once into
-// ~/.cache/taskgate-tools/bin and passes it as TOFU. Without TOFU the tests that need it fail when
+// tests need the OpenTofu binary: scripts/deploy-checks builds it once into the tools cache
+// ($TASKGATE_TOOLS/bin) and passes it as TOFU. Without TOFU the tests that need it fail when
 // CI is set, and skip with a message otherwise.
 package deploycheck
