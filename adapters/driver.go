@@ -107,6 +107,12 @@ type OpenOptions struct {
 	Retried func(throttled bool)
 }
 
+// ValidEnvName reports whether name can name an environment variable: a letter or underscore,
+// then letters, digits and underscores.
+func ValidEnvName(name string) bool { return envNameRE.MatchString(name) }
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // Env is an environment in the form os.Environ gives it, "KEY=value" entries, where the last
 // entry of a key wins. A nil Env is the process's own environment.
 type Env []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/taskgate/taskgate/adapters"
 )
 
 // Auth is how HTTP callers authenticate: the auth: block, which one mapping file of a set holds.
@@ -206,7 +207,7 @@ func (d *doc) apiKeys(e entry) []APIKey {
 			okP = false
 		}
 		v, ve, okV := o.need("keyEnv", "the name of the environment variable that holds the key, like TASKGATE_KEY_CI", false)
-		if okV && !envNameRE.MatchString(v) {
+		if okV && !adapters.ValidEnvName(v) {
 			d.errorf(ve.value, "letters, digits and _, not starting with a digit", "%s: %q is not an environment variable name", ve.path, v)
 			okV = false
 		}

@@ -2,13 +2,10 @@ package mapping
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
 )
-
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 const envHint = "write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $"
 
@@ -41,7 +38,7 @@ func expandEnv(s string, env adapters.Env) (string, *envError) {
 			ref := s[1:end]
 			s = s[end+1:]
 			name, def, hasDefault := strings.Cut(ref, ":-")
-			if !envNameRE.MatchString(name) {
+			if !adapters.ValidEnvName(name) {
 				return "", &envError{fmt.Sprintf("%q is not a valid environment variable name", name), envHint}
 			}
 			if strings.Contains(def, "${") {

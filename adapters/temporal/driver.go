@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -36,8 +35,6 @@ type Driver struct{}
 var schema []byte
 
 const addressHint = "the Temporal frontend as host:port, like 127.0.0.1:7233"
-
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Info describes the engine block and the workflow key.
 func (Driver) Info() adapters.DriverInfo {
@@ -81,7 +78,7 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 		}
 	}
 	if name, ok := b.String("apiKeyEnv"); ok && name != "" {
-		if envNameRE.MatchString(name) {
+		if adapters.ValidEnvName(name) {
 			c.apiKeyEnv = name
 		} else {
 			// The value is not repeated: it may be the key itself.
