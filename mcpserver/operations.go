@@ -141,6 +141,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	}
 	type found struct {
 		i   int
+		ref adapters.Ref
 		st  adapters.Status
 		err error
 	}
@@ -154,18 +155,20 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 	for i, tool := range candidates {
 		go func() {
 			e := s.engines[tool.Engine]
-			st, err := e.Describe(ctx, tool.Target, e.KeyRef(tool.Target, clientToken, caller))
-			results <- found{i, st, err}
+			ref := e.KeyRef(tool.Target, clientToken, caller)
+			st, err := e.Describe(ctx, tool.Target, ref)
+			results <- found{i, ref, st, err}
 		}()
 	}
 	best := -1
+	var bestRef adapters.Ref
 	var bestStatus adapters.Status
 	var engineErr error
 	for range candidates {
 		f := <-results
 		switch {
 		case f.err == nil && (best < 0 || f.i < best):
-			best, bestStatus = f.i, f.st
+			best, bestRef, bestStatus = f.i, f.ref, f.st
 		case f.err != nil && !errors.Is(f.err, adapters.ErrNotFound):
 			engineErr = f.err
 		}
@@ -178,8 +181,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 		return nil, &taskError{kind: errNotFound}
 	}
 	tool := candidates[best]
-	ref := s.engines[tool.Engine].KeyRef(tool.Target, clientToken, caller)
-	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, TTL: tool.TTL, Caller: caller}, status: bestStatus}
+	t := &task{id: clientToken, tool: tool, claims: token.Claims{Tool: tool.Name, Ref: bestRef, TTL: tool.TTL, Caller: caller}, status: bestStatus}
 	if err := s.fetchResult(ctx, t); err != nil {
 		return nil, err
 	}
