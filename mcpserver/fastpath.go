@@ -24,7 +24,7 @@ import (
 // go-sdk serves each stateless HTTP request through a session of its own: it decodes the body
 // about a dozen times, hands the request to a connection goroutine and writes the answer through
 // its stream machinery, which costs a poll about as much CPU as the engine call itself
-// (bench/RESULTS.md). The fast path answers one plain tasks/get without that transport, and with
+// (test/bench/RESULTS.md). The fast path answers one plain tasks/get without that transport, and with
 // nothing else of its own: it runs after httpFront (so the in-flight cap, Origin and Host checks,
 // authentication, body limits, Mcp-Name check and rate limits have all applied), through the same
 // middleware (recovery, capabilities, the caller's context, metrics, logs and traces) and the

@@ -3,7 +3,7 @@
 //
 //	import _ "github.com/taskgate/taskgate/adapters/builtin"
 //
-// The JSON Schema of mapping files for these engines, mapping.schema.json at the root of the
+// The JSON Schema of mapping files for these engines, mapping/schema.json in the
 // repository, is mapping.Schema() with them registered; a test of this package keeps it so.
 package builtin
 

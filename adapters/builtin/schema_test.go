@@ -15,11 +15,11 @@ import (
 	"github.com/taskgate/taskgate/mapping"
 )
 
-var update = flag.Bool("update", false, "rewrite mapping.schema.json from the drivers")
+var update = flag.Bool("update", false, "rewrite mapping/schema.json from the drivers")
 
-const schemaFile = "../../mapping.schema.json"
+const schemaFile = "../../mapping/schema.json"
 
-// TestSchemaFile keeps mapping.schema.json, which editors read, equal to what the drivers declare.
+// TestSchemaFile keeps mapping/schema.json, which editors read, equal to what the drivers declare.
 // Run `go test ./adapters/builtin -update` after changing a driver's schema.
 func TestSchemaFile(t *testing.T) {
 	want := mapping.Schema()

@@ -12,7 +12,7 @@ import (
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 )
 
-// iamCase is one case of testdata/iam-policies.json, which tools/deploycheck also runs against the
+// iamCase is one case of testdata/iam-policies.json, which test/deploycheck also runs against the
 // taskgate-iam-policy Terraform module.
 type iamCase struct {
 	Name     string `json:"name"`

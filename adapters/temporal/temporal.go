@@ -85,7 +85,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 //
 // Requests go uncompressed (the SDK gzips every request by default, and the frontend then gzips
 // its answer): taskgate's requests and the statuses it reads are a few hundred bytes, and a poll
-// spent about a tenth of taskgate's CPU compressing and decompressing them (bench/RESULTS.md).
+// spent about a tenth of taskgate's CPU compressing and decompressing them (test/bench/RESULTS.md).
 // Only a start's arguments and an outcome's result can be large, once per task.
 func dial(ctx context.Context, opts client.Options) (*Engine, error) {
 	if opts.HostPort == "" {

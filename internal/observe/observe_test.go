@@ -310,7 +310,7 @@ func dashboardNamesSeries(t *testing.T, scraped map[string]float64) {
 		}
 	}
 	named := regexp.MustCompile(`taskgate_[a-z_]+`)
-	for _, file := range []string{"../../deploy/grafana/taskgate.json", "../../README.md"} {
+	for _, file := range []string{"../../docs/grafana/taskgate.json", "../../README.md"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,6 @@
 # The least-privilege IAM policies for taskgate's Step Functions tools. This is the Terraform form of
 # stepfunctions.IAMPolicies in adapters/stepfunctions/iam.go (what `taskgate iam-policy` prints):
-# both build the same statements, in the same order, with the same Sids, and tools/deploycheck runs
+# both build the same statements, in the same order, with the same Sids, and test/deploycheck runs
 # the Go function's table cases through this module to keep it so. Read the Go doc comment for why
 # each statement is there.
 locals {

@@ -190,7 +190,7 @@ func serveChild(spec string) error {
 	// (--log-level info) and the metrics, on stderr; no traces (no OTEL_* endpoint).
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tel := observe.New(observe.Options{Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	set, err := mapping.Parse("bench/tools.yaml", toolsYAML)
+	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
 	if err != nil {
 		return err
 	}

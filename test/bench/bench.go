@@ -84,7 +84,7 @@ type bench struct {
 func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) {
 	temporalAddr, sfnEndpoint := os.Getenv("TEMPORAL_ADDRESS"), os.Getenv("SFN_ENDPOINT")
 	if temporalAddr == "" || sfnEndpoint == "" {
-		return nil, fmt.Errorf("TEMPORAL_ADDRESS and SFN_ENDPOINT must name running engines: run ./scripts/with-engines go run ./bench")
+		return nil, fmt.Errorf("TEMPORAL_ADDRESS and SFN_ENDPOINT must name running engines: run ./scripts/with-engines go run ./test/bench")
 	}
 	b := &bench{opts: opts, log: log, res: newResults(), http: newHTTPClient(), dc: converter.GetDefaultDataConverter(),
 		profiles: map[string][]string{}}

@@ -1,4 +1,4 @@
-module github.com/taskgate/taskgate/tools/deploycheck
+module github.com/taskgate/taskgate/test/deploycheck
 
 go 1.26.0
 

@@ -16,7 +16,7 @@
 // measure is repeated (-reps): the ratio column is the median of the repetitions' ratios, with its
 // spread beside it.
 //
-//	./scripts/with-engines go run ./bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal]
+//	./scripts/with-engines go run ./test/bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal]
 //	    [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
@@ -203,7 +203,7 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 	header := []string{
 		"machine: " + machine(),
 		"load average before the run: " + loadAverage() + "; " + b.quiet(),
-		"command: `./scripts/with-engines go run ./bench " + strings.Join(opts.args, " ") + "`",
+		"command: `./scripts/with-engines go run ./test/bench " + strings.Join(opts.args, " ") + "`",
 		"started " + time.Now().UTC().Format(time.RFC3339),
 	}
 	b.logf("bench: %s", header[0])

@@ -14,7 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// repoRoot is the root of the taskgate repository (this module sits in tools/deploycheck).
+// repoRoot is the root of the taskgate repository (this module sits in test/deploycheck).
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
