@@ -2,7 +2,7 @@ package mcpserver
 
 import "github.com/taskgate/taskgate/adapters"
 
-// dialect is how one request's caller speaks about tasks (PROTOCOL.md): its words for a task's
+// dialect is how one request's caller speaks about tasks (docs/protocol.md): its words for a task's
 // status and for ids that lead nowhere. One is chosen when the request arrives, and every answer
 // about a task in that request is worded through it.
 type dialect interface {

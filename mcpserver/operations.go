@@ -15,7 +15,7 @@ import (
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
-// SEP-1391 long-running operations (PROTOCOL.md section 3).
+// SEP-1391 long-running operations (docs/protocol.md, "SEP-1391 operations").
 
 type operationParams struct {
 	mcp.ParamsBase

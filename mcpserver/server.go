@@ -1,6 +1,7 @@
 // Package mcpserver is taskgate's MCP surface: tools/list and tools/call for the mapped tools, and
-// the task methods of each dialect in PROTOCOL.md, served on the official go-sdk. It keeps no task
-// state: a task id is a token around the engine's own reference, and every read asks the engine.
+// the task methods of each dialect in docs/protocol.md, served on the official go-sdk. It keeps
+// no task state: a task id is a token around the engine's own reference, and every read asks the
+// engine.
 package mcpserver
 
 import (

@@ -12,7 +12,7 @@ import (
 )
 
 // The task methods, shared by the tasks extension (2026-07-28) and tasks on 2025-11-25: each
-// answers in the caller's dialect (PROTOCOL.md sections 1 and 2).
+// answers in the caller's dialect (docs/protocol.md, its first two dialects).
 
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
