@@ -139,14 +139,15 @@ func (h HTTP) RoundTrip(ctx context.Context, id int, method string, params any, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", method, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Method", method)
+	// The caller's headers first, so that none can replace what the protocol needs.
 	for _, hd := range []http.Header{h.Header, header} {
 		for k, v := range hd {
 			req.Header[k] = v
 		}
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Method", method)
 	client := h.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -186,7 +187,27 @@ func readJSON(resp *http.Response, id int) (*response, error) {
 	if len(body) > 200 {
 		body = append(body[:200], "..."...)
 	}
-	return nil, fmt.Errorf("HTTP %s from %s: %q (is it an MCP endpoint, such as http://127.0.0.1:8080/mcp?)", resp.Status, resp.Request.URL, body)
+	return nil, &StatusError{StatusCode: resp.StatusCode, Status: resp.Status, URL: resp.Request.URL.String(), Body: string(body)}
+}
+
+// StatusError is an HTTP answer that carries no JSON-RPC response: a refusal before MCP (no
+// credentials, another Origin) or a URL that is not an MCP endpoint.
+type StatusError struct {
+	StatusCode int
+	Status     string // like "401 Unauthorized"
+	URL        string
+	Body       string // its first 200 bytes
+}
+
+func (e *StatusError) Error() string {
+	hint := "is it an MCP endpoint, such as http://127.0.0.1:8080/mcp?"
+	switch e.StatusCode {
+	case http.StatusUnauthorized:
+		hint = "the server wants a credential in an Authorization header"
+	case http.StatusForbidden:
+		hint = "the server refuses this credential, Origin or Host"
+	}
+	return fmt.Sprintf("HTTP %s from %s: %q (%s)", e.Status, e.URL, e.Body, hint)
 }
 
 // readEvents reads a server-sent event stream up to the response to request id, skipping the
