@@ -16,6 +16,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/taskcall"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -100,8 +101,8 @@ func TestCallInterrupted(t *testing.T) {
 	if _, err := tty.Write([]byte{3}); err != nil { // Ctrl-C: the line discipline sends SIGINT
 		t.Fatal(err)
 	}
-	if code := exitStatus(t, cmd, s); code != exitInterrupted {
-		t.Fatalf("exit status %d, want %d:\n%q", code, exitInterrupted, s.String())
+	if code := exitStatus(t, cmd, s); code != taskcall.ExitInterrupted {
+		t.Fatalf("exit status %d, want %d:\n%q", code, taskcall.ExitInterrupted, s.String())
 	}
 	id := s.waitFor(t, regexp.MustCompile(`\ncancelled (\S+)\r\n`))[1]
 	claims, err := tokens.Open(id, time.Now())

@@ -1,15 +1,12 @@
 package main
 
 // taskgate call answering questions, against the example workflows on the test's Temporal server:
-// from --answer and --decline, from lines fed to the prompter (as a person would type them), and
-// with neither.
+// from --answer and --decline, on a terminal, and with neither. (How the prompts read typed
+// lines is tested in internal/taskcall.)
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/temporal"
+	"github.com/taskgate/taskgate/internal/taskcall"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
 
@@ -40,19 +38,6 @@ func callWith(t *testing.T, tool, args string, flags ...string) (code int, stdou
 	return code, out.String(), errs.String()
 }
 
-// callTyping calls the tool with the given answers, and lines typed at the prompts.
-func callTyping(t *testing.T, tool, args string, answers []string, lines ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	given, err := parseAnswers(answers, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errs bytes.Buffer
-	in := strings.NewReader(strings.Join(lines, "\n") + "\n")
-	code = runCall(t.Context(), tool, json.RawMessage(args), "", askingMappings, given, in, &out, &errs)
-	return code, out.String(), errs.String()
-}
-
 func TestCallAnswersFromFlags(t *testing.T) {
 	startWorker(t)
 	for _, tc := range []struct {
@@ -69,9 +54,9 @@ func TestCallAnswersFromFlags(t *testing.T) {
 			"Hello, Ada!\n", `question "go": Greet now?`},
 		{"declined before the start", "echo_after_asking", `{}`, []string{"--decline", "who"}, 1,
 			"", `echo_after_asking did not start: the question "who" was declined (Whom should I greet?)`},
-		{"no answer before the start", "echo_after_asking", `{}`, []string{"--answer", `who={"name": "Ada"}`}, exitUnanswered, "",
+		{"no answer before the start", "echo_after_asking", `{}`, []string{"--answer", `who={"name": "Ada"}`}, taskcall.ExitUnanswered, "",
 			`taskgate call: the question "go" (Greet now?) has no answer: there is no terminal to ask it on; answer it with --answer 'go={"confirm": true}' or --decline go` + "\necho_after_asking did not start.\n"},
-		{"refused before the start", "echo_after_asking", `{}`, []string{"--answer", `who={"name": ""}`}, exitUnanswered, "",
+		{"refused before the start", "echo_after_asking", `{}`, []string{"--answer", `who={"name": ""}`}, taskcall.ExitUnanswered, "",
 			`taskgate call: the question "who" (Whom should I greet?) has no answer: the server refused the answer given: the answer to "who" does not fit its schema: `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,8 +74,8 @@ func TestCallUnanswered(t *testing.T) {
 	engine, left := leftWaiting(t)
 	code, stdout, stderr := callWith(t, "approve_deployment", deployArgs)
 	const want = `taskgate call: the question "approve" (Deploy 1.4.0 to staging?) has no answer: there is no terminal to ask it on; answer it with --answer 'approve={"approve": true, "reason": "..."}' or --decline approve` + "\n"
-	if code != exitUnanswered || stdout != "" || !strings.Contains(stderr, want) {
-		t.Fatalf("exit status %d, want %d; stdout %q\nstderr %q\nwant it to have %q", code, exitUnanswered, stdout, stderr, want)
+	if code != taskcall.ExitUnanswered || stdout != "" || !strings.Contains(stderr, want) {
+		t.Fatalf("exit status %d, want %d; stdout %q\nstderr %q\nwant it to have %q", code, taskcall.ExitUnanswered, stdout, stderr, want)
 	}
 	ref := left(stderr)
 	time.Sleep(time.Second) // the call has exited; the workflow must not follow it
@@ -127,54 +112,6 @@ func leftWaiting(t *testing.T) (*temporal.Engine, func(stderr string) adapters.R
 		}
 		t.Cleanup(func() { engine.Client().CancelWorkflow(context.Background(), claims.Ref.ID, claims.Ref.Run) })
 		return claims.Ref
-	}
-}
-
-func TestCallPrompts(t *testing.T) {
-	_, left := leftWaiting(t)
-	for _, tc := range []struct {
-		name, tool, args string
-		answers, lines   []string
-		code             int
-		stdout           string
-		stderr           []string
-	}{
-		// The server refuses the --answer, then the prompts take a wrong value and a right one.
-		{"answered on the terminal", "approve_deployment", deployArgs, []string{`approve={"approve": "yes"}`},
-			[]string{"a", "maybe", "y", "looks good"}, 0, "Deployed 1.4.0 to staging.\n", []string{
-				`the answer to "approve" was refused: the answer to "approve" does not fit its schema: `,
-				"  approve: (a)nswer, (d)ecline, dis(m)iss or (l)ater? [a] a\n",
-				"  Approve (Deploy this version now?) [y/n]: maybe\n  answer y or n\n  Approve (Deploy this version now?) [y/n]: y\n",
-				"  Reason (Why, for the deployment log.) [optional, Enter to skip]: looks good\n",
-			}},
-		{"declined on the terminal", "approve_deployment", deployArgs, nil, []string{"x", "d"}, 0,
-			"Did not deploy 1.4.0 to staging: declined.\n", []string{"  type a, d, m or l\n"}},
-		{"dismissed on the terminal", "approve_deployment", deployArgs, nil, []string{"m"}, 0,
-			"Did not deploy 1.4.0 to staging: dismissed.\n", nil},
-		{"two questions at once", "ask_two_and_echo", `{}`, nil, []string{"a", "y", "", "n"}, 0,
-			`"confirm": true`, []string{`question "first": first question: confirm?`, `question "second": second question: confirm?`}},
-		{"asked before the start", "echo_after_asking", `{}`, []string{`who={"name": ""}`},
-			[]string{"a", "", "Ada", "a", "y"}, 0, "Hello, Ada!\n", []string{
-				`the answer to "who" was refused: the answer to "who" does not fit its schema: `,
-				"  who: (a)nswer, (d)ecline or dis(m)iss? [a] a\n  name: \n  required: type a value\n  name: Ada\n",
-			}},
-		{"input ends", "approve_deployment", deployArgs, nil, []string{"a"}, exitUnanswered, "",
-			[]string{`taskgate call: the question "approve" (Deploy 1.4.0 to staging?) has no answer: standard input ended; answer it with --answer`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := callTyping(t, tc.tool, tc.args, tc.answers, tc.lines...)
-			if code != tc.code || !strings.Contains(stdout, tc.stdout) || (tc.stdout == "" && stdout != "") {
-				t.Errorf("exit status %d, want %d\nstdout %q, want it to have %q\nstderr:\n%s", code, tc.code, stdout, tc.stdout, stderr)
-			}
-			for _, want := range tc.stderr {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("stderr does not have %q:\n%s", want, stderr)
-				}
-			}
-			if code == exitUnanswered {
-				left(stderr)
-			}
-		})
 	}
 }
 
@@ -227,64 +164,4 @@ func TestCallAnswerFlags(t *testing.T) {
 			t.Errorf("%q: exit status %d, stderr %q; want 2, %q", tc.flags, code, &stderr, tc.want)
 		}
 	}
-}
-
-// TestPromptFieldTypes: the types and hints of form fields that the example workflows do not ask
-// for, read from typed lines.
-func TestPromptFieldTypes(t *testing.T) {
-	schema := json.RawMessage(`{"type": "object", "properties": {
-		"env": {"type": "string", "enum": ["dev", "prod"]},
-		"size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]},
-		"count": {"type": "integer", "title": "Count", "default": 3},
-		"ratio": {"type": "number", "description": "Share of traffic"},
-		"email": {"type": "string", "format": "email"},
-		"note": {"type": "string"}},
-		"required": ["env", "size", "ratio", "email"]}`)
-	lines := []string{"a", "staging", "2", "Large", "", "half", "0.25", "ops@example.com", ""}
-	var screen bytes.Buffer
-	p := newPrompter(strings.NewReader(strings.Join(lines, "\n")+"\n"), &screen, true)
-	got, err := p.ask(t.Context(), "deploy", schema, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const want = `{"action":"accept","content":{"env":"prod","size":"l","count":3,"ratio":0.25,"email":"ops@example.com"}}`
-	if string(got) != want {
-		t.Errorf("response %s, want %s", got, want)
-	}
-	const wantScreen = "  deploy: (a)nswer, (d)ecline, dis(m)iss or (l)ater? [a] a\n" +
-		"  env [1) dev 2) prod]: staging\n  pick a number from 1 to 2\n  env [1) dev 2) prod]: 2\n" +
-		"  size [1) Small 2) Large]: Large\n" +
-		"  Count [integer, default 3]: \n" +
-		"  ratio (Share of traffic) [number]: half\n  want a number, like 4.2\n  ratio (Share of traffic) [number]: 0.25\n" +
-		"  email [email]: ops@example.com\n" +
-		"  note [optional, Enter to skip]: \n"
-	if screen.String() != wantScreen {
-		t.Errorf("the prompts read\n%s\nwant\n%s", &screen, wantScreen)
-	}
-	if ex := exampleContent(schema); ex != `{"env": "dev", "size": "s", "count": 0, "ratio": 0, "email": "...", "note": "..."}` {
-		t.Errorf("exampleContent = %s", ex)
-	}
-}
-
-// TestLiveLineHold: once a question is asked, the status line stays away until the next status,
-// so that it never redraws the state the answer has made stale.
-func TestLiveLineHold(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	s := watch(r)
-	l := &liveLine{f: w, tool: "approve", start: time.Now(), status: "input_required", stop: make(chan struct{}), done: make(chan struct{})}
-	go l.run()
-	time.Sleep(150 * time.Millisecond)
-	l.hold(func() { fmt.Fprint(w, "QUESTION\n") })
-	time.Sleep(300 * time.Millisecond) // three ticks
-	if _, after, _ := strings.Cut(s.String(), "QUESTION\n"); after != "" {
-		t.Errorf("the line was drawn after the question, before any news: %q", after)
-	}
-	l.show("working", "deploying")
-	s.waitFor(t, regexp.MustCompile(`QUESTION\n\r[-\\|/] approve \d+\.\ds working: deploying\x1b\[K`))
-	l.end("completed")
-	w.Close()
 }

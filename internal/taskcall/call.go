@@ -1,0 +1,327 @@
+// Package taskcall is the interactive MCP client behind `taskgate call`: it calls one tool as a
+// task on protocol 2026-07-28, shows the task's progress, answers its questions (from answers
+// given up front, else on a terminal, one form field at a time), and prints the result. It
+// speaks the wire through internal/mcpclient.
+package taskcall
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/taskgate/taskgate/internal/mcpclient"
+)
+
+// The exit statuses of a call besides 0 (success) and 2 (a usage error, the command's own).
+const (
+	// ExitFailed: the tool answered an error, the task failed or was cancelled, or the server
+	// could not be reached.
+	ExitFailed = 1
+	// ExitUnanswered: a question was left without an answer, and the task goes on waiting.
+	ExitUnanswered = 3
+	// ExitInterrupted is what shells report for Ctrl-C (128 + SIGINT).
+	ExitInterrupted = 130
+)
+
+const (
+	// startGrace is how long an interrupted tools/call may still take to answer: an async tool
+	// answers at once, and its task can then be cancelled instead of running on unseen.
+	startGrace = 3 * time.Second
+	// retryFor bounds how long polling goes on through unanswered requests (-32603, network).
+	retryFor = time.Minute
+)
+
+// Call is one tool call.
+type Call struct {
+	Tool      string
+	Arguments json.RawMessage // one JSON object (ParseArguments)
+	// Answers are the responses to questions by key, from the command line (ParseAnswers).
+	Answers map[string]json.RawMessage
+	// Terminal is where the questions Answers leaves open are asked: a terminal, or in tests
+	// lines fed to it; nil: nowhere, such a question ends the call (ExitUnanswered).
+	Terminal io.Reader
+	// Stdout gets the result; Stderr the progress, the questions and what went wrong.
+	Stdout, Stderr io.Writer
+}
+
+// ParseArguments checks that s is one JSON object and returns it as is, numbers untouched.
+func ParseArguments(s string) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			err = fmt.Errorf("%v at byte %d", err, syn.Offset)
+		}
+		return nil, fmt.Errorf(`--args %s is not valid JSON: %v; pass one object, quoted for the shell: --args '{"text": "hi"}'`, s, err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, fmt.Errorf(`--args must be a JSON object of the tool's arguments, like '{"text": "hi"}', not %s`, s)
+	}
+	return json.RawMessage(s), nil
+}
+
+// Run calls the tool through c, follows its task to the end and prints the outcome; it returns
+// the exit status.
+func Run(ctx context.Context, c *Client, call Call) int {
+	disp := newDisplay(call.Stderr, call.Tool)
+	var term *prompter
+	if call.Terminal != nil {
+		_, isFile := call.Terminal.(*os.File) // a terminal echoes what is typed
+		term = newPrompter(call.Terminal, call.Stderr, !isFile)
+	}
+	a := newAsker(call.Answers, term, call.Stderr, disp)
+	stdout, stderr, tool := call.Stdout, call.Stderr, call.Tool
+
+	send := func(params map[string]any) (json.RawMessage, error) {
+		callCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+		defer abort()
+		stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(startGrace, abort) })
+		defer stopGrace()
+		return c.call(callCtx, "tools/call", params)
+	}
+	params := map[string]any{"name": tool, "arguments": call.Arguments}
+	raw, err := send(params)
+	if err == nil {
+		raw, err = a.beforeStart(ctx, raw, params, send)
+	}
+	var un *unanswered
+	switch {
+	case errors.As(err, &un):
+		disp.end("input_required")
+		fmt.Fprintf(stderr, "taskgate call: %v\n%s did not start.\n", err, tool)
+		return ExitUnanswered
+	case err != nil && ctx.Err() != nil:
+		disp.end("interrupted")
+		fmt.Fprintf(stderr, "taskgate call: interrupted before %s answered; if it started an execution, that goes on\n", tool)
+		return ExitInterrupted
+	case err != nil:
+		disp.end("error")
+		fmt.Fprintf(stderr, "taskgate call: calling %s: %v\n", tool, err)
+		return ExitFailed
+	}
+	var t taskResult
+	if err := json.Unmarshal(raw, &t); err != nil {
+		disp.end("error")
+		fmt.Fprintf(stderr, "taskgate call: %s answered with something other than a JSON object: %s\n", tool, raw)
+		return ExitFailed
+	}
+	if t.ResultType != "task" {
+		return printResult(raw, disp, stdout, stderr)
+	}
+
+	var failingSince time.Time
+	for {
+		disp.show(t.Status, t.StatusMessage)
+		if t.terminal() {
+			break
+		}
+		wait := t.pollInterval()
+		if t.Status == "input_required" {
+			sent, err := a.answerOpen(ctx, c, &t)
+			if sent {
+				wait = 0 // to show at once what the answers changed
+			}
+			var un *unanswered
+			switch {
+			case ctx.Err() != nil:
+				// interrupted while asking: the task is cancelled below
+			case errors.As(err, &un):
+				disp.end(t.Status)
+				fmt.Fprintf(stderr, "taskgate call: %v\nThe task goes on, waiting for the answer: %s\n", err, t.TaskID)
+				return ExitUnanswered
+			case err != nil:
+				disp.end("error")
+				fmt.Fprintf(stderr, "taskgate call: task %s: %v\n", t.TaskID, err)
+				return ExitFailed
+			}
+		}
+		select {
+		case <-ctx.Done():
+			disp.end("interrupted")
+			return cancelTask(c, t.TaskID, stderr)
+		case <-time.After(wait):
+		}
+		getCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		raw, err := c.call(getCtx, "tasks/get", map[string]any{"taskId": t.TaskID})
+		cancel()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			continue // to the cancellation above
+		case err != nil && retryable(err) && (failingSince.IsZero() || time.Since(failingSince) < retryFor):
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			t.StatusMessage = fmt.Sprintf("no answer (%v); retrying", err)
+			continue
+		case err != nil:
+			disp.end("error")
+			fmt.Fprintf(stderr, "taskgate call: polling task %s: %v\n", t.TaskID, err)
+			return ExitFailed
+		}
+		failingSince = time.Time{}
+		var next taskResult
+		if err := json.Unmarshal(raw, &next); err != nil || next.Status == "" {
+			disp.end("error")
+			fmt.Fprintf(stderr, "taskgate call: tasks/get answered with no task status: %s\n", raw)
+			return ExitFailed
+		}
+		t = next
+	}
+
+	switch t.Status {
+	case "completed":
+		return printResult(t.Result, disp, stdout, stderr)
+	case "failed":
+		disp.end(t.Status)
+		fmt.Fprintf(stderr, "taskgate call: task %s failed", t.TaskID)
+		if t.Error != nil {
+			fmt.Fprintf(stderr, ": %v", t.Error)
+		}
+		fmt.Fprintln(stderr)
+		return ExitFailed
+	default:
+		disp.end(t.Status)
+		fmt.Fprintf(stderr, "taskgate call: task %s was cancelled: %s\n", t.TaskID, t.StatusMessage)
+		return ExitFailed
+	}
+}
+
+// taskResult is a task as tools/call and tasks/get return it, or (resultType not "task") a
+// CallToolResult.
+type taskResult struct {
+	ResultType     string           `json:"resultType"`
+	TaskID         string           `json:"taskId"`
+	Status         string           `json:"status"`
+	StatusMessage  string           `json:"statusMessage"`
+	PollIntervalMs *int64           `json:"pollIntervalMs"`
+	Result         json.RawMessage  `json:"result"`
+	Error          *mcpclient.Error `json:"error"`
+	InputRequests  inputRequests    `json:"inputRequests"`
+}
+
+func (t *taskResult) terminal() bool {
+	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
+}
+
+// pollInterval is the server's suggestion, which grows with the task's age, never under 100ms
+// (the shortest a mapping may suggest); 1s when the server suggests none.
+func (t *taskResult) pollInterval() time.Duration {
+	d := time.Second
+	if t.PollIntervalMs != nil {
+		d = time.Duration(*t.PollIntervalMs) * time.Millisecond
+	}
+	return max(d, 100*time.Millisecond)
+}
+
+// retryable reports whether polling may go on after err: a server error (-32603, an engine that
+// did not answer) or no answer at all, but not a refusal of the request.
+func retryable(err error) bool {
+	var re *mcpclient.Error
+	var se *mcpclient.StatusError
+	switch {
+	case errors.As(err, &re):
+		return re.Code == -32603
+	case errors.As(err, &se):
+		return se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests
+	}
+	return true
+}
+
+// cancelTask is what Ctrl-C does to a running task. The call's context is gone by then.
+func cancelTask(c *Client, id string, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}); err != nil {
+		fmt.Fprintf(stderr, "taskgate call: interrupted, but cancelling task %s failed: %v\n", id, err)
+		return ExitInterrupted
+	}
+	fmt.Fprintln(stderr, "cancelled", id)
+	return ExitInterrupted
+}
+
+// printResult prints a CallToolResult: on stdout, or on stderr with ExitFailed when isError.
+func printResult(raw json.RawMessage, disp display, stdout, stderr io.Writer) int {
+	var r struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			MimeType string `json:"mimeType"`
+			URI      string `json:"uri"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		disp.end("error")
+		fmt.Fprintf(stderr, "taskgate call: the result is not a CallToolResult (%v): %s\n", err, raw)
+		return ExitFailed
+	}
+	w, code := stdout, 0
+	disp.end("completed")
+	if r.IsError {
+		w, code = stderr, ExitFailed
+	}
+	var structured bytes.Buffer
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		json.Indent(&structured, r.StructuredContent, "", "  ")
+	}
+	for _, c := range r.Content {
+		switch {
+		case c.Type == "text" && structured.Len() > 0 && sameJSON(c.Text, r.StructuredContent):
+			// The structured content as text, for clients that read only text: shown once, below.
+		case c.Type == "text":
+			fmt.Fprintln(w, strings.TrimSuffix(c.Text, "\n"))
+		default:
+			fmt.Fprintf(w, "[%s content %s%s not shown]\n", c.Type, c.MimeType, c.URI)
+		}
+	}
+	if structured.Len() > 0 {
+		fmt.Fprintln(w, structured.String())
+	}
+	return code
+}
+
+func sameJSON(text string, structured json.RawMessage) bool {
+	var a, b bytes.Buffer
+	return json.Compact(&a, []byte(text)) == nil && json.Compact(&b, structured) == nil && bytes.Equal(a.Bytes(), b.Bytes())
+}
+
+// Client speaks protocol 2026-07-28 over stateless Streamable HTTP, declaring the tasks
+// extension on every request.
+type Client struct {
+	url    string
+	badURL error // what url.Parse says of url, reported by every call
+	c      *mcpclient.Client
+}
+
+// NewClient returns a client of the MCP endpoint that names itself "taskgate call" at version.
+func NewClient(endpoint string, version string) *Client {
+	c := mcpclient.Modern(mcpclient.HTTP{URL: endpoint}, "io.modelcontextprotocol/tasks")
+	c.Name, c.Version = "taskgate call", version
+	_, err := neturl.Parse(endpoint)
+	return &Client{url: endpoint, badURL: err, c: c}
+}
+
+// call sends one request (its Mcp-Name is the tool called or the task id); a JSON-RPC error is
+// returned as a *mcpclient.Error.
+func (c *Client) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	if c.badURL != nil {
+		return nil, fmt.Errorf("--url %s: %w", c.url, c.badURL)
+	}
+	res, rerr, err := c.c.Call(ctx, method, params)
+	switch {
+	case err != nil:
+		return nil, err
+	case rerr != nil:
+		return nil, rerr
+	}
+	return res, nil
+}
