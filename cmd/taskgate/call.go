@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,13 +20,17 @@ import (
 
 func newCallCmd() *cobra.Command {
 	var argsJSON, url string
-	var configs, answers, declines []string
+	var configs, answers, declines, headers []string
 	cmd := &cobra.Command{
-		Use:   "call TOOL [--args JSON] (--url URL | --config PATH) [--answer KEY=JSON]... [--decline KEY]...",
+		Use:   "call TOOL [--args JSON] (--url URL [--header 'NAME: VALUE']... | --config PATH) [--answer KEY=JSON]... [--decline KEY]...",
 		Short: "Call a tool as a task and show its progress",
 		Long: `Calls one tool as a task and shows its progress until it ends, then prints its result (text, and
 structured content as indented JSON) on standard output. --url calls an MCP endpoint (Streamable
 HTTP); --config serves a mapping file or folder in this process to try it. Ctrl-C cancels the task.
+
+A server with auth: wants a credential: --header 'Authorization: Bearer KEY' (repeatable, as
+curl's), or for scripts the variable ` + taskcall.HeadersEnv + `, one 'NAME: VALUE' a line, so that the key
+stays off the command line.
 
 A tool may ask questions before it starts, and its task while it runs. Each question is answered
 with its --answer KEY=JSON (the form's content, one JSON object) or --decline KEY if given, else
@@ -43,6 +48,9 @@ unanswered (the task goes on, its id printed), 130 interrupted.`,
 			if (url == "") == (len(configs) == 0) {
 				return usageError{"call needs exactly one of --url URL (an MCP endpoint) or --config PATH (a mapping to serve in this process)"}
 			}
+			if len(headers) > 0 && url == "" {
+				return usageError{"--header goes with --url: the mapping --config serves in this process asks for no credentials"}
+			}
 			call := taskcall.Call{Tool: positional[0], Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
 			var err error
 			if call.Arguments, err = taskcall.ParseArguments(argsJSON); err != nil {
@@ -51,14 +59,19 @@ unanswered (the task goes on, its id printed), 130 interrupted.`,
 			if call.Answers, err = taskcall.ParseAnswers(answers, declines); err != nil {
 				return usageError{err.Error()}
 			}
+			header, err := taskcall.ParseHeaders(os.Getenv(taskcall.HeadersEnv), headers)
+			if err != nil {
+				return usageError{err.Error()}
+			}
 			if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				call.Terminal = f
 			}
-			return exitError{runCall(cmd.Context(), url, configs, call)}
+			return exitError{runCall(cmd.Context(), url, header, configs, call)}
 		},
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "{}", "the tool's arguments, one JSON object")
 	cmd.Flags().StringVar(&url, "url", "", "MCP endpoint to call, e.g. http://127.0.0.1:8080/mcp")
+	cmd.Flags().StringArrayVar(&headers, "header", nil, "send this HTTP header with --url, like 'Authorization: Bearer KEY' (repeatable; also $"+taskcall.HeadersEnv+")")
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder to serve in this process (repeatable)")
 	cmd.Flags().StringArrayVar(&answers, "answer", nil, `answer the question KEY with the form's content, like approve='{"approve": true}' (repeatable)`)
 	cmd.Flags().StringArrayVar(&declines, "decline", nil, "decline the question KEY (repeatable)")
@@ -67,7 +80,7 @@ unanswered (the task goes on, its id printed), 130 interrupted.`,
 
 // runCall makes the call at url, or at the mapping of configs served in this process, and
 // returns the exit status.
-func runCall(ctx context.Context, url string, configs []string, call taskcall.Call) int {
+func runCall(ctx context.Context, url string, header http.Header, configs []string, call taskcall.Call) int {
 	endpoint := url
 	if len(configs) > 0 {
 		var stop func()
@@ -83,7 +96,7 @@ func runCall(ctx context.Context, url string, configs []string, call taskcall.Ca
 		}
 		defer stop()
 	}
-	return taskcall.Run(ctx, taskcall.NewClient(endpoint, mcpserver.Version), call)
+	return taskcall.Run(ctx, taskcall.NewClient(endpoint, header, mcpserver.Version), call)
 }
 
 // serveLoopback serves the mapping on a loopback port, as `serve --http` would, until stop.

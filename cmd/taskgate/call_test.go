@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -93,6 +95,45 @@ func TestCallURL(t *testing.T) {
 	code := run(t.Context(), []string{"call", "wait_and_echo", "--url", p.endpoint, "--args", `{"seconds": 1, "text": "over --url"}`}, nil, &stdout, &stderr)
 	if code != 0 || !strings.Contains(stdout.String(), `"text": "over --url"`) {
 		t.Fatalf("exit status %d, stdout %q, stderr:\n%s", code, &stdout, &stderr)
+	}
+}
+
+// TestCallWithCredentials: taskgate call reaches a server whose mapping has auth: with the API
+// key in --header or in $TASKGATE_HEADERS, and without one says how to pass it.
+func TestCallWithCredentials(t *testing.T) {
+	dir := t.TempDir()
+	authFile := filepath.Join(dir, "auth.yaml")
+	if err := os.WriteFile(authFile, []byte("auth:\n  apiKeys:\n    - {principal: ci-bot, keyEnv: TASKGATE_TEST_KEY}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServing(t, append(devEnv(t, dir), "TASKGATE_TEST_KEY="+ciKey),
+		"dev", "--http", "127.0.0.1:0", "--config", exampleMapping, "--config", authFile)
+	call := func(flags ...string) (code int, stdout, stderr string) {
+		var out, errs bytes.Buffer
+		args := append([]string{"call", "wait_and_echo", "--url", p.endpoint, "--args", `{"seconds": 0, "text": "authenticated"}`}, flags...)
+		code = run(t.Context(), args, nil, &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	if code, stdout, stderr := call("--header", "Authorization: Bearer "+ciKey); code != 0 || !strings.Contains(stdout, `"text": "authenticated"`) {
+		t.Errorf("--header: exit status %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	t.Setenv("TASKGATE_HEADERS", "Authorization: Bearer "+ciKey)
+	if code, stdout, stderr := call(); code != 0 || !strings.Contains(stdout, `"text": "authenticated"`) {
+		t.Errorf("$TASKGATE_HEADERS: exit status %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	t.Setenv("TASKGATE_HEADERS", "")
+	want := fmt.Sprintf("taskgate call: calling wait_and_echo: tools/call: HTTP 401 Unauthorized from %s: %q (the server wants a credential in an Authorization header); "+
+		"pass it with --header 'Authorization: Bearer KEY', or for scripts in $TASKGATE_HEADERS\n", p.endpoint, "no bearer token\n")
+	if code, stdout, stderr := call(); code != 1 || stdout != "" || stderr != want {
+		t.Errorf("no credential: exit status %d, stdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
+	}
+	if code, _, stderr := call("--header", "Authorization: Bearer not-the-key-0123456789"); code != 1 || !strings.Contains(stderr, "HTTP 401 Unauthorized") || strings.Contains(stderr, "not-the-key") {
+		t.Errorf("a wrong key: exit status %d, stderr %q", code, stderr)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"call", "echo", "--config", memoryMapping, "--header", "Authorization: Bearer x"}, nil, &stdout, &stderr); code != 2 ||
+		stderr.String() != "taskgate: --header goes with --url: the mapping --config serves in this process asks for no credentials\n" {
+		t.Errorf("--header with --config: exit status %d, stderr %q", code, &stderr)
 	}
 }
 

@@ -302,9 +302,10 @@ type Client struct {
 	c      *mcpclient.Client
 }
 
-// NewClient returns a client of the MCP endpoint that names itself "taskgate call" at version.
-func NewClient(endpoint string, version string) *Client {
-	c := mcpclient.Modern(mcpclient.HTTP{URL: endpoint}, "io.modelcontextprotocol/tasks")
+// NewClient returns a client of the MCP endpoint that sends header (credentials, say) with every
+// request and names itself "taskgate call" at version.
+func NewClient(endpoint string, header http.Header, version string) *Client {
+	c := mcpclient.Modern(mcpclient.HTTP{URL: endpoint, Header: header}, "io.modelcontextprotocol/tasks")
 	c.Name, c.Version = "taskgate call", version
 	_, err := neturl.Parse(endpoint)
 	return &Client{url: endpoint, badURL: err, c: c}
@@ -317,7 +318,10 @@ func (c *Client) call(ctx context.Context, method string, params map[string]any)
 		return nil, fmt.Errorf("--url %s: %w", c.url, c.badURL)
 	}
 	res, rerr, err := c.c.Call(ctx, method, params)
+	var se *mcpclient.StatusError
 	switch {
+	case errors.As(err, &se) && se.StatusCode == http.StatusUnauthorized:
+		return nil, fmt.Errorf("%w; pass it with --header 'Authorization: Bearer KEY', or for scripts in $%s", err, HeadersEnv)
 	case err != nil:
 		return nil, err
 	case rerr != nil:

@@ -73,7 +73,7 @@ func examples(t *testing.T) (*Client, func(stderr string)) {
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
-	return NewClient(hs.URL, "test"), func(stderr string) {
+	return NewClient(hs.URL, nil, "test"), func(stderr string) {
 		t.Helper()
 		m := regexp.MustCompile("\nThe task goes on, waiting for the answer: (\\S+)\n$").FindStringSubmatch(stderr)
 		if m == nil {
