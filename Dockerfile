@@ -5,7 +5,7 @@
 #   docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=v1.2.3 -t REGISTRY/taskgate:v1.2.3 --push .
 #
 # The image runs `taskgate serve --config /etc/taskgate/tools.yaml --http :8080` unless given other
-# arguments; mount the mapping there and pass TASKGATE_TOKEN_KEYS (README, "Deploy").
+# arguments; mount the mapping there and pass TASKGATE_TOKEN_KEYS (docs/deploy.md, "Container image").
 
 # The build stage is pinned to an exact Go release (the toolchain go.mod asks for or newer). It runs
 # on the builder's own platform and cross-compiles, so multi-platform builds need no emulation.

@@ -51,7 +51,7 @@ func polls(tool *Tool, age time.Duration) int {
 	return n
 }
 
-// The engine calls per task that the README's table shows (a running task costs one Describe a
+// The engine calls per task that docs/mapping.md's table shows (a running task costs one Describe a
 // poll), and the economy over a two-hour task: at most a tenth of a fixed 1-second poll's.
 func TestPollsPerTaskHour(t *testing.T) {
 	adaptive := &Tool{PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute}
@@ -70,7 +70,7 @@ func TestPollsPerTaskHour(t *testing.T) {
 	} {
 		a, f := polls(adaptive, c.age), polls(fixed, c.age)
 		if a != c.adaptive || f != c.fixed {
-			t.Errorf("polls over %s: adaptive %d, fixed %d; the README says %d and %d", c.age, a, f, c.adaptive, c.fixed)
+			t.Errorf("polls over %s: adaptive %d, fixed %d; docs/mapping.md says %d and %d", c.age, a, f, c.adaptive, c.fixed)
 		}
 	}
 	if a, f := polls(adaptive, 2*time.Hour), polls(fixed, 2*time.Hour); a*10 > f {

@@ -31,7 +31,7 @@
 // forgotten, retention after they end. A closed engine, or one opened with unavailable: true,
 // answers every call with adapters.ErrUnavailable, as an engine whose server is down.
 //
-// It is also the smallest complete engine in taskgate: README.md's "Adding an engine" walks
+// It is also the smallest complete engine in taskgate: docs/adding-an-engine.md walks
 // through it.
 package memengine
 

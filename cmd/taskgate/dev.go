@@ -25,7 +25,8 @@ import (
 	"github.com/taskgate/taskgate/mapping"
 )
 
-// temporalCLI is the Temporal CLI release that builds from the Go module proxy (see README).
+// temporalCLI is the newest Temporal CLI release that `go install` builds from the Go module proxy
+// (the go.mod of later ones has replace directives).
 const temporalCLI = "github.com/temporalio/cli/cmd/temporal@v1.5.1"
 
 // devOptions are dev's flags.

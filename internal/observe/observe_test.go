@@ -299,8 +299,8 @@ func TestLabelsStayBounded(t *testing.T) {
 	}
 }
 
-// dashboardNamesSeries checks that the Grafana dashboard and the README name only series that
-// exist, and that the README names every one.
+// dashboardNamesSeries checks that the Grafana dashboard and docs/operations.md name only series
+// that exist, and that docs/operations.md names every one.
 func dashboardNamesSeries(t *testing.T, scraped map[string]float64) {
 	t.Helper()
 	families := map[string]bool{}
@@ -310,7 +310,7 @@ func dashboardNamesSeries(t *testing.T, scraped map[string]float64) {
 		}
 	}
 	named := regexp.MustCompile(`taskgate_[a-z_]+`)
-	for _, file := range []string{"../../docs/grafana/taskgate.json", "../../README.md"} {
+	for _, file := range []string{"../../docs/grafana/taskgate.json", "../../docs/operations.md"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
