@@ -198,9 +198,9 @@ type Listed struct {
 
 // TargetInfo is what an engine tells about a target before any execution.
 type TargetInfo struct {
-	// SyncOnly: executions of this target cannot be described later (Step Functions Express):
-	// serve it only through Engine.Run.
-	SyncOnly bool
+	// SyncOnly, when set, says why executions of this target cannot be described once started, in
+	// the engine's own words: serve it only through Engine.Run.
+	SyncOnly string
 	// Warnings are worth printing at startup but do not stop taskgate (e.g. no worker polls the
 	// task queue yet).
 	Warnings []string

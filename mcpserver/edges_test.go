@@ -177,11 +177,11 @@ func TestNotYetVisibleReadsAsWorkingWithinTheGraceWindow(t *testing.T) {
 }
 
 // expressEngine reports every target as sync-only, as Step Functions does for Express state
-// machines (which the emulator here cannot create).
+// machines (which the emulator here cannot create), in the words of the Step Functions driver.
 type expressEngine struct{ adapters.Engine }
 
-func (expressEngine) Check(context.Context, adapters.Target) (adapters.TargetInfo, error) {
-	return adapters.TargetInfo{SyncOnly: true}, nil
+func (expressEngine) Check(_ context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+	return adapters.TargetInfo{SyncOnly: t.Name + " cannot be described after it starts (an Express state machine)"}, nil
 }
 
 func TestSyncOnlyTargetsCannotBackAsyncTools(t *testing.T) {

@@ -180,8 +180,8 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 		case err != nil:
 			problems = append(problems, fmt.Errorf("tool %q (%s): %w", t.Name, t.Source, err))
 			continue
-		case info.SyncOnly && t.TaskSupport != mapping.TaskForbidden:
-			problems = append(problems, fmt.Errorf("tool %q (%s): %s cannot be described after it starts (an Express state machine), so it cannot back a task: set `taskSupport: forbidden`", t.Name, t.Source, t.Target.Name))
+		case info.SyncOnly != "" && t.TaskSupport != mapping.TaskForbidden:
+			problems = append(problems, fmt.Errorf("tool %q (%s): %s, so it cannot back a task: set `taskSupport: forbidden`", t.Name, t.Source, info.SyncOnly))
 		}
 		s.retention.Store(t.Name, info.Retention)
 		for _, w := range info.Warnings {

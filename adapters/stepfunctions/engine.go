@@ -160,7 +160,11 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", t.Name)
 	}
 	e.types.Store(m.unqualified(), d.Type)
-	return adapters.TargetInfo{SyncOnly: d.Type == types.StateMachineTypeExpress, Retention: closedRetention}, nil
+	info := adapters.TargetInfo{Retention: closedRetention}
+	if d.Type == types.StateMachineTypeExpress {
+		info.SyncOnly = t.Name + " cannot be described after it starts (an Express state machine)"
+	}
+	return info, nil
 }
 
 // closedRetention is how long Step Functions keeps a closed Standard execution describable (AWS:

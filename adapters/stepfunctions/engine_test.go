@@ -200,7 +200,7 @@ func TestCheck(t *testing.T) {
 
 	for _, arn := range []string{machine, version, aws.ToString(alias.StateMachineAliasArn)} {
 		info, err := e.Check(ctx, adapters.Target{Name: arn})
-		if err != nil || info.SyncOnly || len(info.Warnings) != 0 {
+		if err != nil || info.SyncOnly != "" || len(info.Warnings) != 0 {
 			t.Errorf("Check(%s) = %+v, %v; want a Standard state machine and no error", arn, info, err)
 		}
 	}
