@@ -1,6 +1,6 @@
 // Package adapters is the engine contract: what taskgate needs from a workflow engine to serve its
 // executions as MCP tasks. It imports no engine SDK; each engine lives in a package of its own
-// (adapters/temporal, adapters/stepfunctions) and proves itself with adapters/enginetest.
+// under adapters/ and proves itself with adapters/enginetest.
 //
 // An engine package also registers a Driver (driver.go), which reads its part of mapping files,
 // opens engines and writes and reads their ids: nothing outside the package names the engine.
@@ -20,16 +20,15 @@ import (
 	"time"
 )
 
-// Target is what one tool starts: a workflow type on a task queue, or a state machine.
+// Target is what one tool starts, as its engine's driver decoded it from the tool's mapping.
 type Target struct {
-	// Name is the Temporal workflow type, or the Step Functions state machine ARN (an alias or
-	// version ARN pins a version).
+	// Name names the target in messages, metrics and cache keys, written by the driver (a workflow
+	// type, a state machine ARN). Targets of one engine that start different things have different
+	// Names.
 	Name string
-	// Queue is the Temporal task queue. Empty for Step Functions.
-	Queue string
-	// Timeout bounds the whole execution where the engine can enforce it (Temporal's workflow
-	// execution timeout). Zero leaves the engine's default.
-	Timeout time.Duration
+	// Spec is everything else the driver decoded (where to start, versions, timeouts), read only by
+	// its own engine: an engine refuses a Target whose Spec is not one of its own with ErrInvalid.
+	Spec any
 }
 
 // StartRequest is one execution to start.

@@ -27,7 +27,8 @@ type Driver interface {
 	// engines.<block name>. It reports every problem through b and returns what it could read.
 	DecodeEngine(b Block) EngineConfig
 	// DecodeTarget reads a tool's target from the tool's mapping: the value of Info().TargetKey,
-	// which the loader has checked is present. It reports every problem through tool.
+	// which the loader has checked is present. It reports every problem through tool. What the
+	// engine needs of it beyond a Name goes in the Target's Spec.
 	DecodeTarget(tool Block) Target
 	// FormatRef writes a Ref as the engine's own id, the one its own tools show (an execution ARN;
 	// a workflow id and run id).

@@ -69,6 +69,9 @@ func (alpha) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 	return c
 }
 
+// alphaWork is the Spec of an alpha target.
+type alphaWork struct{ timeout time.Duration }
+
 func (alpha) DecodeTarget(tool adapters.Block) adapters.Target {
 	var t adapters.Target
 	work, ok := tool.Block("work", "write work: {name: ...}")
@@ -76,7 +79,8 @@ func (alpha) DecodeTarget(tool adapters.Block) adapters.Target {
 		return t
 	}
 	t.Name, _ = work.Required("name", "the work to start")
-	t.Timeout, _ = work.Duration("timeout")
+	timeout, _ := work.Duration("timeout")
+	t.Spec = alphaWork{timeout}
 	return t
 }
 

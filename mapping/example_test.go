@@ -29,13 +29,13 @@ tools:
 	}
 	tool, _ := set.Tool("echo")
 	fmt.Println(tool.Name, "on engine", tool.Engine, "of kind", set.Engines[tool.Engine].Kind)
-	fmt.Printf("target: %+v\n", tool.Target)
+	fmt.Println("target:", tool.Target.Name)
 	fmt.Println(tool.ValidateArguments([]byte(`{"seconds": 1}`)))
 	input, _ := tool.EngineInput([]byte(`{"text": "hi"}`))
 	fmt.Println(string(input))
 	// Output:
 	// echo on engine mem of kind memory
-	// target: {Name:echo Queue: Timeout:1m0s}
+	// target: echo
 	// argument "text" is required
 	// {"seconds":0,"text":"hi"}
 }

@@ -117,7 +117,7 @@ func TestLoadGoodFolder(t *testing.T) {
 	want := []Tool{
 		{ // more.yml sorts before tools.yaml
 			Name: "quick_echo", Description: "Echoes at once.", Engine: "local",
-			Target:      adapters.Target{Name: "price$check"},
+			Target:      adapters.Target{Name: "price$check", Spec: alphaWork{}},
 			TaskSupport: TaskForbidden, Timeout: 30 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
@@ -125,7 +125,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		},
 		{
 			Name: "quick_echo_async", Description: "Echoes at once.", Engine: "local",
-			Target:      adapters.Target{Name: "price$check"},
+			Target:      adapters.Target{Name: "price$check", Spec: alphaWork{}},
 			TaskSupport: TaskRequired, Timeout: 30 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: quickSchema,
 			Input:       &Transform{Source: "{seconds: 0, text}"},
@@ -133,7 +133,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		},
 		{ // only what is required: every default
 			Name: "wait_and_echo", Description: "Waits, then echoes the text.", Engine: "local",
-			Target:      adapters.Target{Name: "WaitAndEcho"},
+			Target:      adapters.Target{Name: "WaitAndEcho", Spec: alphaWork{}},
 			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: 24 * time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"text":{"type":"string"}},"required":["seconds","text"]}`),
 			Source:      "testdata/good/tools.yaml:2",
@@ -150,7 +150,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		},
 		{
 			Name: "summarize", Description: "Summarizes in the cloud.", Engine: "cloud",
-			Target:      adapters.Target{Name: "Summarize", Timeout: time.Hour},
+			Target:      adapters.Target{Name: "Summarize", Spec: alphaWork{time.Hour}},
 			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
 			Source:      "testdata/good/tools.yaml:31",
@@ -282,10 +282,10 @@ tools:
 		t.Fatal(err)
 	}
 	first, second := set.Tools[0], set.Tools[1]
-	if first.Target != (adapters.Target{Name: "123", Timeout: time.Minute}) || first.TTL != 24*time.Hour {
+	if first.Target != (adapters.Target{Name: "123", Spec: alphaWork{time.Minute}}) || first.TTL != 24*time.Hour {
 		t.Errorf("first: %+v, ttl %s", first.Target, first.TTL)
 	}
-	if second.Target != (adapters.Target{Name: "123", Timeout: 2 * time.Minute}) || second.Description != "2024" ||
+	if second.Target != (adapters.Target{Name: "123", Spec: alphaWork{2 * time.Minute}}) || second.Description != "2024" ||
 		second.PollInterval != time.Second || second.TTL != time.Hour || second.Engine != "local" {
 		t.Errorf("second: %+v, %q, poll %s, ttl %s, engine %q", second.Target, second.Description, second.PollInterval, second.TTL, second.Engine)
 	}

@@ -142,7 +142,11 @@ func TestStepFunctionsThroughMCP(t *testing.T) {
 		waitFor(t, c, id, "cancelled")
 		d := e.describe(t, id)
 		// Some endpoints keep the stop's cause only in the history: read it as the adapter does.
-		o, err := e.engine.Outcome(context.Background(), adapters.Target{Name: aws.ToString(d.StateMachineArn)}, adapters.Ref{ID: aws.ToString(d.ExecutionArn)})
+		machine, err := stepfunctions.StateMachine(aws.ToString(d.StateMachineArn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := e.engine.Outcome(context.Background(), machine, adapters.Ref{ID: aws.ToString(d.ExecutionArn)})
 		if err != nil {
 			t.Fatal(err)
 		}

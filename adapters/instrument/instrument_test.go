@@ -50,7 +50,7 @@ func TestStartCarriesTheCallersTraceWithoutTracing(t *testing.T) {
 	defer mem.Close()
 	inner := &starts{Engine: mem}
 	e := Wrap(inner, "mem", NewMetrics(prometheus.NewRegistry()), nil, propagation.TraceContext{})
-	target := adapters.Target{Name: "echo"}
+	target := memengine.Job(memengine.Echo, 0)
 	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	caller := trace.ContextWithRemoteSpanContext(context.Background(),

@@ -27,21 +27,21 @@ func (harness) Driver() adapters.Driver { return memengine.Driver{} }
 func (harness) Target(name string) adapters.Target {
 	switch name {
 	case "echo":
-		return adapters.Target{Name: memengine.Echo}
+		return memengine.Job(memengine.Echo, 0)
 	case "fail":
-		return adapters.Target{Name: memengine.Fail}
+		return memengine.Job(memengine.Fail, 0)
 	case "timeout":
-		return adapters.Target{Name: memengine.Echo, Timeout: 2 * time.Second}
+		return memengine.Job(memengine.Echo, 2*time.Second)
 	case "unpolled", "absent":
-		return adapters.Target{Name: "nobody"}
+		return memengine.Job("nobody", 0)
 	case "wrongkind":
-		return adapters.Target{Name: memengine.Echo, Queue: "q"}
+		return adapters.Target{Name: memengine.Echo} // no Spec: a target the driver did not decode
 	case "ask":
-		return adapters.Target{Name: memengine.Ask}
+		return memengine.Job(memengine.Ask, 0)
 	case "ask-two":
-		return adapters.Target{Name: memengine.AskTwo}
+		return memengine.Job(memengine.AskTwo, 0)
 	case "steps":
-		return adapters.Target{Name: memengine.Steps}
+		return memengine.Job(memengine.Steps, 0)
 	}
 	return adapters.Target{}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -65,20 +66,33 @@ func (c config) Open(context.Context, adapters.OpenOptions) (adapters.Engine, er
 
 // DecodeTarget reads job: {program, timeout}.
 func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
-	var t adapters.Target
-	job, ok := tool.Block("job", "write job: {program: echo}")
+	b, ok := tool.Block("job", "write job: {program: echo}")
 	if !ok {
-		return t
+		return adapters.Target{}
 	}
-	if p, ok := job.Required("program", "echo or fail"); ok {
+	var program string
+	if p, ok := b.Required("program", "echo or fail"); ok {
 		if programRE.MatchString(p) {
-			t.Name = p
+			program = p
 		} else {
-			job.Errorf("program", "lower-case letters, digits and -, like echo", "%q is not a program name", p)
+			b.Errorf("program", "lower-case letters, digits and -, like echo", "%q is not a program name", p)
 		}
 	}
-	t.Timeout, _ = job.Duration("timeout")
-	return t
+	timeout, _ := b.Duration("timeout")
+	return Job(program, timeout)
+}
+
+// job is the Spec of a memory target.
+type job struct {
+	program string
+	// timeout ends the job's executions TIMED_OUT; zero never does.
+	timeout time.Duration
+}
+
+// Job is the target that runs program, each execution ended TIMED_OUT after timeout when it is
+// positive: what DecodeTarget reads from job: {program, timeout}. Its Name is the program.
+func Job(program string, timeout time.Duration) adapters.Target {
+	return adapters.Target{Name: program, Spec: job{program: program, timeout: timeout}}
 }
 
 const refPrefix = "memory:"

@@ -32,7 +32,7 @@ func TestErrorMessages(t *testing.T) {
 	ctx := context.Background()
 	e := memengine.New(memengine.Options{Retention: time.Hour})
 	defer e.Close()
-	echo := adapters.Target{Name: memengine.Echo}
+	echo := memengine.Job(memengine.Echo, 0)
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: []byte(`{"seconds":60}`), Key: "k", Caller: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -48,10 +48,10 @@ func TestErrorMessages(t *testing.T) {
 		}(),
 			adapters.ErrKeyConflict, "memory: idempotency key already used with other input: execution " + r.ID + " was started under this key with other input; repeat it, or use a new key"},
 		{func() error {
-			_, err := e.Start(ctx, adapters.Target{Name: "a/b"}, adapters.StartRequest{})
+			_, err := e.Start(ctx, memengine.Job("a/b", 0), adapters.StartRequest{})
 			return err
 		}(),
-			adapters.ErrInvalid, `memory: invalid request: {Name:a/b Queue: Timeout:0s} is not a memory job: name a program (lower-case letters, digits and -) and no queue`},
+			adapters.ErrInvalid, `memory: invalid request: target "a/b" is not a memory job: map it as job: {program: NAME}, the name in lower-case letters, digits and -`},
 		{func() error { _, err := e.Outcome(ctx, echo, r); return err }(),
 			adapters.ErrNotEnded, "memory: execution has not ended: " + r.ID + " is RUNNING"},
 		{func() error { e.Cancel(ctx, echo, r, "x"); return e.Cancel(ctx, echo, r, "again") }(),

@@ -20,7 +20,11 @@ func (e *Engine) List(_ context.Context, t adapters.Target, caller, page string,
 			return nil, "", fmt.Errorf("memory: %w: %q is not a page this engine gave", adapters.ErrInvalid, page)
 		}
 	}
-	prefix := t.Name + "/" + adapters.CallerTag(caller) + "/"
+	j, err := jobOf(t)
+	if err != nil {
+		return nil, "", err
+	}
+	prefix := j.program + "/" + adapters.CallerTag(caller) + "/"
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -142,17 +142,19 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// checkTarget says whether t is a memory job at all.
-func checkTarget(t adapters.Target) error {
-	if !programRE.MatchString(t.Name) || t.Queue != "" {
-		return fmt.Errorf("memory: %w: %+v is not a memory job: name a program (lower-case letters, digits and -) and no queue", adapters.ErrInvalid, t)
+// jobOf reads t's Spec, which must be a memory job.
+func jobOf(t adapters.Target) (job, error) {
+	j, ok := t.Spec.(job)
+	if !ok || !programRE.MatchString(j.program) {
+		return job{}, fmt.Errorf("memory: %w: target %q is not a memory job: map it as job: {program: NAME}, the name in lower-case letters, digits and -", adapters.ErrInvalid, t.Name)
 	}
-	return nil
+	return j, nil
 }
 
 // Check warns about a program nothing runs.
 func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInfo, error) {
-	if err := checkTarget(t); err != nil {
+	j, err := jobOf(t)
+	if err != nil {
 		return adapters.TargetInfo{}, err
 	}
 	e.mu.Lock()
@@ -161,8 +163,8 @@ func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInf
 		return adapters.TargetInfo{}, errClosed
 	}
 	info := adapters.TargetInfo{Retention: e.retention}
-	if !known(t.Name) {
-		info.Warnings = []string{fmt.Sprintf("no program %q: its executions stay submitted (the memory engine runs %s)", t.Name, programs)}
+	if !known(j.program) {
+		info.Warnings = []string{fmt.Sprintf("no program %q: its executions stay submitted (the memory engine runs %s)", j.program, programs)}
 	}
 	return info, nil
 }
@@ -171,7 +173,8 @@ func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInf
 // with the same input gives the same execution, else adapters.ErrKeyConflict; another caller's same
 // key is another execution.
 func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
-	if err := checkTarget(t); err != nil {
+	j, err := jobOf(t)
+	if err != nil {
 		return adapters.Ref{}, err
 	}
 	input := req.Input
@@ -182,9 +185,9 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	if err := json.Compact(&compact, input); err != nil {
 		return adapters.Ref{}, fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
 	}
-	id := t.Name + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
+	id := j.program + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
 	if req.Key != "" {
-		id = keyID(t, req.Key, req.Caller)
+		id = keyID(j, req.Key, req.Caller)
 	}
 	sum := sha256.Sum256(compact.Bytes())
 
@@ -200,16 +203,16 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 		return adapters.Ref{ID: id}, nil
 	}
 	now := time.Now()
-	x := &execution{program: t.Name, sum: sum, started: now, updated: now,
+	x := &execution{program: j.program, sum: sum, started: now, updated: now,
 		state: adapters.Submitted, native: waiting, done: make(chan struct{})}
 	e.execs[id] = x
-	if t.Timeout > 0 {
-		x.timers = append(x.timers, time.AfterFunc(t.Timeout, func() {
+	if j.timeout > 0 {
+		x.timers = append(x.timers, time.AfterFunc(j.timeout, func() {
 			e.end(id, x, adapters.Outcome{State: adapters.Failed, Native: timedOut, Error: "memory.Timeout",
-				Cause: fmt.Sprintf("the job ran past its timeout of %s", t.Timeout)})
+				Cause: fmt.Sprintf("the job ran past its timeout of %s", j.timeout)})
 		}))
 	}
-	if known(t.Name) {
+	if known(j.program) {
 		x.state, x.native = adapters.Working, running
 		e.run(id, x, compact.Bytes())
 	}
@@ -290,23 +293,28 @@ func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
 
 // keyID is the execution id for an idempotency key: the key's hash, so that any key gives a
 // valid id and the key itself is not visible in it.
-func keyID(t adapters.Target, key, caller string) string {
+func keyID(j job, key, caller string) string {
 	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return t.Name + "/" + adapters.CallerTag(caller) + "/k-" + hex.EncodeToString(sum[:16])
+	return j.program + "/" + adapters.CallerTag(caller) + "/k-" + hex.EncodeToString(sum[:16])
 }
 
-// KeyRef is the Ref Start gives for key and caller.
+// KeyRef is the Ref Start gives for key and caller; empty for a target that is no memory job.
 func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
-	return adapters.Ref{ID: keyID(t, key, caller)}
+	j, err := jobOf(t)
+	if err != nil {
+		return adapters.Ref{}
+	}
+	return adapters.Ref{ID: keyID(j, key, caller)}
 }
 
 // Owns reports whether r is shaped like an execution Start returns for t and caller:
 // "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH", with no run.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
-	if checkTarget(t) != nil || r.Run != "" {
+	j, err := jobOf(t)
+	if err != nil || r.Run != "" {
 		return false
 	}
-	rest, ok := strings.CutPrefix(r.ID, t.Name+"/"+adapters.CallerTag(caller)+"/")
+	rest, ok := strings.CutPrefix(r.ID, j.program+"/"+adapters.CallerTag(caller)+"/")
 	if !ok {
 		return false
 	}

@@ -17,7 +17,7 @@ func TestAskMessages(t *testing.T) {
 	ctx := context.Background()
 	e := memengine.New(memengine.Options{})
 	defer e.Close()
-	two := adapters.Target{Name: memengine.AskTwo}
+	two := memengine.Job(memengine.AskTwo, 0)
 	r, err := e.Start(ctx, two, adapters.StartRequest{Input: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestSteps(t *testing.T) {
 	ctx := context.Background()
 	e := memengine.New(memengine.Options{})
 	defer e.Close()
-	steps := adapters.Target{Name: memengine.Steps}
+	steps := memengine.Job(memengine.Steps, 0)
 	r, err := e.Start(ctx, steps, adapters.StartRequest{Input: []byte(`{"version":"1.2.0","stepSeconds":0.3}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,14 @@ func (m machineARN) alias() bool {
 	return m.qualifier != "" && strings.Trim(m.qualifier, "0123456789") != ""
 }
 
+// String is the ARN as it was parsed: with its version or alias, if any.
+func (m machineARN) String() string {
+	if m.qualifier == "" {
+		return m.unqualified()
+	}
+	return m.unqualified() + ":" + m.qualifier
+}
+
 // unqualified is the ARN of the state machine itself, without version or alias.
 func (m machineARN) unqualified() string {
 	return "arn:" + m.partition + ":states:" + m.region + ":" + m.account + ":stateMachine:" + m.name

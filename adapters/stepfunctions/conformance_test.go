@@ -18,7 +18,7 @@ func TestConformance(t *testing.T) {
 		sfnexamples.AskAndEcho, sfnexamples.AskTwoAndEcho, sfnexamples.BuildRelease)
 	// As taskgate does before it offers a tool; this also tells the engine each state machine's type.
 	for _, arn := range arns {
-		if _, err := e.Check(t.Context(), adapters.Target{Name: arn}); err != nil {
+		if _, err := e.Check(t.Context(), stateMachine(t, arn)); err != nil {
 			t.Fatalf("Check(%s): %v", arn, err)
 		}
 	}
@@ -50,21 +50,22 @@ func (h harness) Unreachable() adapters.Engine {
 func (h harness) Target(name string) adapters.Target {
 	switch name {
 	case "echo", "unpolled":
-		return adapters.Target{Name: h.arns[sfnexamples.WaitAndEcho]}
+		return stateMachine(h.t, h.arns[sfnexamples.WaitAndEcho])
 	case "fail":
-		return adapters.Target{Name: h.arns[sfnexamples.WaitAndFail]}
+		return stateMachine(h.t, h.arns[sfnexamples.WaitAndFail])
 	case "timeout":
-		return adapters.Target{Name: h.arns[sfnexamples.Timeout]}
+		return stateMachine(h.t, h.arns[sfnexamples.Timeout])
 	case "absent":
-		return adapters.Target{Name: strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":stateMachine:absent-", 1)}
+		return stateMachine(h.t, strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":stateMachine:absent-", 1))
 	case "wrongkind":
+		// An activity ARN, which the driver never decodes into a target.
 		return adapters.Target{Name: strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":activity:", 1)}
 	case "ask":
-		return adapters.Target{Name: h.arns[sfnexamples.AskAndEcho]}
+		return stateMachine(h.t, h.arns[sfnexamples.AskAndEcho])
 	case "ask-two":
-		return adapters.Target{Name: h.arns[sfnexamples.AskTwoAndEcho]}
+		return stateMachine(h.t, h.arns[sfnexamples.AskTwoAndEcho])
 	case "steps":
-		return adapters.Target{Name: h.arns[sfnexamples.BuildRelease]}
+		return stateMachine(h.t, h.arns[sfnexamples.BuildRelease])
 	}
 	return adapters.Target{}
 }

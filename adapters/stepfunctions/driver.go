@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 
@@ -90,11 +91,30 @@ func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
 	if !ok {
 		return adapters.Target{}
 	}
-	if _, err := parseMachineARN(arn); err != nil {
+	t, err := StateMachine(arn)
+	if err != nil {
 		tool.Errorf("stateMachine", stateMachineHint, "%q is not a state machine ARN", arn)
-		return adapters.Target{}
 	}
-	return adapters.Target{Name: arn}
+	return t
+}
+
+// StateMachine is the target that starts executions of the state machine arn (an alias or version
+// ARN pins a version): what DecodeTarget reads from stateMachine: ARN. Its Name is the ARN.
+func StateMachine(arn string) (adapters.Target, error) {
+	m, err := parseMachineARN(arn)
+	if err != nil {
+		return adapters.Target{}, err
+	}
+	return adapters.Target{Name: arn, Spec: m}, nil
+}
+
+// machineOf reads a target's Spec, which must be a state machine ARN.
+func machineOf(t adapters.Target) (machineARN, error) {
+	m, ok := t.Spec.(machineARN)
+	if !ok {
+		return machineARN{}, fmt.Errorf("%w: target %q is not a Step Functions state machine: map it as stateMachine: ARN", adapters.ErrInvalid, t.Name)
+	}
+	return m, nil
 }
 
 // FormatRef is the execution ARN.

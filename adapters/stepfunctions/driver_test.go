@@ -92,7 +92,7 @@ tools: [{name: a, description: d, engine: s, inputSchema: {type: object}, stateM
 		if (err == nil) != c.ok {
 			t.Errorf("%s: error %v, want ok=%v", c.arn, err, c.ok)
 		}
-		if err == nil && set.Tools[0].Target != (adapters.Target{Name: c.arn}) {
+		if err == nil && set.Tools[0].Target != stateMachine(t, c.arn) {
 			t.Errorf("%s: target %+v", c.arn, set.Tools[0].Target)
 		}
 	}
@@ -152,7 +152,7 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	arns := createExamples(t, e.(*stepfunctions.Engine).Client(), sfnexamples.WaitAndEcho)
-	echo := adapters.Target{Name: arns[sfnexamples.WaitAndEcho]}
+	echo := stateMachine(t, arns[sfnexamples.WaitAndEcho])
 	if !strings.Contains(echo.Name, ":us-east-1:") {
 		t.Errorf("the state machine was created in %s, want region us-east-1", echo.Name)
 	}

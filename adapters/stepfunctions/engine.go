@@ -143,26 +143,26 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		return adapters.TargetInfo{}, err
 	}
 	// DescribeStateMachine accepts version ARNs but not alias ARNs.
-	describe := t.Name
+	arn, describe := m.String(), m.String()
 	if m.alias() {
 		if _, err := e.client.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{
-			StateMachineAliasArn: aws.String(t.Name),
+			StateMachineAliasArn: aws.String(arn),
 		}); err != nil {
-			return adapters.TargetInfo{}, e.targetError(t.Name, err)
+			return adapters.TargetInfo{}, e.targetError(arn, err)
 		}
 		describe = m.unqualified()
 	}
 	d, err := e.client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(describe)})
 	if err != nil {
-		return adapters.TargetInfo{}, e.targetError(t.Name, err)
+		return adapters.TargetInfo{}, e.targetError(arn, err)
 	}
 	if d.Status == types.StateMachineStatusDeleting {
-		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", t.Name)
+		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", arn)
 	}
 	e.types.Store(m.unqualified(), d.Type)
 	info := adapters.TargetInfo{Retention: closedRetention}
 	if d.Type == types.StateMachineTypeExpress {
-		info.SyncOnly = t.Name + " cannot be described after it starts (an Express state machine)"
+		info.SyncOnly = arn + " cannot be described after it starts (an Express state machine)"
 	}
 	return info, nil
 }
@@ -171,15 +171,15 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 // "up to 90 days"); there is no API to read it.
 const closedRetention = 90 * 24 * time.Hour
 
-// machine parses the target's ARN and checks that the engine's region can reach it.
+// machine reads the target's state machine and checks that the engine's region can reach it.
 func (e *Engine) machine(t adapters.Target) (machineARN, error) {
-	m, err := parseMachineARN(t.Name)
+	m, err := machineOf(t)
 	if err != nil {
-		return machineARN{}, fmt.Errorf("%w: %w", adapters.ErrInvalid, err)
+		return machineARN{}, err
 	}
 	if m.region != e.region {
 		return machineARN{}, fmt.Errorf("%w: state machine %s is in region %s, but this Step Functions engine uses region %s: "+
-			"configure an engine for %s", adapters.ErrInvalid, t.Name, m.region, e.region, m.region)
+			"configure an engine for %s", adapters.ErrInvalid, m, m.region, e.region, m.region)
 	}
 	return m, nil
 }

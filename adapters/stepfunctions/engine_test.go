@@ -38,7 +38,7 @@ func TestInputLimit(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 
 	over := echoInputOfSize(t, 262145)
 	const want = "invalid request: the execution input is 262145 bytes, over the Step Functions limit of 262144 " +
@@ -72,7 +72,7 @@ func TestIdempotencyKey(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
 	machine := createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
-	echo := adapters.Target{Name: machine}
+	echo := stateMachine(t, machine)
 	key := "order-" + uuid.NewString()
 
 	first, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"one"}`), Key: key})
@@ -106,7 +106,7 @@ func TestCancel(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60,"text":"never"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -142,7 +142,7 @@ func TestDescribeOfAnEndedExecutionIsOneCall(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -199,7 +199,7 @@ func TestCheck(t *testing.T) {
 	}
 
 	for _, arn := range []string{machine, version, aws.ToString(alias.StateMachineAliasArn)} {
-		info, err := e.Check(ctx, adapters.Target{Name: arn})
+		info, err := e.Check(ctx, stateMachine(t, arn))
 		if err != nil || info.SyncOnly != "" || len(info.Warnings) != 0 {
 			t.Errorf("Check(%s) = %+v, %v; want a Standard state machine and no error", arn, info, err)
 		}
@@ -215,7 +215,7 @@ func TestCheck(t *testing.T) {
 		{version + "9", notFound(version + "9")},
 		{machine + ":STAGING", notFound(machine + ":STAGING")},
 	} {
-		_, err := e.Check(ctx, adapters.Target{Name: tc.arn})
+		_, err := e.Check(ctx, stateMachine(t, tc.arn))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("Check(%s): error %v\nwant it to start with %s", tc.arn, err, tc.want)
 		}
@@ -228,15 +228,20 @@ func TestCheck(t *testing.T) {
 			"invalid request: state machine " + strings.Replace(machine, ":us-east-1:", ":eu-west-1:", 1) + " is in region eu-west-1, " +
 				"but this Step Functions engine uses region us-east-1: configure an engine for eu-west-1",
 		},
-		{
-			"arn:aws:states:us-east-1:123456789012:activity:orders",
-			`invalid request: "arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
-				"arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME, optionally followed by :VERSION or :ALIAS",
-		},
 	} {
-		if _, err := e.Check(ctx, adapters.Target{Name: tc.arn}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != tc.want {
+		if _, err := e.Check(ctx, stateMachine(t, tc.arn)); !errors.Is(err, adapters.ErrInvalid) || err.Error() != tc.want {
 			t.Errorf("Check(%s): error %v\nwant %s", tc.arn, err, tc.want)
 		}
+	}
+	activity := "arn:aws:states:us-east-1:123456789012:activity:orders"
+	const wantARN = `"arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine ARN: want ` +
+		"arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME, optionally followed by :VERSION or :ALIAS"
+	if _, err := stepfunctions.StateMachine(activity); err == nil || err.Error() != wantARN {
+		t.Errorf("StateMachine(%s): error %v\nwant %s", activity, err, wantARN)
+	}
+	const wantKind = `invalid request: target "arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine: map it as stateMachine: ARN`
+	if _, err := e.Check(ctx, adapters.Target{Name: activity}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != wantKind {
+		t.Errorf("Check of a target of no Step Functions state machine: error %v\nwant %s", err, wantKind)
 	}
 	if n := c.total() - before; n != 0 {
 		t.Errorf("Check of a target in another region or with a malformed ARN made %d API calls, want none", n)
@@ -247,7 +252,7 @@ func TestThrottling(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -288,7 +293,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	echo := adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:orders"}
+	echo := stateMachine(t, "arn:aws:states:us-east-1:123456789012:stateMachine:orders")
 	r := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
 	_, err = e.Describe(ctx, echo, r)
 	prefix := "engine unavailable: reading execution " + r.ID + ": operation error SFN: DescribeExecution, " +
@@ -317,7 +322,7 @@ func TestAssumeRole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateStateMachine as the assumed role: %v", err)
 	}
-	echo := adapters.Target{Name: aws.ToString(out.StateMachineArn)}
+	echo := stateMachine(t, aws.ToString(out.StateMachineArn))
 	if !strings.Contains(echo.Name, ":"+account+":") {
 		t.Fatalf("state machine %s was not created in account %s", echo.Name, account)
 	}

@@ -54,7 +54,7 @@ func ownsTarget(t adapters.Target, r adapters.Ref) bool {
 // executionOf reads r as an execution of t's state machine (same partition, region, account and
 // state machine name), and gives its execution name.
 func executionOf(t adapters.Target, r adapters.Ref) (name string, ok bool) {
-	m, err := parseMachineARN(t.Name)
+	m, err := machineOf(t)
 	if err != nil || r.Run != "" {
 		return "", false
 	}
@@ -87,7 +87,7 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 		name = keyName(req.Key, req.Caller)
 	}
 	out, err := e.client.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(t.Name),
+		StateMachineArn: aws.String(m.String()),
 		Name:            aws.String(name),
 		Input:           aws.String(input),
 		TraceHeader:     xrayHeader(req.Trace),
@@ -97,7 +97,7 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 	case req.Key != "" && errors.As(err, &exists):
 		return e.existing(ctx, m.execution(name), input)
 	case err != nil:
-		return adapters.Ref{}, startError(t.Name, err)
+		return adapters.Ref{}, startError(m.String(), err)
 	}
 	arn := aws.ToString(out.ExecutionArn)
 	if _, err := e.visible(ctx, arn); err != nil {
@@ -306,7 +306,7 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 			return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is an Express state machine, and Step Functions "+
 				"does not deduplicate Express executions: call it without an idempotency key", adapters.ErrInvalid, t.Name)
 		}
-		return e.runSync(ctx, t, input, req.Trace)
+		return e.runSync(ctx, m, input, req.Trace)
 	}
 	r, err := e.start(ctx, t, m, input, req)
 	if err != nil {
@@ -316,14 +316,14 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 	return r, o, err
 }
 
-func (e *Engine) runSync(ctx context.Context, t adapters.Target, input string, trace map[string]string) (adapters.Ref, adapters.Outcome, error) {
+func (e *Engine) runSync(ctx context.Context, m machineARN, input string, trace map[string]string) (adapters.Ref, adapters.Outcome, error) {
 	out, err := e.client.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{
-		StateMachineArn: aws.String(t.Name),
+		StateMachineArn: aws.String(m.String()),
 		Input:           aws.String(input),
 		TraceHeader:     xrayHeader(trace),
 	}, e.syncEndpoint)
 	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, startError(t.Name, err)
+		return adapters.Ref{}, adapters.Outcome{}, startError(m.String(), err)
 	}
 	return adapters.Ref{ID: aws.ToString(out.ExecutionArn)}, syncOutcomeOf(out), nil
 }

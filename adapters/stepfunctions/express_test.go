@@ -41,8 +41,11 @@ func TestRunSyncUsesConfiguredEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	target := adapters.Target{Name: "arn:aws:states:" + e.region + ":123456789012:stateMachine:taskgate-express"}
-	_, _, err = e.runSync(t.Context(), target, "{}", nil)
+	m, err := parseMachineARN("arn:aws:states:" + e.region + ":123456789012:stateMachine:taskgate-express")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = e.runSync(t.Context(), m, "{}", nil)
 	if !errors.Is(err, adapters.ErrUnavailable) {
 		t.Errorf("runSync against an endpoint without StartSyncExecution: error %v, want ErrUnavailable", err)
 	}
@@ -63,7 +66,7 @@ func TestExpressRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	target := adapters.Target{Name: "arn:aws:states:us-east-1:123456789012:stateMachine:quick:PROD"}
+	target, _ := StateMachine("arn:aws:states:us-east-1:123456789012:stateMachine:quick:PROD")
 	e.types.Store("arn:aws:states:us-east-1:123456789012:stateMachine:quick", types.StateMachineTypeExpress)
 
 	_, err = e.Start(t.Context(), target, adapters.StartRequest{Input: []byte(`{}`)})

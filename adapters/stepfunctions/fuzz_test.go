@@ -20,7 +20,8 @@ func FuzzOwns(f *testing.F) {
 	}
 	e := &Engine{}
 	f.Fuzz(func(t *testing.T, machine, execution string) {
-		owned := e.Owns(adapters.Target{Name: machine}, adapters.Ref{ID: execution}, "alice")
+		target, _ := StateMachine(machine) // no Spec when machine is no state machine ARN
+		owned := e.Owns(target, adapters.Ref{ID: execution}, "alice")
 		if !owned {
 			return
 		}

@@ -37,6 +37,16 @@ func newEngine(t *testing.T, hc aws.HTTPClient) *stepfunctions.Engine {
 	return e
 }
 
+// stateMachine is the target of the state machine arn.
+func stateMachine(t testing.TB, arn string) adapters.Target {
+	t.Helper()
+	tg, err := stepfunctions.StateMachine(arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
 // createExamples creates the named example state machines under names of their own (the example
 // name and a random suffix) and returns their ARNs by example name. State machines are left in
 // place: deleting one while another test pages through ListStateMachines makes moto answer

@@ -27,7 +27,7 @@ func TestAskAndAnswer(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho]}
+	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
 	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestAskAndAnswer(t *testing.T) {
 func TestAnswerDecline(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.ApproveDeployment)[sfnexamples.ApproveDeployment]}
+	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.ApproveDeployment)[sfnexamples.ApproveDeployment])
 	for _, tc := range []struct {
 		a    adapters.Answer
 		want string
@@ -121,7 +121,7 @@ func TestAnswerDecline(t *testing.T) {
 func TestBuildReleaseProgress(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.BuildRelease)[sfnexamples.BuildRelease]}
+	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.BuildRelease)[sfnexamples.BuildRelease])
 	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"version":"1.4.0","stepSeconds":1}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestRetriedTaskMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := adapters.Target{Name: aws.ToString(out.StateMachineArn)}
+	tg := stateMachine(t, aws.ToString(out.StateMachineArn))
 	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestHistoryNotReadable(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{deniedOp: "GetExecutionHistory"}
 	e := newEngine(t, c)
-	tg := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho]}
+	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
 	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -17,9 +17,9 @@ import (
 // the caller's, whose names start with the caller's tag: a page may hold fewer than limit, or none,
 // and still be followed by more.
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
-	m, err := parseMachineARN(t.Name)
+	m, err := machineOf(t)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", adapters.ErrInvalid, err)
+		return nil, "", err
 	}
 	in := &sfn.ListExecutionsInput{StateMachineArn: aws.String(m.unqualified()), MaxResults: int32(min(max(limit, 1), 1000))}
 	if page != "" {

@@ -61,10 +61,14 @@ func permissions(uses []adapters.EngineUse, express []string, humanInput bool) (
 		}
 		a := Access{RoleARN: c.RoleARN, HumanInput: humanInput}
 		for _, t := range u.Targets {
-			if slices.Contains(express, t.Name) {
-				a.SyncExpress = append(a.SyncExpress, t.Name)
+			m, err := machineOf(t)
+			if err != nil {
+				return nil, fmt.Errorf("engine %q: %w", u.Name, err)
+			}
+			if arn := m.String(); slices.Contains(express, arn) {
+				a.SyncExpress = append(a.SyncExpress, arn)
 			} else {
-				a.StateMachines = append(a.StateMachines, t.Name)
+				a.StateMachines = append(a.StateMachines, arn)
 			}
 		}
 		accesses = append(accesses, a)

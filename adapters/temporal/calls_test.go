@@ -72,7 +72,7 @@ func TestCallsPerPoll(t *testing.T) {
 		{temporalexamples.AskAndEchoName, `{"message":"count?"}`},
 		{temporalexamples.BuildReleaseName, `{"version":"1","stepSeconds":30}`},
 	} {
-		tg := adapters.Target{Name: tc.workflow, Queue: queue}
+		tg := Workflow(tc.workflow, queue, 0)
 		r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(tc.input)})
 		if err != nil {
 			t.Fatal(err)

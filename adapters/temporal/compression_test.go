@@ -53,7 +53,7 @@ func TestUncompressed(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			_, err = e.Describe(ctx, adapters.Target{Name: "Nothing", Queue: "nothing"}, adapters.Ref{ID: "taskgate-no-such-workflow"})
+			_, err = e.Describe(ctx, Workflow("Nothing", "nothing", 0), adapters.Ref{ID: "taskgate-no-such-workflow"})
 			if err == nil {
 				t.Fatal("Describe of a workflow that does not exist: no error")
 			}

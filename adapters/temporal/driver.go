@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -135,15 +136,28 @@ func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adap
 
 // DecodeTarget reads workflow: {type, taskQueue, executionTimeout}.
 func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
-	var t adapters.Target
 	wf, ok := tool.Block("workflow", "write workflow: {type: ..., taskQueue: ...}")
 	if !ok {
-		return t
+		return adapters.Target{}
 	}
-	t.Name, _ = wf.Required("type", "the workflow type to start, as its workers register it")
-	t.Queue, _ = wf.Required("taskQueue", "the task queue that the workflow's workers poll")
-	t.Timeout, _ = wf.Duration("executionTimeout")
-	return t
+	typ, _ := wf.Required("type", "the workflow type to start, as its workers register it")
+	queue, _ := wf.Required("taskQueue", "the task queue that the workflow's workers poll")
+	timeout, _ := wf.Duration("executionTimeout")
+	return Workflow(typ, queue, timeout)
+}
+
+// workflow is the Spec of a Temporal target.
+type workflow struct {
+	typ, queue string
+	// timeout is the workflow execution timeout; zero leaves the server's default.
+	timeout time.Duration
+}
+
+// Workflow is the target that starts workflows of type typ on task queue queue, each bounded by
+// its workflow execution timeout when timeout is positive: what DecodeTarget reads from
+// workflow: {type, taskQueue, executionTimeout}. Its Name is the workflow type.
+func Workflow(typ, queue string, timeout time.Duration) adapters.Target {
+	return adapters.Target{Name: typ, Spec: workflow{typ: typ, queue: queue, timeout: timeout}}
 }
 
 // FormatRef is "WORKFLOW-ID/RUN-ID", as the Temporal UI and CLI name a run.

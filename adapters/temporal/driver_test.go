@@ -81,7 +81,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := adapters.Target{Name: "MigrateRepository", Queue: "q1", Timeout: time.Hour}
+	want := temporal.Workflow("MigrateRepository", "q1", time.Hour)
 	if got := set.Tools[0].Target; got != want {
 		t.Errorf("Target = %+v, want %+v", got, want)
 	}
@@ -128,7 +128,7 @@ func open(t *testing.T, block string, env adapters.Env) (adapters.Engine, error)
 // checkNamespace asks the engine to check a target: it reaches the server and its namespace.
 func checkNamespace(t *testing.T, e adapters.Engine) error {
 	t.Helper()
-	_, err := e.Check(t.Context(), adapters.Target{Name: "A", Queue: "q"})
+	_, err := e.Check(t.Context(), temporal.Workflow("A", "q", 0))
 	return err
 }
 

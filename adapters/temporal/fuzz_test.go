@@ -18,7 +18,7 @@ func FuzzOwns(f *testing.F) {
 	}
 	e := &Engine{}
 	f.Fuzz(func(t *testing.T, typ, id, runID string) {
-		if !e.Owns(adapters.Target{Name: typ, Queue: "q"}, adapters.Ref{ID: id, Run: runID}, "alice") {
+		if !e.Owns(Workflow(typ, "q", 0), adapters.Ref{ID: id, Run: runID}, "alice") {
 			return
 		}
 		if typ == "" || !strings.HasPrefix(id, idPrefix+typ+"/"+adapters.CallerTag("alice")+"/") {

@@ -14,20 +14,24 @@ import (
 // List reads the caller's workflows of t from the visibility store, by the prefix of their ids
 // (which carry the caller's tag): a chain that continued as new is listed once, as its latest run.
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
-	prefix := idPrefix + t.Name + "/" + adapters.CallerTag(caller) + "/"
-	if strings.ContainsAny(prefix+t.Queue, `'\`) {
-		return nil, "", fmt.Errorf("temporal: list %s: %w: a workflow type or task queue with ' or \\ cannot be listed", t.Name, adapters.ErrInvalid)
+	w, err := workflowOf(t)
+	if err != nil {
+		return nil, "", err
+	}
+	prefix := idPrefix + w.typ + "/" + adapters.CallerTag(caller) + "/"
+	if strings.ContainsAny(prefix+w.queue, `'\`) {
+		return nil, "", fmt.Errorf("temporal: list %s: %w: a workflow type or task queue with ' or \\ cannot be listed", w.typ, adapters.ErrInvalid)
 	}
 	token, err := base64.RawURLEncoding.DecodeString(page)
 	if err != nil {
-		return nil, "", fmt.Errorf("temporal: list %s: %w: not a page this adapter gave", t.Name, adapters.ErrInvalid)
+		return nil, "", fmt.Errorf("temporal: list %s: %w: not a page this adapter gave", w.typ, adapters.ErrInvalid)
 	}
 	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: e.namespace, PageSize: int32(limit), NextPageToken: token,
-		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND TaskQueue = '%s'", prefix, t.Queue),
+		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND TaskQueue = '%s'", prefix, w.queue),
 	})
 	if err != nil {
-		return nil, "", e.fail(ctx, "list "+t.Name, err)
+		return nil, "", e.fail(ctx, "list "+w.typ, err)
 	}
 	var out []adapters.Listed
 	for _, info := range resp.GetExecutions() {

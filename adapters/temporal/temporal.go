@@ -126,7 +126,8 @@ func (e *Engine) Close() error {
 // Check verifies that the namespace exists and that t names a workflow type and a task queue. No
 // worker polling the task queue is a warning, not an error: workers may start after taskgate.
 func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
-	if err := checkTarget(t); err != nil {
+	w, err := workflowOf(t)
+	if err != nil {
 		return adapters.TargetInfo{}, err
 	}
 	ns, err := e.svc.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: e.namespace})
@@ -135,29 +136,33 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 	}
 	resp, err := e.svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
 		Namespace:     e.namespace,
-		TaskQueue:     &taskqueuepb.TaskQueue{Name: t.Queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: w.queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
 	})
 	if err != nil {
-		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+t.Queue, err)
+		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+w.queue, err)
 	}
 	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()}
 	if len(resp.GetPollers()) == 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"no worker polls task queue %q in namespace %q: executions of %s stay submitted until a worker that registers it polls that queue",
-			t.Queue, e.namespace, t.Name))
+			w.queue, e.namespace, w.typ))
 	}
 	return info, nil
 }
 
-func checkTarget(t adapters.Target) error {
-	if t.Name == "" {
-		return fmt.Errorf("temporal: %w: the target has no workflow type: set its name", adapters.ErrInvalid)
+// workflowOf reads a target's Spec, which must be a workflow with a type and a task queue.
+func workflowOf(t adapters.Target) (workflow, error) {
+	w, ok := t.Spec.(workflow)
+	switch {
+	case !ok:
+		return workflow{}, fmt.Errorf("temporal: %w: target %q is not a Temporal workflow: map it as workflow: {type: ..., taskQueue: ...}", adapters.ErrInvalid, t.Name)
+	case w.typ == "":
+		return workflow{}, fmt.Errorf("temporal: %w: the target has no workflow type: set its name", adapters.ErrInvalid)
+	case w.queue == "":
+		return workflow{}, fmt.Errorf("temporal: %w: target %s has no task queue: set the queue its workers poll", adapters.ErrInvalid, w.typ)
 	}
-	if t.Queue == "" {
-		return fmt.Errorf("temporal: %w: target %s has no task queue: set the queue its workers poll", adapters.ErrInvalid, t.Name)
-	}
-	return nil
+	return w, nil
 }
 
 // Start starts one workflow execution. With a Key, the workflow id comes from the key, and a
@@ -165,7 +170,8 @@ func checkTarget(t adapters.Target) error {
 // execution (running or ended) if the input matches, else an error wrapping
 // adapters.ErrKeyConflict.
 func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
-	if err := checkTarget(t); err != nil {
+	w, err := workflowOf(t)
+	if err != nil {
 		return adapters.Ref{}, err
 	}
 	input, sum, err := canonicalInput(req.Input)
@@ -174,34 +180,34 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	}
 	payloads, err := e.dc.ToPayloads(input)
 	if err != nil {
-		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the input: %w", t.Name, err)
+		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the input: %w", w.typ, err)
 	}
 	memo, err := e.memo(sum, req.Caller)
 	if err != nil {
-		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the memo: %w", t.Name, err)
+		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the memo: %w", w.typ, err)
 	}
 	sreq := &workflowservice.StartWorkflowExecutionRequest{
 		Namespace:    e.namespace,
-		WorkflowId:   idPrefix + t.Name + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString(),
-		WorkflowType: &commonpb.WorkflowType{Name: t.Name},
-		TaskQueue:    &taskqueuepb.TaskQueue{Name: t.Queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		WorkflowId:   idPrefix + w.typ + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString(),
+		WorkflowType: &commonpb.WorkflowType{Name: w.typ},
+		TaskQueue:    &taskqueuepb.TaskQueue{Name: w.queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:        payloads,
 		Identity:     identity,
 		RequestId:    uuid.NewString(),
 		Memo:         &commonpb.Memo{Fields: memo},
 	}
-	if t.Timeout > 0 {
-		sreq.WorkflowExecutionTimeout = durationpb.New(t.Timeout)
+	if w.timeout > 0 {
+		sreq.WorkflowExecutionTimeout = durationpb.New(w.timeout)
 	}
 	if len(req.Trace) > 0 {
 		p, err := e.dc.ToPayload(req.Trace)
 		if err != nil {
-			return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the trace context: %w", t.Name, err)
+			return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the trace context: %w", w.typ, err)
 		}
 		sreq.Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{traceHeader: p}}
 	}
 	if req.Key != "" {
-		sreq.WorkflowId = keyWorkflowID(t, req.Key, req.Caller)
+		sreq.WorkflowId = keyWorkflowID(w, req.Key, req.Caller)
 		// A running execution with this id is returned as is; an ended one is reported as already
 		// started: either way no second execution starts, and existing() checks the input.
 		sreq.WorkflowIdConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
@@ -213,20 +219,20 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	case err == nil && resp.GetStarted():
 		return adapters.Ref{ID: sreq.WorkflowId, Run: resp.GetRunId()}, nil
 	case err == nil && req.Key != "":
-		return e.existing(ctx, t, req, sreq.WorkflowId, resp.GetRunId(), sum)
+		return e.existing(ctx, w, sreq.WorkflowId, resp.GetRunId(), sum)
 	case errors.As(err, &started) && req.Key != "":
-		return e.existing(ctx, t, req, sreq.WorkflowId, started.RunId, sum)
+		return e.existing(ctx, w, sreq.WorkflowId, started.RunId, sum)
 	case err == nil:
-		return adapters.Ref{}, fmt.Errorf("temporal: start %s: the server did not start workflow %s and gave no reason", t.Name, sreq.WorkflowId)
+		return adapters.Ref{}, fmt.Errorf("temporal: start %s: the server did not start workflow %s and gave no reason", w.typ, sreq.WorkflowId)
 	default:
-		return adapters.Ref{}, e.fail(ctx, "start "+t.Name, err)
+		return adapters.Ref{}, e.fail(ctx, "start "+w.typ, err)
 	}
 }
 
 // existing checks that the execution an idempotency key already names was started with the same
 // input, and returns its Ref. runID is any run of its chain.
-func (e *Engine) existing(ctx context.Context, t adapters.Target, req adapters.StartRequest, id, runID, sum string) (adapters.Ref, error) {
-	what := "start " + t.Name
+func (e *Engine) existing(ctx context.Context, w workflow, id, runID, sum string) (adapters.Ref, error) {
+	what := "start " + w.typ
 	d, err := e.describe(ctx, what, id, runID)
 	if err != nil {
 		return adapters.Ref{}, err
@@ -263,9 +269,9 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil
 }
 
-func keyWorkflowID(t adapters.Target, key, caller string) string {
+func keyWorkflowID(w workflow, key, caller string) string {
 	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return idPrefix + t.Name + "/" + adapters.CallerTag(caller) + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
+	return idPrefix + w.typ + "/" + adapters.CallerTag(caller) + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
 }
 
 func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
@@ -296,8 +302,12 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 // Owns reports whether r is shaped like an execution Start returns for t and caller: a workflow
 // id of t's workflow type and the caller's tag with a UUID or key suffix, and a UUID run id.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
-	rest, ok := strings.CutPrefix(r.ID, idPrefix+t.Name+"/"+adapters.CallerTag(caller)+"/")
-	if !ok || t.Name == "" || !isUUID(r.Run) {
+	w, err := workflowOf(t)
+	if err != nil || !isUUID(r.Run) {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.ID, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
+	if !ok {
 		return false
 	}
 	if h, ok := strings.CutPrefix(rest, keyIDPrefix); ok {

@@ -52,7 +52,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (v *env) target(name string) adapters.Target {
-	return adapters.Target{Name: name, Queue: v.queue}
+	return temporal.Workflow(name, v.queue, 0)
 }
 
 type harness struct {
@@ -83,14 +83,12 @@ func (h *harness) Target(name string) adapters.Target {
 	case "fail":
 		return h.target(temporalexamples.WaitAndFailName)
 	case "timeout":
-		tg := h.target(temporalexamples.WaitAndEchoName)
-		tg.Timeout = 2 * time.Second
-		return tg
+		return temporal.Workflow(temporalexamples.WaitAndEchoName, h.queue, 2*time.Second)
 	case "unpolled", "absent":
 		// The timeout only keeps executions nobody will ever serve from piling up in the server.
-		return adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: h.unpolled, Timeout: time.Minute}
+		return temporal.Workflow(temporalexamples.WaitAndEchoName, h.unpolled, time.Minute)
 	case "wrongkind":
-		return adapters.Target{Name: temporalexamples.WaitAndEchoName}
+		return temporal.Workflow(temporalexamples.WaitAndEchoName, "", 0)
 	case "ask":
 		return h.target(temporalexamples.AskAndEchoName)
 	case "ask-two":
@@ -259,7 +257,7 @@ func awaitWorking(ctx context.Context, t *testing.T, e adapters.Engine, tg adapt
 		case st.State != adapters.Submitted:
 			t.Fatalf("Describe before Working: state %v native %q", st.State, st.Native)
 		case time.Now().After(deadline):
-			t.Fatalf("still submitted after 10s, though a worker polls %s", tg.Queue)
+			t.Fatalf("still submitted after 10s, though a worker polls the task queue of %s", tg.Name)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -298,7 +296,7 @@ func TestSubmittedSurvivesACancelRequest(t *testing.T) {
 	v := newEnv(t)
 	ctx := testContext(t)
 	e := v.engine
-	tg := adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: v.unpolled, Timeout: time.Minute}
+	tg := temporal.Workflow(temporalexamples.WaitAndEchoName, v.unpolled, time.Minute)
 	r := start(ctx, t, e, tg, map[string]any{"seconds": 0, "text": "x"}, "")
 
 	st, err := e.Describe(ctx, tg, r)
@@ -345,7 +343,7 @@ func TestCheck(t *testing.T) {
 		}
 	})
 	t.Run("unpolled", func(t *testing.T) {
-		info, err := v.engine.Check(ctx, adapters.Target{Name: "WaitAndEcho", Queue: v.unpolled})
+		info, err := v.engine.Check(ctx, temporal.Workflow("WaitAndEcho", v.unpolled, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,10 +366,17 @@ func TestCheck(t *testing.T) {
 		}
 	})
 	t.Run("no queue", func(t *testing.T) {
-		_, err := v.engine.Check(ctx, adapters.Target{Name: "WaitAndEcho"})
+		_, err := v.engine.Check(ctx, temporal.Workflow("WaitAndEcho", "", 0))
 		const want = "temporal: invalid request: target WaitAndEcho has no task queue: set the queue its workers poll"
 		if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
 			t.Errorf("Check without a queue: error %v, want %q", err, want)
+		}
+	})
+	t.Run("another engine's target", func(t *testing.T) {
+		_, err := v.engine.Check(ctx, adapters.Target{Name: "echo"})
+		const want = `temporal: invalid request: target "echo" is not a Temporal workflow: map it as workflow: {type: ..., taskQueue: ...}`
+		if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
+			t.Errorf("Check of a target of no workflow: error %v, want %q", err, want)
 		}
 	})
 }
@@ -390,7 +395,7 @@ func TestNewUnreachable(t *testing.T) {
 func TestOwns(t *testing.T) {
 	t.Parallel()
 	var e *temporal.Engine // Owns makes no call
-	echo := adapters.Target{Name: "WaitAndEcho", Queue: "q"}
+	echo := temporal.Workflow("WaitAndEcho", "q", 0)
 	tag := adapters.CallerTag("alice") + "/"
 	id, run := tag+uuid.NewString(), uuid.NewString()
 	key := tag + "k-0123456789abcdef0123456789abcdef"
@@ -402,10 +407,11 @@ func TestOwns(t *testing.T) {
 	}{
 		{"fresh", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id, Run: run}, true},
 		{"keyed", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + key, Run: run}, true},
-		{"type with a slash", adapters.Target{Name: "a/b"}, adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, true},
-		{"other type's ref under a prefix type", adapters.Target{Name: "a"}, adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, false},
-		{"empty target name", adapters.Target{}, adapters.Ref{ID: "taskgate//" + id, Run: run}, false},
+		{"type with a slash", temporal.Workflow("a/b", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, true},
+		{"other type's ref under a prefix type", temporal.Workflow("a", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, false},
+		{"empty target name", temporal.Workflow("", "q", 0), adapters.Ref{ID: "taskgate//" + id, Run: run}, false},
 		{"zero ref", echo, adapters.Ref{}, false},
+		{"not a workflow target", adapters.Target{Name: "WaitAndEcho"}, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id, Run: run}, false},
 		{"another caller's", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("bob") + "/" + uuid.NewString(), Run: run}, false},
 		{"no caller tag", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: run}, false},
 	}

@@ -161,7 +161,11 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, got, err := e.Run(ctx, adapters.Target{Name: arns[tc.machine]}, adapters.StartRequest{Input: in})
+			machine, err := stepfunctions.StateMachine(arns[tc.machine])
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, got, err := e.Run(ctx, machine, adapters.StartRequest{Input: in})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
