@@ -49,20 +49,14 @@ type StartRequest struct {
 	Trace map[string]string
 }
 
-// Ref is the engine's own identifier of one execution.
+// Ref is one execution, named by the engine's own id in the encoding its driver chose (the text
+// its FormatRef writes, or a form of it that no ParseRef accepts, for Refs that only the engine
+// itself hands out, like KeyRef's).
 type Ref struct {
-	// ID is the workflow id (Temporal) or the execution ARN (Step Functions).
 	ID string
-	// Run is the Temporal run id of the first run; empty for Step Functions.
-	Run string
 }
 
-func (r Ref) String() string {
-	if r.Run == "" {
-		return r.ID
-	}
-	return r.ID + "/" + r.Run
-}
+func (r Ref) String() string { return r.ID }
 
 // State is an engine state reduced to what every MCP dialect can express.
 type State int
@@ -214,9 +208,9 @@ type Engine interface {
 	Check(ctx context.Context, t Target) (TargetInfo, error)
 	// Start starts one execution and returns only once Describe on the Ref would resolve.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
-	// KeyRef is the Ref that Start gives for an idempotency key and caller, computed without an
-	// engine call (the Run may be empty: the latest run). It lets a client's own key be resolved
-	// with no table.
+	// KeyRef is a Ref of the execution that Start gives for an idempotency key and caller,
+	// computed without an engine call: it may be another form of the Ref that Start returns (one
+	// that names the latest of its kind). It lets a client's own key be resolved with no table.
 	KeyRef(t Target, key, caller string) Ref
 	// Owns reports, without any engine call, whether r could be an execution of t that caller
 	// started. It is the check that keeps untrusted references away from executions taskgate was

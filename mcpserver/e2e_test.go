@@ -71,6 +71,16 @@ func (e *env) ref(t *testing.T, id string) adapters.Ref {
 	return c.Ref
 }
 
+// workflow opens one of the env's own task ids as the workflow id and run id it names.
+func (e *env) workflow(t *testing.T, id string) (workflowID, runID string) {
+	t.Helper()
+	workflowID, runID, ok := temporal.WorkflowOf(e.ref(t, id))
+	if !ok {
+		t.Fatalf("task %s names no Temporal workflow", id)
+	}
+	return workflowID, runID
+}
+
 var workerOnce sync.Once
 
 func newEnv(t *testing.T, tokens token.Codec, mode ...mcpserver.NoTaskMode) *env {
@@ -204,8 +214,8 @@ func TestCancelCancelsTheWorkflow(t *testing.T) {
 		t.Fatalf("tasks/cancel = %v", got)
 	}
 	waitFor(t, c, id, "cancelled")
-	ref := e.ref(t, id)
-	d, err := e.engine.Client().DescribeWorkflow(context.Background(), ref.ID, ref.Run)
+	wf, run := e.workflow(t, id)
+	d, err := e.engine.Client().DescribeWorkflow(context.Background(), wf, run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,8 +237,8 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 	if st := sep.Decode(t, "tools/async/status", map[string]any{"token": tok}); st["status"] != "submitted" {
 		t.Fatalf("no worker has picked it up: %v, want submitted", st)
 	}
-	ref := e.ref(t, tok)
-	e.engine.Client().TerminateWorkflow(context.Background(), ref.ID, ref.Run, "test cleanup")
+	wf, run := e.workflow(t, tok)
+	e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 
 	res = sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "short-lived"}, "operation": map[string]any{"keepAlive": 1}})
 	op := res["operation"].(map[string]any)
@@ -279,7 +279,7 @@ func TestKeepAliveIsTheEngineRetention(t *testing.T) {
 		if got["keepAlive"] != tc.want {
 			t.Errorf("keepAlive asked %v: got %v, want %v (retention %s)", tc.keepAlive, got["keepAlive"], tc.want, retention)
 		}
-		ref := e.ref(t, got["token"].(string))
-		e.engine.Client().TerminateWorkflow(context.Background(), ref.ID, ref.Run, "test cleanup")
+		wf, run := e.workflow(t, got["token"].(string))
+		e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	}
 }

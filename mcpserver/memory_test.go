@@ -59,8 +59,8 @@ func TestNothingIsKeptPerTask(t *testing.T) {
 		waitFor(t, c, id, "working")
 	}
 	for _, id := range ids {
-		ref := e.ref(t, id)
-		e.engine.Client().TerminateWorkflow(context.Background(), ref.ID, ref.Run, "test cleanup")
+		wf, run := e.workflow(t, id)
+		e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	}
 }
 

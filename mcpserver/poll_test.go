@@ -15,8 +15,8 @@ func TestPollIntervalGrowsWithTheTaskAge(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.client(ext)
 	id := call(t, c, "echo_unpolled", map[string]any{"seconds": 3600, "text": "aging"})["taskId"].(string)
-	ref := e.ref(t, id)
-	defer e.engine.Client().TerminateWorkflow(context.Background(), ref.ID, ref.Run, "test cleanup")
+	wf, run := e.workflow(t, id)
+	defer e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	claims, err := e.tokens.Open(id, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func (v ended) usable(now time.Time) bool {
 	return v.status.State.Terminal() || now.Before(v.until)
 }
 
-func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID + "\x00" + r.Run }
+func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID }
 
 // Served counts the reads of one kind by how they were answered.
 type Served struct {

@@ -54,7 +54,7 @@ func (harness) Foreign() []adapters.Ref {
 	id := uuid.NewString()
 	return []adapters.Ref{
 		{ID: memengine.Fail + "/" + id},
-		{ID: memengine.Echo + "/" + id, Run: id},
+		{ID: memengine.Echo + "/" + adapters.CallerTag("") + "/" + id + "/" + id},
 		{ID: memengine.Echo + "x/" + id},
 		{ID: memengine.Echo + "/" + id + "/x"},
 		{ID: memengine.Echo + "/k-" + "ABCDEF0123456789abcdef0123456789"},

@@ -308,10 +308,10 @@ func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
 }
 
 // Owns reports whether r is shaped like an execution Start returns for t and caller:
-// "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH", with no run.
+// "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH".
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	j, err := jobOf(t)
-	if err != nil || r.Run != "" {
+	if err != nil {
 		return false
 	}
 	rest, ok := strings.CutPrefix(r.ID, j.program+"/"+adapters.CallerTag(caller)+"/")
@@ -331,7 +331,7 @@ func (e *Engine) lookup(r adapters.Ref) (*execution, error) {
 		return nil, errClosed
 	}
 	x, ok := e.execs[r.ID]
-	if !ok || r.Run != "" {
+	if !ok {
 		return nil, fmt.Errorf("memory: %w: %s", adapters.ErrNotFound, r)
 	}
 	return x, nil

@@ -90,7 +90,6 @@ func (h harness) Foreign() []adapters.Ref {
 		{ID: executionARN(strings.Replace(echo, "arn:aws:", "arn:aws-cn:", 1), id)},
 		{ID: "arn:aws:states:us-east-1:123456789012:express:" + name + ":" + id + ":" + uuid.NewString()},
 		{ID: executionARN(echo+"x", id)},
-		{ID: executionARN(echo, id), Run: id},
 		{ID: executionARN(echo, "a/b")},
 		{ID: executionARN(echo, strings.Repeat("x", 81))},
 		{ID: echo},

@@ -55,7 +55,7 @@ func ownsTarget(t adapters.Target, r adapters.Ref) bool {
 // state machine name), and gives its execution name.
 func executionOf(t adapters.Target, r adapters.Ref) (name string, ok bool) {
 	m, err := machineOf(t)
-	if err != nil || r.Run != "" {
+	if err != nil {
 		return "", false
 	}
 	e, name, ok := parseExecutionARN(r.ID)

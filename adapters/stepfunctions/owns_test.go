@@ -49,7 +49,6 @@ func TestOwns(t *testing.T) {
 		{"control character", adapters.Ref{ID: exec + "a\x07b"}, false},
 		{"C1 control character", adapters.Ref{ID: exec + "a\u0085b"}, false},
 		{"invalid UTF-8", adapters.Ref{ID: exec + "a\xffb"}, false},
-		{"run set", adapters.Ref{ID: exec + "x", Run: "x"}, false},
 		{"case differs", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:Execution:orders:x"}, false},
 		{"empty", adapters.Ref{}, false},
 		{"garbage", adapters.Ref{ID: "orders"}, false},

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 
-	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
 
@@ -53,7 +52,7 @@ func TestUncompressed(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			_, err = e.Describe(ctx, Workflow("Nothing", "nothing", 0), adapters.Ref{ID: "taskgate-no-such-workflow"})
+			_, err = e.Describe(ctx, Workflow("Nothing", "nothing", 0), ref("taskgate-no-such-workflow", ""))
 			if err == nil {
 				t.Fatal("Describe of a workflow that does not exist: no error")
 			}

@@ -160,16 +160,34 @@ func Workflow(typ, queue string, timeout time.Duration) adapters.Target {
 	return adapters.Target{Name: typ, Spec: workflow{typ: typ, queue: queue, timeout: timeout}}
 }
 
-// FormatRef is "WORKFLOW-ID/RUN-ID", as the Temporal UI and CLI name a run.
-func (Driver) FormatRef(r adapters.Ref) string { return r.ID + "/" + r.Run }
+// A Ref's ID is "WORKFLOW-ID/RUN-ID", the run id being the one of the chain's first run, as the
+// Temporal UI and CLI name a run. Only KeyRef leaves the run id empty ("WORKFLOW-ID/"): the
+// workflow id's latest chain.
 
-// ParseRef splits at the last "/": workflow ids may hold slashes, run ids are UUIDs.
+// ref is the Ref of the run chain of workflow id whose first run is run.
+func ref(id, run string) adapters.Ref { return adapters.Ref{ID: id + "/" + run} }
+
+// WorkflowOf reads a Ref of a Temporal engine back into the workflow id and the run id of its
+// chain's first run (empty for a KeyRef: the workflow id's latest chain), for callers that go on
+// with Temporal's own client. ok is false for a Ref that no Temporal engine gives.
+func WorkflowOf(r adapters.Ref) (workflowID, runID string, ok bool) {
+	i := strings.LastIndexByte(r.ID, '/')
+	if i <= 0 || (i+1 < len(r.ID) && !isUUID(r.ID[i+1:])) {
+		return "", "", false
+	}
+	return r.ID[:i], r.ID[i+1:], true
+}
+
+// FormatRef is the Ref's ID: "WORKFLOW-ID/RUN-ID".
+func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
+
+// ParseRef accepts "WORKFLOW-ID/RUN-ID" with a run id: workflow ids may hold slashes, run ids are
+// UUIDs.
 func (Driver) ParseRef(id string) (adapters.Ref, error) {
-	i := strings.LastIndexByte(id, '/')
-	if i <= 0 || !isUUID(id[i+1:]) {
+	if _, run, ok := WorkflowOf(adapters.Ref{ID: id}); !ok || run == "" {
 		return adapters.Ref{}, errors.New("temporal: not a workflow id and run id: want WORKFLOW-ID/RUN-ID, the run id a UUID")
 	}
-	return adapters.Ref{ID: id[:i], Run: id[i+1:]}, nil
+	return adapters.Ref{ID: id}, nil
 }
 
 // isUUID accepts only the canonical lowercase form, the one Temporal and uuid.NewString produce.

@@ -90,7 +90,7 @@ tools:
 func TestRefs(t *testing.T) {
 	d := temporal.Driver{}
 	id, run := "taskgate/a/b/"+uuid.NewString(), uuid.NewString()
-	ref := adapters.Ref{ID: id, Run: run}
+	ref := adapters.Ref{ID: id + "/" + run}
 	if got := d.FormatRef(ref); got != id+"/"+run {
 		t.Errorf("FormatRef = %q", got)
 	}

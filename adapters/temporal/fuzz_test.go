@@ -18,14 +18,14 @@ func FuzzOwns(f *testing.F) {
 	}
 	e := &Engine{}
 	f.Fuzz(func(t *testing.T, typ, id, runID string) {
-		if !e.Owns(Workflow(typ, "q", 0), adapters.Ref{ID: id, Run: runID}, "alice") {
+		if !e.Owns(Workflow(typ, "q", 0), ref(id, runID), "alice") {
 			return
 		}
 		if typ == "" || !strings.HasPrefix(id, idPrefix+typ+"/"+adapters.CallerTag("alice")+"/") {
 			t.Fatalf("%q owned by workflow type %q", id, typ)
 		}
-		r, err := (Driver{}).ParseRef((Driver{}).FormatRef(adapters.Ref{ID: id, Run: runID}))
-		if err != nil || r.ID != id || r.Run != runID {
+		r, err := (Driver{}).ParseRef((Driver{}).FormatRef(ref(id, runID)))
+		if wf, run, _ := WorkflowOf(r); err != nil || wf != id || run != runID {
 			t.Fatalf("%q/%q owned but read back as %v, %v", id, runID, r, err)
 		}
 	})

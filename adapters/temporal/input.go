@@ -146,7 +146,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	if err != nil {
 		return fmt.Errorf("temporal: %s: encoding the answer: %w", what, err)
 	}
-	run := &commonpb.WorkflowExecution{WorkflowId: r.ID, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
+	run := &commonpb.WorkflowExecution{WorkflowId: c.id, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
 	if qs.Via == taskgateflow.ViaSignal {
 		_, err := e.svc.SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{
 			Namespace: e.namespace, WorkflowExecution: run, SignalName: taskgateflow.SignalName,

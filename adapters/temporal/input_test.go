@@ -181,7 +181,8 @@ func TestAskAndAnswer(t *testing.T) {
 		t.Errorf("Describe after refused answers: %+v, %v; want the question still open", st, err)
 	}
 	// The protocol, as another client sees it: the validator refuses a key that is not open.
-	h, err := e.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: r.ID, RunID: r.Run,
+	id, run := workflowOf(t, r)
+	h, err := e.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, RunID: run,
 		UpdateName: taskgateflow.UpdateName, WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args: []any{taskgateflow.Reply{Key: "nope", Action: "decline"}}})
 	var appErr *temporal.ApplicationError
@@ -229,7 +230,7 @@ func TestQuestionsOfAnotherRunAreNotOpen(t *testing.T) {
 	if st.State != adapters.Working || len(st.Inputs) > 0 {
 		t.Errorf("the second run: %+v, want working with no question", st)
 	}
-	if latest := describeRun(ctx, t, e, adapters.Ref{ID: r.ID}); latest.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions] == nil {
+	if latest := describeRun(ctx, t, e, latestRun(t, r)); latest.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions] == nil {
 		t.Errorf("the second run's memo has no questions: the test does not show what it means to")
 	}
 	err := e.Answer(ctx, tg, r, "stale", adapters.Answer{Action: "decline"})

@@ -9,5 +9,5 @@ func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
 	if err != nil {
 		return adapters.Ref{}
 	}
-	return adapters.Ref{ID: keyWorkflowID(w, key, caller)}
+	return ref(keyWorkflowID(w, key, caller), "")
 }

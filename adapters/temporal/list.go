@@ -47,7 +47,7 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 		if closed := info.GetCloseTime(); closed != nil {
 			st.Updated = closed.AsTime()
 		}
-		out = append(out, adapters.Listed{Ref: adapters.Ref{ID: info.GetExecution().GetWorkflowId(), Run: first}, Status: st})
+		out = append(out, adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st})
 	}
 	return out, base64.RawURLEncoding.EncodeToString(resp.GetNextPageToken()), nil
 }

@@ -31,7 +31,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
 		return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w (%s); wait for it or poll its status", what, adapters.ErrNotEnded, out.Native)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		ev, err := e.closeEvent(ctx, what, r.ID, runID, false)
+		ev, err := e.closeEvent(ctx, what, c.id, runID, false)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -40,7 +40,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 			return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w", what, err)
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		ev, err := e.closeEvent(ctx, what, r.ID, runID, false)
+		ev, err := e.closeEvent(ctx, what, c.id, runID, false)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -50,11 +50,11 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		out.State, out.Error, out.Cause = adapters.Failed, "TimedOut", timeoutCause(c.latest)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		out.State = adapters.Cancelled
-		if out.Cause, err = e.cancelReason(ctx, what, r.ID, runID); err != nil {
+		if out.Cause, err = e.cancelReason(ctx, what, c.id, runID); err != nil {
 			return adapters.Outcome{}, err
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		ev, err := e.closeEvent(ctx, what, r.ID, runID, false)
+		ev, err := e.closeEvent(ctx, what, c.id, runID, false)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -78,7 +78,7 @@ func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (a
 	}
 	runID := c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	for {
-		ev, err := e.closeEvent(ctx, what, r.ID, runID, true)
+		ev, err := e.closeEvent(ctx, what, c.id, runID, true)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -108,10 +108,10 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	}
 	_, err = e.svc.RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
 		Namespace:           e.namespace,
-		WorkflowExecution:   &commonpb.WorkflowExecution{WorkflowId: r.ID},
+		WorkflowExecution:   &commonpb.WorkflowExecution{WorkflowId: c.id},
 		Identity:            identity,
 		RequestId:           uuid.NewString(),
-		FirstExecutionRunId: r.Run,
+		FirstExecutionRunId: c.run,
 		Reason:              reason,
 	})
 	if err != nil {

@@ -21,9 +21,11 @@ import (
 // workflow id was reused after the chain ended, so that the latest run belongs to another chain).
 const maxChain = 1000
 
-// chain is the execution a Ref names: its first run and the run its continue-as-new chain has
-// reached (the same run when it never continued as new).
+// chain is the execution a Ref names: its workflow id and the Ref's run id (empty for the
+// latest chain), its first run and the run its continue-as-new chain has reached (the same run
+// when it never continued as new).
 type chain struct {
+	id, run       string
 	first, latest *workflowservice.DescribeWorkflowExecutionResponse
 }
 
@@ -113,18 +115,22 @@ func asTime(ts *timestamppb.Timestamp) time.Time {
 }
 
 // chain describes the run r names and, when it continued as new, the latest run of its chain.
-// An empty r.Run names the latest chain of the workflow id.
+// A Ref with no run id names the latest chain of the workflow id.
 func (e *Engine) chain(ctx context.Context, what string, r adapters.Ref) (chain, error) {
-	first, err := e.describe(ctx, what, r.ID, r.Run)
+	id, run, ok := WorkflowOf(r)
+	if !ok {
+		return chain{}, fmt.Errorf("temporal: %s: %w: %q is not a workflow id and run id", what, adapters.ErrNotFound, r)
+	}
+	first, err := e.describe(ctx, what, id, run)
 	if err != nil {
 		return chain{}, err
 	}
-	c := chain{first: first, latest: first}
+	c := chain{id: id, run: run, first: first, latest: first}
 	if !c.continued() {
 		return c, nil
 	}
 	// Usually the workflow id's latest run is the end of this chain: one call.
-	latest, err := e.describe(ctx, what, r.ID, "")
+	latest, err := e.describe(ctx, what, id, "")
 	if err != nil {
 		return chain{}, err
 	}
@@ -133,11 +139,11 @@ func (e *Engine) chain(ctx context.Context, what string, r adapters.Ref) (chain,
 		return c, nil
 	}
 	for range maxChain {
-		next, err := e.nextRun(ctx, what, r.ID, c.latest)
+		next, err := e.nextRun(ctx, what, id, c.latest)
 		if err != nil {
 			return chain{}, err
 		}
-		if c.latest, err = e.describe(ctx, what, r.ID, next); err != nil {
+		if c.latest, err = e.describe(ctx, what, id, next); err != nil {
 			return chain{}, err
 		}
 		if c.status() != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {

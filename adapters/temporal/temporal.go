@@ -1,8 +1,8 @@
 // Package temporal serves Temporal workflows as taskgate executions: an adapters.Engine on
 // go.temporal.io/sdk.
 //
-// A Ref is the workflow id and the run id of the chain's first run; every call asks the Temporal
-// frontend. Workflow ids are "taskgate/<workflow type>/<caller tag>/<uuid>" for a fresh start and
+// A Ref is the workflow id and the run id of the chain's first run (driver.go); every call asks the
+// Temporal frontend. Workflow ids are "taskgate/<workflow type>/<caller tag>/<uuid>" for a fresh start and
 // "taskgate/<workflow type>/<caller tag>/k-<32 hex>" (from the SHA-256 of the idempotency key) for
 // a keyed one, which lets Owns tell a target's and a caller's executions from any other without a
 // call. The SHA-256 of the input is kept in the workflow's memo, so that a repeated key can be
@@ -217,7 +217,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case err == nil && resp.GetStarted():
-		return adapters.Ref{ID: sreq.WorkflowId, Run: resp.GetRunId()}, nil
+		return ref(sreq.WorkflowId, resp.GetRunId()), nil
 	case err == nil && req.Key != "":
 		return e.existing(ctx, w, sreq.WorkflowId, resp.GetRunId(), sum)
 	case errors.As(err, &started) && req.Key != "":
@@ -252,7 +252,7 @@ func (e *Engine) existing(ctx context.Context, w workflow, id, runID, sum string
 	if e.memoString(fields[MemoInputSHA256]) != sum {
 		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: workflow %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, id)
 	}
-	return adapters.Ref{ID: id, Run: first}, nil
+	return ref(id, first), nil
 }
 
 // canonicalInput validates and compacts the input (empty means JSON null) and returns it with its
@@ -303,10 +303,11 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 // id of t's workflow type and the caller's tag with a UUID or key suffix, and a UUID run id.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	w, err := workflowOf(t)
-	if err != nil || !isUUID(r.Run) {
+	id, run, ok := WorkflowOf(r)
+	if err != nil || !ok || run == "" {
 		return false
 	}
-	rest, ok := strings.CutPrefix(r.ID, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
+	rest, ok := strings.CutPrefix(id, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
 	if !ok {
 		return false
 	}

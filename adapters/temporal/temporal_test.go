@@ -101,7 +101,7 @@ func (h *harness) Target(name string) adapters.Target {
 }
 
 func (h *harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString(), Run: uuid.NewString()}
+	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
 }
 
 func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
@@ -109,21 +109,22 @@ func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
 func foreignRefs() []adapters.Ref {
 	id, run := uuid.NewString(), uuid.NewString()
 	return []adapters.Ref{
-		{ID: "taskgate/WaitAndFail/" + id, Run: run},
-		{ID: "taskgate/WaitAndEchoAgain/" + id, Run: run},
-		{ID: "taskgate/WaitAndEcho/" + id + "/x", Run: run},
-		{ID: "other/WaitAndEcho/" + id, Run: run},
-		{ID: "WaitAndEcho/" + id, Run: run},
+		{ID: "taskgate/WaitAndFail/" + id + "/" + run},
+		{ID: "taskgate/WaitAndEchoAgain/" + id + "/" + run},
+		{ID: "taskgate/WaitAndEcho/" + id + "/x/" + run},
+		{ID: "other/WaitAndEcho/" + id + "/" + run},
+		{ID: "WaitAndEcho/" + id + "/" + run},
 		{ID: "taskgate/WaitAndEcho/" + id},
-		{ID: "taskgate/WaitAndEcho/" + id, Run: "not-a-uuid"},
-		{ID: "taskgate/WaitAndEcho/" + id, Run: strings.ToUpper(run)},
-		{ID: "taskgate/WaitAndEcho/" + strings.ToUpper(id), Run: run},
-		{ID: "taskgate/WaitAndEcho/not-a-uuid", Run: run},
-		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("a", 31), Run: run},
-		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("A", 32), Run: run},
-		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("g", 32), Run: run},
-		{ID: "taskgate/WaitAndEcho/", Run: run},
-		{ID: run, Run: run},
+		{ID: "taskgate/WaitAndEcho/" + id + "/not-a-uuid"},
+		{ID: "taskgate/WaitAndEcho/" + id + "/" + strings.ToUpper(run)},
+		{ID: "taskgate/WaitAndEcho/" + strings.ToUpper(id) + "/" + run},
+		{ID: "taskgate/WaitAndEcho/not-a-uuid/" + run},
+		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("a", 31) + "/" + run},
+		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("A", 32) + "/" + run},
+		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("g", 32) + "/" + run},
+		{ID: "taskgate/WaitAndEcho//" + run},
+		{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + id + "/"},
+		{ID: run + "/" + run},
 	}
 }
 
@@ -155,10 +156,27 @@ func start(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Tar
 	return r
 }
 
+// workflowOf reads a Ref the engine gave as its workflow id and first run id.
+func workflowOf(t *testing.T, r adapters.Ref) (id, run string) {
+	t.Helper()
+	id, run, ok := temporal.WorkflowOf(r)
+	if !ok {
+		t.Fatalf("%v is not a Ref of a Temporal engine", r)
+	}
+	return id, run
+}
+
+// latestRun is the Ref of r's workflow id's latest run chain.
+func latestRun(t *testing.T, r adapters.Ref) adapters.Ref {
+	id, _ := workflowOf(t, r)
+	return adapters.Ref{ID: id + "/"}
+}
+
 // describeRun reads one run as the server reports it, bypassing the adapter.
 func describeRun(ctx context.Context, t *testing.T, e *temporal.Engine, r adapters.Ref) *workflowservice.DescribeWorkflowExecutionResponse {
 	t.Helper()
-	d, err := e.Client().DescribeWorkflow(ctx, r.ID, r.Run)
+	id, run := workflowOf(t, r)
+	d, err := e.Client().DescribeWorkflow(ctx, id, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +289,8 @@ func TestTerminatedReadsCancelled(t *testing.T) {
 	r := start(ctx, t, e, tg, map[string]any{"seconds": 60, "text": "x"}, "")
 	awaitWorking(ctx, t, e, tg, r)
 
-	if err := e.Client().TerminateWorkflow(ctx, r.ID, r.Run, "operator stopped it"); err != nil {
+	id, run := workflowOf(t, r)
+	if err := e.Client().TerminateWorkflow(ctx, id, run, "operator stopped it"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := e.Describe(ctx, tg, r)
@@ -405,15 +424,15 @@ func TestOwns(t *testing.T) {
 		r    adapters.Ref
 		want bool
 	}{
-		{"fresh", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id, Run: run}, true},
-		{"keyed", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + key, Run: run}, true},
-		{"type with a slash", temporal.Workflow("a/b", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, true},
-		{"other type's ref under a prefix type", temporal.Workflow("a", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id, Run: run}, false},
-		{"empty target name", temporal.Workflow("", "q", 0), adapters.Ref{ID: "taskgate//" + id, Run: run}, false},
+		{"fresh", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id + "/" + run}, true},
+		{"keyed", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + key + "/" + run}, true},
+		{"type with a slash", temporal.Workflow("a/b", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id + "/" + run}, true},
+		{"other type's ref under a prefix type", temporal.Workflow("a", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id + "/" + run}, false},
+		{"empty target name", temporal.Workflow("", "q", 0), adapters.Ref{ID: "taskgate//" + id + "/" + run}, false},
 		{"zero ref", echo, adapters.Ref{}, false},
-		{"not a workflow target", adapters.Target{Name: "WaitAndEcho"}, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id, Run: run}, false},
-		{"another caller's", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("bob") + "/" + uuid.NewString(), Run: run}, false},
-		{"no caller tag", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString(), Run: run}, false},
+		{"not a workflow target", adapters.Target{Name: "WaitAndEcho"}, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id + "/" + run}, false},
+		{"another caller's", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("bob") + "/" + uuid.NewString() + "/" + run}, false},
+		{"no caller tag", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString() + "/" + run}, false},
 	}
 	for i, r := range foreignRefs() {
 		tests = append(tests, struct {
@@ -457,8 +476,9 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 	if !reflect.DeepEqual(memo, want) {
 		t.Errorf("memo %v, want %v", memo, want)
 	}
-	if !strings.HasPrefix(r.ID, "taskgate/WaitAndEcho/"+adapters.CallerTag("alice")+"/k-") {
-		t.Errorf("keyed workflow id %q", r.ID)
+	wid, _ := workflowOf(t, r)
+	if !strings.HasPrefix(wid, "taskgate/WaitAndEcho/"+adapters.CallerTag("alice")+"/k-") {
+		t.Errorf("keyed workflow id %q", wid)
 	}
 
 	// Whitespace does not change the input; another caller does not get alice's execution.
@@ -471,7 +491,7 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 		t.Errorf("same key, other caller: %v, %v; want an execution of bob's own", bob, err)
 	}
 	_, err = e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"other"}`), Key: key, Caller: "alice"})
-	wantOther := "temporal: start WaitAndEcho: idempotency key already used with other input: workflow " + r.ID + " was started under this key with other arguments; repeat those arguments, or use a new key"
+	wantOther := "temporal: start WaitAndEcho: idempotency key already used with other input: workflow " + wid + " was started under this key with other arguments; repeat those arguments, or use a new key"
 	if err == nil || err.Error() != wantOther {
 		t.Errorf("same key, other input: %v, want %q", err, wantOther)
 	}

@@ -79,7 +79,8 @@ func TestCallUnanswered(t *testing.T) {
 	}
 	ref := left(stderr)
 	time.Sleep(time.Second) // the call has exited; the workflow must not follow it
-	d, err := engine.Client().DescribeWorkflow(t.Context(), ref.ID, ref.Run)
+	wf, run, _ := temporal.WorkflowOf(ref)
+	d, err := engine.Client().DescribeWorkflow(t.Context(), wf, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,8 @@ func leftWaiting(t *testing.T) (*temporal.Engine, func(stderr string) adapters.R
 		if err != nil {
 			t.Fatalf("the printed task id %q does not open: %v", m[1], err)
 		}
-		t.Cleanup(func() { engine.Client().CancelWorkflow(context.Background(), claims.Ref.ID, claims.Ref.Run) })
+		wf, run, _ := temporal.WorkflowOf(claims.Ref)
+		t.Cleanup(func() { engine.Client().CancelWorkflow(context.Background(), wf, run) })
 		return claims.Ref
 	}
 }

@@ -113,7 +113,8 @@ func TestCallInterrupted(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		d, err := c.DescribeWorkflow(ctx, claims.Ref.ID, claims.Ref.Run)
+		wf, run, _ := temporal.WorkflowOf(claims.Ref)
+		d, err := c.DescribeWorkflow(ctx, wf, run)
 		cancel()
 		if err != nil {
 			t.Fatalf("describing workflow %s: %v", claims.Ref, err)

@@ -121,8 +121,9 @@ func TestOneTraceFromTheAgentIntoTheActivities(t *testing.T) {
 	}
 
 	// The workflow's start header holds the engine call's span, as the interceptor reads it.
-	ref, _ := s.tokens.Open(id, time.Now())
-	history := s.engine.Client().GetWorkflowHistory(context.Background(), ref.Ref.ID, ref.Ref.Run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	claims, _ := s.tokens.Open(id, time.Now())
+	wf, run, _ := temporal.WorkflowOf(claims.Ref)
+	history := s.engine.Client().GetWorkflowHistory(context.Background(), wf, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	first, err := history.Next()
 	if err != nil {
 		t.Fatal(err)

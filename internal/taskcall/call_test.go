@@ -83,7 +83,8 @@ func examples(t *testing.T) (*Client, func(stderr string)) {
 		if err != nil {
 			t.Fatalf("the printed task id %q does not open: %v", m[1], err)
 		}
-		t.Cleanup(func() { e.Client().CancelWorkflow(context.Background(), claims.Ref.ID, claims.Ref.Run) })
+		wf, run, _ := temporal.WorkflowOf(claims.Ref)
+		t.Cleanup(func() { e.Client().CancelWorkflow(context.Background(), wf, run) })
 	}
 }
 

@@ -143,8 +143,11 @@ func NewSealed(keys []Key) (*Sealed, error) {
 }
 
 type sealedClaims struct {
-	Tool    string `json:"t"`
-	ID      string `json:"i"`
+	Tool string `json:"t"`
+	ID   string `json:"i"`
+	// Run is only in ids sealed while a Ref had two parts (an id and a run); such a Ref is the two
+	// joined by "/", as Ref.String wrote it then and as the one driver that had runs writes its ids
+	// now. Issue no longer writes it.
 	Run     string `json:"r,omitempty"`
 	Caller  string `json:"c,omitempty"`
 	Created int64  `json:"a"`           // unix milliseconds
@@ -155,7 +158,7 @@ type sealedClaims struct {
 // Issue seals c.
 func (s *Sealed) Issue(c Claims) string {
 	plain, err := json.Marshal(sealedClaims{
-		Tool: c.Tool, ID: c.Ref.ID, Run: c.Ref.Run, Caller: c.Caller,
+		Tool: c.Tool, ID: c.Ref.ID, Caller: c.Caller,
 		Created: c.Created.UnixMilli(), TTL: c.TTL.Milliseconds(), Keep: c.KeepAlive.Milliseconds(),
 	})
 	if err != nil {
@@ -210,8 +213,11 @@ func (s *Sealed) Open(id string, now time.Time) (Claims, error) {
 	if err := json.Unmarshal(plain, &sc); err != nil || sc.Tool == "" || sc.ID == "" {
 		return Claims{}, ErrMalformed
 	}
+	if sc.Run != "" {
+		sc.ID += "/" + sc.Run
+	}
 	c := Claims{
-		Tool: sc.Tool, Ref: adapters.Ref{ID: sc.ID, Run: sc.Run}, Caller: sc.Caller,
+		Tool: sc.Tool, Ref: adapters.Ref{ID: sc.ID}, Caller: sc.Caller,
 		Created: time.UnixMilli(sc.Created).UTC(), TTL: time.Duration(sc.TTL) * time.Millisecond,
 		KeepAlive: time.Duration(sc.Keep) * time.Millisecond,
 	}

@@ -3,6 +3,7 @@ package token
 import (
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestSealedRoundTripAndRotation(t *testing.T) {
 	k1, k2 := NewKey("k1"), NewKey("k2")
 	old := mustSealed(t, k1)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	c := Claims{Tool: "wait_and_echo", Ref: adapters.Ref{ID: "taskgate/WaitAndEcho/abc", Run: "r1"}, Caller: "alice", Created: now, TTL: time.Hour}
+	c := Claims{Tool: "wait_and_echo", Ref: adapters.Ref{ID: "taskgate/WaitAndEcho/abc/r1"}, Caller: "alice", Created: now, TTL: time.Hour}
 	id := old.Issue(c)
 	if !strings.HasPrefix(id, "tg1.k1.") {
 		t.Fatalf("id %q: want prefix tg1.k1.", id)
@@ -48,6 +49,24 @@ func TestSealedRoundTripAndRotation(t *testing.T) {
 	}
 	if _, err := mustSealed(t, k2).Open(id, now); !errors.Is(err, ErrForged) {
 		t.Fatalf("Open after the key was dropped: err = %v, want ErrForged", err)
+	}
+}
+
+// TestSealedTwoPartRefs: ids sealed while a Ref had a run apart ("r") open as the one id the two
+// parts make; ids sealed now carry no "r".
+func TestSealedTwoPartRefs(t *testing.T) {
+	s := mustSealed(t, NewKey("k1"))
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	old := s.seal(prefix, []byte(`{"t":"wait_and_echo","i":"taskgate/WaitAndEcho/abc","r":"r1","c":"alice","a":`+
+		strconv.FormatInt(now.UnixMilli(), 10)+`,"l":3600000}`))
+	got, err := s.Open(old, now)
+	want := Claims{Tool: "wait_and_echo", Ref: adapters.Ref{ID: "taskgate/WaitAndEcho/abc/r1"}, Caller: "alice", Created: now, TTL: time.Hour}
+	if err != nil || got != want {
+		t.Fatalf("Open of an id with a run apart = %+v, %v; want %+v", got, err, want)
+	}
+	plain, err := s.unseal(prefix, s.Issue(want))
+	if err != nil || strings.Contains(string(plain), `"r"`) {
+		t.Errorf("Issue sealed %s, %v: want no run apart", plain, err)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	"github.com/taskgate/taskgate/adapters/temporal"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/mcpclient"
@@ -183,7 +184,7 @@ func (b *bench) remember(refs ...adapters.Ref) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, r := range refs {
-		if r.Run == "" && strings.HasPrefix(r.ID, "arn:") {
+		if strings.HasPrefix(r.ID, "arn:") {
 			b.cleanupS = append(b.cleanupS, r.ID)
 		} else {
 			b.cleanupT = append(b.cleanupT, r)
@@ -205,7 +206,8 @@ func (b *bench) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	parallel(len(tw), 32, func(i int) error {
-		b.tc.TerminateWorkflow(ctx, tw[i].ID, tw[i].Run, "taskgate bench done")
+		id, run := workflowOf(tw[i])
+		b.tc.TerminateWorkflow(ctx, id, run, "taskgate bench done")
 		return nil
 	})
 	parallel(len(sx), 16, func(i int) error {
@@ -355,10 +357,17 @@ func (b *bench) runningTasks(ctx context.Context, c *child, n int) ([]string, er
 
 // Direct engine calls: what a client of the engine sends without taskgate.
 
+// workflowOf is the workflow id and run id of a Temporal Ref.
+func workflowOf(r adapters.Ref) (id, run string) {
+	id, run, _ = temporal.WorkflowOf(r)
+	return id, run
+}
+
 // describeTemporal is one DescribeWorkflowExecution RPC.
 func (b *bench) describeTemporal(ctx context.Context, r adapters.Ref) (enumspb.WorkflowExecutionStatus, error) {
+	id, run := workflowOf(r)
 	d, err := b.tc.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
-		Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: r.ID, RunId: r.Run}})
+		Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run}})
 	return d.GetWorkflowExecutionInfo().GetStatus(), err
 }
 
@@ -392,7 +401,7 @@ func (b *bench) startWorkflow(ctx context.Context, queue, workflowType, input st
 	if err != nil {
 		return adapters.Ref{}, err
 	}
-	ref := adapters.Ref{ID: id, Run: resp.GetRunId()}
+	ref := adapters.Ref{ID: id + "/" + resp.GetRunId()}
 	b.remember(ref)
 	return ref, nil
 }

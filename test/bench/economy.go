@@ -165,7 +165,8 @@ func pace(ctx context.Context, gapSim time.Duration, lastAnswer time.Time) {
 
 // finish signals a BenchHold workflow and waits until the engine shows it closed.
 func (b *bench) finish(ctx context.Context, r adapters.Ref) error {
-	if err := b.tc.SignalWorkflow(ctx, r.ID, r.Run, "finish", nil); err != nil {
+	id, run := workflowOf(r)
+	if err := b.tc.SignalWorkflow(ctx, id, run, "finish", nil); err != nil {
 		return fmt.Errorf("finishing the simulated task: %w", err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
@@ -259,8 +260,9 @@ func (b *bench) simulateDirect(ctx context.Context, r adapters.Ref, interval tim
 		p.polls++
 		p.calls++
 		if st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			id, run := workflowOf(r)
 			_, err := b.tc.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
-				Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: r.ID, RunId: r.Run},
+				Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
 				HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT})
 			p.calls++
 			return p, err
