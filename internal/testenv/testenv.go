@@ -10,6 +10,10 @@ import (
 // TemporalAddress is the host:port of a running Temporal frontend (TEMPORAL_ADDRESS).
 func TemporalAddress(t testing.TB) string { return need(t, "TEMPORAL_ADDRESS", "a Temporal server") }
 
+// TemporalCLI is the path of a Temporal CLI binary (TEMPORAL_CLI), for tests that start a dev
+// server of their own.
+func TemporalCLI(t testing.TB) string { return need(t, "TEMPORAL_CLI", "the Temporal CLI") }
+
 // SFNEndpoint is the URL of a running Step Functions endpoint (SFN_ENDPOINT).
 func SFNEndpoint(t testing.TB) string { return need(t, "SFN_ENDPOINT", "a Step Functions endpoint") }
 
