@@ -49,7 +49,7 @@ func TestCallsPerPoll(t *testing.T) {
 	defer cancel()
 	counted := &rpcs{n: map[string]int{}}
 	e, err := dial(ctx, client.Options{HostPort: addr, ConnectionOptions: client.ConnectionOptions{
-		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}})
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestUncompressed(t *testing.T) {
 			defer cancel()
 			enc := &encodings{seen: map[string]int{}}
 			e, err := dial(ctx, client.Options{HostPort: addr, ConnectionOptions: client.ConnectionOptions{
-				GrpcCompression: tc.compression, DialOptions: []grpc.DialOption{grpc.WithStatsHandler(enc)}}})
+				GrpcCompression: tc.compression, DialOptions: []grpc.DialOption{grpc.WithStatsHandler(enc)}}}, true)
 			if err != nil {
 				t.Fatal(err)
 			}

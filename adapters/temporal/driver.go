@@ -99,9 +99,11 @@ func validHostPort(s string) bool {
 	return err == nil && p > 0 && p < 65536
 }
 
-// Open connects to the frontend: the Temporal CLI's profile and environment variables in
+// Open makes a client of the frontend: the Temporal CLI's profile and environment variables in
 // opts.Env (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-// TEMPORAL_API_KEY, TEMPORAL_TLS_*...), with what the block sets over them.
+// TEMPORAL_API_KEY, TEMPORAL_TLS_*...), with what the block sets over them. It makes no call, so
+// that taskgate can start before its engine: Check finds a frontend that does not answer, and the
+// client connects once it does.
 func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
 	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{EnvLookup: opts.Env})
 	if err != nil {
@@ -127,7 +129,7 @@ func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adap
 	if err != nil {
 		return nil, fmt.Errorf("temporal: %w: check the tls files of the engine block, or the TEMPORAL_TLS_* variables", err)
 	}
-	e, err := dial(ctx, copts)
+	e, err := dial(ctx, copts, false)
 	if err != nil { // not a typed nil inside the interface
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,10 +193,17 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		}
 	})
 	t.Run("nothing answers", func(t *testing.T) {
-		_, err := open(t, "{}", adapters.Env{noProfile, "TEMPORAL_ADDRESS=127.0.0.1:1"})
-		const want = "temporal: cannot reach the Temporal frontend at 127.0.0.1:1: "
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("Open: %v, want %s...", err, want)
+		// Open makes no call: the frontend may start after taskgate. Check finds it away.
+		e, err := open(t, "{}", adapters.Env{noProfile, "TEMPORAL_ADDRESS=127.0.0.1:1"})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		_, err = e.Check(ctx, temporal.Workflow("WaitAndEcho", "q", 0))
+		const want = "temporal: checking namespace default: engine unavailable at 127.0.0.1:1, retry later: "
+		if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Check: %v, want %s...", err, want)
 		}
 	})
 }

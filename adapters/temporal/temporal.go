@@ -77,17 +77,18 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Address == "" {
 		return nil, errors.New("temporal: no address: set the Temporal frontend's host:port")
 	}
-	return dial(ctx, client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace})
+	return dial(ctx, client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace}, true)
 }
 
-// dial connects with the SDK's client options (address, namespace, TLS, credentials, headers)
-// and checks that the frontend answers.
+// dial makes a client with the SDK's client options (address, namespace, TLS, credentials,
+// headers); checked, it also checks that the frontend answers, else it makes no call and connects
+// on the first one (gRPC then reconnects with backoff for as long as the frontend is away).
 //
 // Requests go uncompressed (the SDK gzips every request by default, and the frontend then gzips
 // its answer): taskgate's requests and the statuses it reads are a few hundred bytes, and a poll
 // spent about a tenth of taskgate's CPU compressing and decompressing them (test/bench/RESULTS.md).
 // Only a start's arguments and an outcome's result can be large, once per task.
-func dial(ctx context.Context, opts client.Options) (*Engine, error) {
+func dial(ctx context.Context, opts client.Options, checked bool) (*Engine, error) {
 	if opts.HostPort == "" {
 		opts.HostPort = client.DefaultHostPort
 	}
@@ -98,6 +99,13 @@ func dial(ctx context.Context, opts client.Options) (*Engine, error) {
 		opts.Namespace = "default"
 	}
 	opts.Logger = log.NewStructuredLogger(slog.Default())
+	if !checked {
+		c, err := client.NewLazyClient(opts)
+		if err != nil {
+			return nil, fmt.Errorf("temporal: %w", err)
+		}
+		return newEngine(c, opts), nil
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -105,13 +113,17 @@ func dial(ctx context.Context, opts client.Options) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", opts.HostPort, err)
 	}
+	return newEngine(c, opts), nil
+}
+
+func newEngine(c client.Client, opts client.Options) *Engine {
 	return &Engine{
 		client:    c,
 		svc:       c.WorkflowService(),
 		namespace: opts.Namespace,
 		address:   opts.HostPort,
 		dc:        converter.GetDefaultDataConverter(),
-	}, nil
+	}
 }
 
 // Client is the underlying SDK client, for callers that also run workers on the same connection.
