@@ -169,8 +169,19 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// TargetError is a tool whose target its engine did not confirm: unreachable (Err wraps
+// adapters.ErrUnavailable), missing, or not servable as mapped.
+type TargetError struct {
+	Tool, Source, Engine string
+	Err                  error
+}
+
+func (e *TargetError) Error() string { return fmt.Sprintf("tool %q (%s): %v", e.Tool, e.Source, e.Err) }
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
 // CheckTargets asks each engine whether every tool's target exists and can be served as mapped.
-// It returns the warnings worth printing and every problem found.
+// It returns the warnings worth printing and every problem found, each a *TargetError.
 func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 	var warnings []string
 	var problems []error
@@ -178,10 +189,11 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 		info, err := s.engines[t.Engine].Check(ctx, t.Target)
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Errorf("tool %q (%s): %w", t.Name, t.Source, err))
+			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine, Err: err})
 			continue
 		case info.SyncOnly != "" && t.TaskSupport != mapping.TaskForbidden:
-			problems = append(problems, fmt.Errorf("tool %q (%s): %s, so it cannot back a task: set `taskSupport: forbidden`", t.Name, t.Source, info.SyncOnly))
+			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine,
+				Err: fmt.Errorf("%s, so it cannot back a task: set `taskSupport: forbidden`", info.SyncOnly)})
 		}
 		s.retention.Store(t.Name, info.Retention)
 		for _, w := range info.Warnings {

@@ -118,7 +118,10 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := newServer(ctx, set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
+	srv, err := newServer(set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
+	if err == nil {
+		err = checkTargets(ctx, srv, stderr)
+	}
 	if err != nil {
 		closeAll(engines)
 		return "", nil, err

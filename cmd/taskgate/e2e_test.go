@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 type process struct {
 	cmd      *exec.Cmd
 	endpoint string
+	stderr   lockedBuffer // what it logged
 }
 
 // devEnv is the environment of a `taskgate dev` against the test's Temporal server, with a cache
@@ -106,6 +107,7 @@ func startServing(t *testing.T, env []string, args ...string) *process {
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
+			fmt.Fprintln(&p.stderr, sc.Text())
 			t.Log("taskgate:", sc.Text())
 		}
 	}()

@@ -3,15 +3,24 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/internal/testenv"
 )
 
 // TestServeIsObservable: serve --http answers /metrics, /readyz and /healthz beside /mcp.
@@ -98,5 +107,96 @@ func TestStdioServerIsObservableOnOpsHTTP(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("%s: %d %.200q, want 200 and %q", path, resp.StatusCode, body, want)
 		}
+	}
+}
+
+// TestServeStartsBeforeItsEngine: serve whose Temporal server is not up yet starts, logs it,
+// answers /healthz 200 and /readyz 503 naming the engine, and turns ready with no restart once a
+// real Temporal dev server starts on the mapped address; a call then completes. With
+// --require-engines it exits at startup instead.
+func TestServeStartsBeforeItsEngine(t *testing.T) {
+	testenv.TemporalAddress(t) // scripts/with-engines has built the Temporal CLI
+	cli, err := temporalBinary(t.Context(), t.TempDir(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePortPair(t)
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`engines:
+  late:
+    temporal: {address: 127.0.0.1:%d}
+tools:
+  - name: wait_and_echo
+    description: Waits, then echoes the text.
+    engine: late
+    workflow: {type: WaitAndEcho, taskQueue: %s}
+    inputSchema: {type: object}
+`, port, temporalexamples.TaskQueue)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	required := exec.Command(binary, "serve", "--config", file, "--http", "127.0.0.1:0", "--require-engines")
+	required.Env = serveEnv()
+	out, err := required.CombinedOutput()
+	if code := processExit(err); code != 1 || !strings.Contains(string(out), fmt.Sprintf(`taskgate: tool "wait_and_echo" (%s:5): temporal: checking namespace default: engine unavailable at 127.0.0.1:%d, retry later: `, file, port)) {
+		t.Fatalf("--require-engines with the engine down: exit %d:\n%s", code, out)
+	}
+
+	p := startServing(t, serveEnv(), "serve", "--config", file, "--http", "127.0.0.1:0")
+	base := strings.TrimSuffix(p.endpoint, "/mcp")
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz with the engine down: %d %q", code, body)
+	}
+	const notReady = "not ready: engine \"late\" does not answer; the server's log says why\n"
+	if code, body := get("/readyz"); code != 503 || body != notReady {
+		t.Errorf("/readyz with the engine down: %d %q, want 503 %q", code, body, notReady)
+	}
+	if !strings.Contains(p.stderr.String(), "serving before the engines answer") {
+		t.Errorf("the log does not say that the engine is down:\n%s", p.stderr.String())
+	}
+
+	started := time.Now()
+	srv, err := testsuite.StartDevServer(t.Context(), testsuite.DevServerOptions{ExistingPath: cli,
+		ClientOptions: &client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port)}, LogLevel: "error", Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	w := worker.New(srv.Client(), temporalexamples.TaskQueue, worker.Options{})
+	temporalexamples.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	for {
+		code, body := get("/readyz")
+		if code == 200 && body == "ready\n" {
+			break
+		}
+		if time.Since(started) > time.Minute {
+			t.Fatalf("/readyz still %d %q a minute after the engine started", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("ready %s after the Temporal server started", time.Since(started).Round(time.Millisecond))
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"call", "wait_and_echo", "--url", p.endpoint, "--args", `{"seconds": 0, "text": "late but there"}`}, nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "late but there") {
+		t.Errorf("a call once the engine is up: exit %d, stdout %q, stderr:\n%s", code, &stdout, &stderr)
+	}
+	deadline := time.Now().Add(45 * time.Second)
+	for !strings.Contains(p.stderr.String(), "engines ready") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never says the engines are ready:\n%s", p.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,6 +46,9 @@ type transportFlags struct {
 	// noAudit drops the audit log: call's server in its own process has one caller, who sees
 	// what it does.
 	noAudit bool
+	// requireEngines (serve's flag) exits at startup when an engine does not answer, instead of
+	// serving while /readyz answers 503.
+	requireEngines bool
 }
 
 // check validates the flags before anything connects.
@@ -160,12 +166,13 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
+	cmd.Flags().BoolVar(&tf.requireEngines, "require-engines", false, "exit at startup when an engine does not answer (default: serve, /readyz answering 503 until it does)")
 	tf.register(cmd.Flags(), "")
 	return cmd
 }
 
-// newServer builds the MCP server and checks every tool's target, printing the warnings.
-func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
+// newServer builds the MCP server.
+func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
 	log, audit := tf.loggers(stderr)
 	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit}
 	if a != nil {
@@ -181,13 +188,95 @@ func newServer(ctx context.Context, set *mapping.Set, engines map[string]adapter
 	if tf.tel != nil {
 		tf.tel.Watch(srv)
 	}
-	checkCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	return srv, nil
+}
+
+// checkTargets checks every tool's target against its engine, printing the warnings.
+func checkTargets(ctx context.Context, srv *mcpserver.Server, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	warnings, err := srv.CheckTargets(checkCtx)
+	warnings, err := srv.CheckTargets(ctx)
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "taskgate: warning:", w)
 	}
-	return srv, err
+	return err
+}
+
+// targetProblems are the problems of a check of the targets, one a tool.
+func targetProblems(err error) []*mcpserver.TargetError {
+	var problems []*mcpserver.TargetError
+	var each []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		each = j.Unwrap()
+	} else if err != nil {
+		each = []error{err}
+	}
+	for _, e := range each {
+		var te *mcpserver.TargetError
+		if errors.As(e, &te) {
+			problems = append(problems, te)
+		}
+	}
+	return problems
+}
+
+// unreachableOnly reports whether err is engines that did not answer, and nothing a restart
+// could not cure by itself (a missing target, a wrong credential).
+func unreachableOnly(err error) bool {
+	problems := targetProblems(err)
+	for _, p := range problems {
+		if !errors.Is(p, adapters.ErrUnavailable) {
+			return false
+		}
+	}
+	return len(problems) > 0
+}
+
+// notReadyReason names, for /readyz, each engine that failed the check and how; the details
+// (addresses, sources, the engine's words) are in the log.
+func notReadyReason(err error) string {
+	how := map[string]string{}
+	for _, p := range targetProblems(err) {
+		if errors.Is(p, adapters.ErrUnavailable) {
+			how[p.Engine] = "does not answer"
+		} else if how[p.Engine] == "" {
+			how[p.Engine] = "does not serve every mapped target"
+		}
+	}
+	if len(how) == 0 {
+		return "the check of the engines failed; the server's log says why"
+	}
+	var parts []string
+	for _, engine := range slices.Sorted(maps.Keys(how)) {
+		parts = append(parts, fmt.Sprintf("engine %q %s", engine, how[engine]))
+	}
+	return strings.Join(parts, ", ") + "; the server's log says why"
+}
+
+// awaitEngines checks the targets again, after pauses that double from a second up to half a
+// minute, until they pass or ctx ends, and logs what changes.
+func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, stderr io.Writer) {
+	last := ""
+	for pause := time.Second; ; pause = min(2*pause, 30*time.Second) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		err := checkTargets(ctx, srv, stderr)
+		switch {
+		case err == nil:
+			log.Info("engines ready: every mapped target answers")
+			return
+		case ctx.Err() != nil:
+			return
+		case err.Error() != last && !unreachableOnly(err):
+			log.Error("the engines answer, but do not serve every mapped target; /readyz answers 503 until they do", "error", err)
+		default:
+			log.Debug("engines not ready yet", "error", err, "next_check_in", min(2*pause, 30*time.Second))
+		}
+		last = err.Error()
+	}
 }
 
 // httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz, /metrics) and, with
@@ -215,7 +304,7 @@ func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Ser
 // the metrics (/metrics).
 func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
+	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Reason: notReadyReason, Check: func(ctx context.Context) error {
 		_, err := srv.CheckTargets(ctx)
 		return err
 	}})
@@ -273,9 +362,16 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return err
 	}
-	srv, err := newServer(ctx, set, engines, tokens, tf, a, stderr)
+	srv, err := newServer(set, engines, tokens, tf, a, stderr)
 	if err != nil {
 		return err
+	}
+	if err := checkTargets(ctx, srv, stderr); err != nil {
+		if tf.requireEngines || !unreachableOnly(err) {
+			return err
+		}
+		tf.log.Warn("serving before the engines answer: /readyz answers 503 until they do, checked again with backoff (--require-engines exits instead)", "error", err)
+		go awaitEngines(ctx, srv, tf.log, stderr)
 	}
 	if tf.opsHTTP != "" {
 		if err := serveOperations(ctx, srv, tf, stderr); err != nil {

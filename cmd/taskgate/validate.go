@@ -77,8 +77,11 @@ func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error
 		return err
 	}
 	defer closeAll(engines)
-	_, err = newServer(ctx, set, engines, token.Native{Refs: set}, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
-	return err
+	srv, err := newServer(set, engines, token.Native{Refs: set}, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
+	if err != nil {
+		return err
+	}
+	return checkTargets(ctx, srv, stderr)
 }
 
 func count(n int, noun string) string {

@@ -21,6 +21,9 @@ type Readiness struct {
 	TTL, Timeout time.Duration
 	// Log gets a line when readiness changes, with the check's error.
 	Log *slog.Logger
+	// Reason words a failed check for the prober, who must not see what is for the log (engine
+	// addresses, tool sources); nil: the same words for every failure.
+	Reason func(error) string
 
 	flight  singleflight.Group
 	mu      sync.Mutex
@@ -30,9 +33,12 @@ type Readiness struct {
 
 func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if r.state() != nil {
-		// The details (engine addresses, tool sources) are for the log, not for any prober.
-		http.Error(w, "not ready: an engine is unreachable or does not serve every mapped target; the server's log says which", http.StatusServiceUnavailable)
+	if err := r.state(); err != nil {
+		reason := "an engine is unreachable or does not serve every mapped target; the server's log says which"
+		if r.Reason != nil {
+			reason = r.Reason(err)
+		}
+		http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
 		return
 	}
 	io.WriteString(w, "ready\n")
