@@ -197,12 +197,24 @@ type Permissioner interface {
 	Driver
 	// Permissions declares the command's flags on fs, for what a mapping cannot tell about the
 	// engines (which state machines are Express), and returns what the command runs once they are
-	// parsed: it writes the policy documents of uses, engine blocks of the driver's kind, as JSON.
+	// parsed: the policies of uses, engine blocks of the driver's kind, one per identity.
 	// Every Permissioner declares its flags on the one flag set of the command, so a flag name
 	// belongs to one driver: declaring a name that another driver has declared panics, as flag
 	// does.
-	Permissions(fs *flag.FlagSet) func(uses []EngineUse) ([]byte, error)
+	Permissions(fs *flag.FlagSet) func(uses []EngineUse) ([]Policy, error)
 }
+
+// Policy is what one identity may do in an engine's cloud.
+type Policy struct {
+	// Identity is whose policy it is: "taskgate" for taskgate's own identity, else one that an
+	// engine block has taskgate assume (for Step Functions, a role's ARN).
+	Identity string
+	// Document is the policy as the cloud reads it, such as an IAM policy document.
+	Document json.RawMessage
+}
+
+// OwnIdentity is the Identity of taskgate's own policy.
+const OwnIdentity = "taskgate"
 
 // EngineUse is one engine block and what the mapping's tools do with it.
 type EngineUse struct {

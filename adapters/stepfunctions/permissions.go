@@ -1,7 +1,6 @@
 package stepfunctions
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"slices"
@@ -20,7 +19,7 @@ var _ adapters.Permissioner = Driver{}
 // Standard one: --express names those behind tools that wait, to get StartSyncExecution instead.
 // --human-input adds what answering a workflow's questions takes (SendTaskSuccess,
 // SendTaskFailure).
-func (Driver) Permissions(fs *flag.FlagSet) func(uses []adapters.EngineUse) ([]byte, error) {
+func (Driver) Permissions(fs *flag.FlagSet) func(uses []adapters.EngineUse) ([]adapters.Policy, error) {
 	var express []string
 	fs.Func("express", "an Express state machine `ARN` behind a tool that waits, to get StartSyncExecution instead of StartExecution (repeatable)", func(arn string) error {
 		express = append(express, arn)
@@ -28,7 +27,7 @@ func (Driver) Permissions(fs *flag.FlagSet) func(uses []adapters.EngineUse) ([]b
 	})
 	var humanInput boolValue
 	fs.Var(&humanInput, "human-input", "the workflows ask questions that taskgate answers (SendTaskSuccess, SendTaskFailure)")
-	return func(uses []adapters.EngineUse) ([]byte, error) {
+	return func(uses []adapters.EngineUse) ([]adapters.Policy, error) {
 		return permissions(uses, express, bool(humanInput))
 	}
 }
@@ -50,9 +49,9 @@ func (b *boolValue) Set(s string) error {
 func (b *boolValue) String() string   { return strconv.FormatBool(bool(*b)) }
 func (b *boolValue) IsBoolFlag() bool { return true }
 
-// permissions writes the IAM policies of the engines: the one of taskgate's own identity, and one
+// permissions makes the IAM policies of the engines: the one of taskgate's own identity, and one
 // per role an engine block assumes.
-func permissions(uses []adapters.EngineUse, express []string, humanInput bool) ([]byte, error) {
+func permissions(uses []adapters.EngineUse, express []string, humanInput bool) ([]adapters.Policy, error) {
 	var accesses []Access
 	for _, u := range uses {
 		c, ok := u.Config.(Config)
@@ -77,12 +76,9 @@ func permissions(uses []adapters.EngineUse, express []string, humanInput bool) (
 	if err != nil {
 		return nil, err
 	}
-	out := struct {
-		Taskgate json.RawMessage            `json:"taskgate"`
-		Roles    map[string]json.RawMessage `json:"roles,omitempty"`
-	}{Taskgate: p.Caller.JSON(), Roles: map[string]json.RawMessage{}}
+	policies := []adapters.Policy{{Identity: adapters.OwnIdentity, Document: p.Caller.JSON()}}
 	for _, r := range p.Roles {
-		out.Roles[r.RoleARN] = r.Policy.JSON()
+		policies = append(policies, adapters.Policy{Identity: r.RoleARN, Document: r.Policy.JSON()})
 	}
-	return json.MarshalIndent(out, "", "  ")
+	return policies, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -17,7 +18,7 @@ import (
 type permissioner struct {
 	kind, title string
 	flags       []string // the flags the driver declared, as the help lists them
-	permissions func([]adapters.EngineUse) ([]byte, error)
+	permissions func([]adapters.EngineUse) ([]adapters.Policy, error)
 }
 
 // newIAMPolicyCmd prints the policies of every engine driver that drafts them. The drivers declare
@@ -44,8 +45,9 @@ func newIAMPolicyCmd() *cobra.Command {
 	}
 
 	var configs []string
+	var identity string
 	cmd := &cobra.Command{
-		Use:   "iam-policy --config PATH",
+		Use:   "iam-policy --config PATH [--identity NAME]",
 		Short: "Print the least-privilege cloud policy the mapping's engines need",
 		Long:  iamPolicyLong(drivers),
 		Args:  args(cobra.NoArgs),
@@ -57,20 +59,19 @@ func newIAMPolicyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printed := false
+			var policies []adapters.Policy
 			for _, d := range drivers {
 				uses := engineUses(set, d.kind)
 				if len(uses) == 0 {
 					continue
 				}
-				out, err := d.permissions(uses)
+				p, err := d.permissions(uses)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), string(out))
-				printed = true
+				policies = append(policies, p...)
 			}
-			if !printed {
+			if len(policies) == 0 {
 				var titles []string
 				for _, d := range drivers {
 					titles = append(titles, d.title)
@@ -80,10 +81,16 @@ func newIAMPolicyCmd() *cobra.Command {
 				}
 				return fmt.Errorf("no engine of this mapping has a cloud policy to print: iam-policy is for engines such as %s", strings.Join(titles, ", "))
 			}
+			out, err := policyDocuments(policies, identity)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), string(out))
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
+	cmd.Flags().StringVar(&identity, "identity", "", "print only the policy document of this `NAME`: taskgate (its own identity) or an identity it assumes, like a role ARN")
 	fs.VisitAll(func(f *flag.Flag) { // pflag would skip them without a word
 		if cmd.Flags().Lookup(f.Name) != nil || f.Name == "help" {
 			panic(fmt.Sprintf("iam-policy: an engine driver declares the command's own flag --%s", f.Name))
@@ -93,12 +100,30 @@ func newIAMPolicyCmd() *cobra.Command {
 	return cmd
 }
 
+// policyDocuments is the document of identity alone, as the cloud's tools take it (aws iam
+// put-role-policy --policy-document), or, for no identity, every document by its identity.
+func policyDocuments(policies []adapters.Policy, identity string) ([]byte, error) {
+	byIdentity := map[string]json.RawMessage{}
+	for _, p := range policies {
+		byIdentity[p.Identity] = p.Document
+	}
+	if identity == "" {
+		return json.MarshalIndent(byIdentity, "", "  ")
+	}
+	if doc, ok := byIdentity[identity]; ok {
+		return doc, nil
+	}
+	names := slices.Sorted(maps.Keys(byIdentity))
+	return nil, usageError{fmt.Sprintf("--identity %s: the mapping's engines need no policy for it; the identities are %s", identity, strings.Join(names, ", "))}
+}
+
 // iamPolicyLong is the help of iam-policy, with the flags that each driver adds.
 func iamPolicyLong(drivers []permissioner) string {
 	var b strings.Builder
 	b.WriteString(`Prints, as JSON, the least-privilege policy of each engine kind that has one: the permissions
 taskgate's own identity needs in the engine's cloud to serve the mapping's tools, and those of each
-identity that an engine block has taskgate assume.`)
+identity that an engine block has taskgate assume, by identity. --identity taskgate prints taskgate's
+own policy document alone, as aws iam put-role-policy --policy-document takes it.`)
 	var lines []string
 	for _, d := range drivers {
 		if len(d.flags) > 0 {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,4 +68,49 @@ func TestIAMPolicyOfTheExamples(t *testing.T) {
 	if out, err := temporal.CombinedOutput(); processExit(err) != 1 || !strings.Contains(string(out), "no engine of this mapping has a cloud policy to print") {
 		t.Fatalf("a Temporal mapping: %v: %s", err, out)
 	}
+}
+
+// TestIAMPolicyOfOneIdentity: --identity prints one bare policy document, as aws iam
+// put-role-policy --policy-document takes it: taskgate's own, or an assumed role's.
+func TestIAMPolicyOfOneIdentity(t *testing.T) {
+	const role = "arn:aws:iam::210987654321:role/pipelines"
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(`engines:
+  own:
+    stepfunctions: {region: eu-west-1}
+  other:
+    stepfunctions: {region: eu-west-1, roleArn: `+role+`}
+tools:
+  - {name: a, description: A., engine: own, stateMachine: "arn:aws:states:eu-west-1:123456789012:stateMachine:a", inputSchema: {type: object}}
+  - {name: b, description: B., engine: other, stateMachine: "arn:aws:states:eu-west-1:210987654321:stateMachine:b", inputSchema: {type: object}}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	policy := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), append([]string{"iam-policy", "--config", file}, args...), nil, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, all, stderr := policy()
+	var byIdentity map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(all), &byIdentity); code != 0 || err != nil || len(byIdentity) != 2 {
+		t.Fatalf("every policy: exit %d, %v, stderr %q:\n%s", code, err, stderr, all)
+	}
+	for _, identity := range []string{"taskgate", role} {
+		code, doc, stderr := policy("--identity", identity)
+		var d struct{ Version string }
+		if code != 0 || json.Unmarshal([]byte(doc), &d) != nil || d.Version != "2012-10-17" || !jsonEqual(doc, string(byIdentity[identity])) {
+			t.Errorf("--identity %s: exit %d, stderr %q:\n%s", identity, code, stderr, doc)
+		}
+	}
+	code, out, stderr := policy("--identity", "ci")
+	const want = "taskgate: --identity ci: the mapping's engines need no policy for it; the identities are " + role + ", taskgate\n"
+	if code != 2 || out != "" || stderr != want {
+		t.Errorf("an unknown identity: exit %d, stdout %q, stderr %q, want 2 and %q", code, out, stderr, want)
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
