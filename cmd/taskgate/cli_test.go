@@ -92,8 +92,22 @@ func TestTokenNewKey(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), []string{"version"}, nil, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "taskgate dev\ngo1.") {
+	if code := run(t.Context(), []string{"version"}, nil, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "taskgate "+version+"\ngo1.") {
 		t.Errorf("version: exit %d, stdout %q", code, &stdout)
+	}
+	for _, c := range []struct {
+		stamped string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, "v1.2.3"},
+		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, "v1.2.0"},
+		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"dev", nil, "dev"},
+	} {
+		if got := moduleVersion(c.stamped, c.bi); got != c.want {
+			t.Errorf("moduleVersion(%q, %+v) = %q, want %q", c.stamped, c.bi, got, c.want)
+		}
 	}
 	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{
 		{Key: "vcs.revision", Value: "451eb97"}, {Key: "vcs.time", Value: "2026-11-30T12:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}

@@ -11,10 +11,25 @@ import (
 )
 
 // version is set when taskgate is built for a release: go build -ldflags "-X main.version=v1.2.3".
+// Else init takes the module's version from the build information.
 var version = "dev"
 
 // The servers report the same version to MCP clients (serverInfo).
-func init() { mcpserver.Version = version }
+func init() {
+	bi, _ := debug.ReadBuildInfo()
+	version = moduleVersion(version, bi)
+	mcpserver.Version = version
+}
+
+// moduleVersion is the version stamped with -X, else the main module's version that the build
+// recorded (a go install of module@v1.2.3; since Go 1.24, a go build in a Git checkout records a
+// pseudo-version), else "dev" (go run, or no version recorded).
+func moduleVersion(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "dev" || bi == nil || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
+		return stamped
+	}
+	return bi.Main.Version
+}
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
