@@ -280,15 +280,17 @@ func (d *doc) engine(e entry) *engineDef {
 			kinds = append(kinds, k)
 		}
 	}
-	switch len(kinds) {
-	case 0:
+	switch {
+	case len(kinds) == 0 && o.unknown > 0:
+		// A mistyped kind, reported with its suggestion: no second error for the same key.
+	case len(kinds) == 0:
 		var keys, examples []string
 		for _, ds := range d.l.drivers {
 			keys = append(keys, ds.name+":")
 			examples = append(examples, ds.info.EngineExample)
 		}
 		d.errorf(o.at, "add "+orList(examples), "%s: needs %s", e.path, orList(keys))
-	case 1:
+	case len(kinds) == 1:
 		ds := d.l.drivers[slices.Index(names, kinds[0].key)]
 		def.driver, def.engine.Kind = ds, ds.name
 		if b, ok := o.block(kinds[0].key, ds.engine, "add "+ds.info.EngineExample); ok {

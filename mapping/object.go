@@ -18,6 +18,8 @@ type object struct {
 	path string
 	es   []entry // in the order of the file, merged keys last
 	m    map[string]entry
+	// unknown counts the keys that were reported as not allowed.
+	unknown int
 }
 
 // object reads a mapping and reports each key that allowed lacks, with renamed's word on keys of
@@ -35,6 +37,7 @@ func (d *doc) object(n ast.Node, path string, allowed []string, renamed map[stri
 				hint = suggest(e.key, allowed, "known keys: "+strings.Join(allowed, ", "))
 			}
 			d.errorf(e.keyAt, hint, "%sunknown key %q", prefix(path), e.key)
+			o.unknown++
 			continue
 		}
 		o.es = append(o.es, e)
