@@ -68,6 +68,14 @@ type Block interface {
 	String(key string) (s string, ok bool)
 	// Required reads a string that must be set and not blank; hint says what to write.
 	Required(key, hint string) (s string, ok bool)
+	// File reads an optional path of a file that serving the engine reads (a certificate, a
+	// key); a relative path is made relative to the mapping file. taskgate validate checks that
+	// the file can be read.
+	File(key string) (path string, ok bool)
+	// EnvName reads an optional name of an environment variable that serving the engine reads (one
+	// that holds a secret, never the secret); hint says what to write when it is no variable name.
+	// taskgate validate checks that the variable is set.
+	EnvName(key, hint string) (name string, ok bool)
 	// Bool reads an optional true or false.
 	Bool(key string) (v bool, ok bool)
 	// Duration reads an optional positive Go duration like 30s or 1h.

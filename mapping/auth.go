@@ -3,7 +3,6 @@ package mapping
 import (
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"time"
@@ -145,10 +144,7 @@ func (d *doc) oauth(e entry) *OAuth {
 	}
 	if ke, ok := o.m["keyFiles"]; ok {
 		for _, f := range d.stringList(ke, "PEM files of the issuer's public keys") {
-			if !filepath.IsAbs(f) {
-				f = filepath.Join(filepath.Dir(d.file), f)
-			}
-			oa.KeyFiles = append(oa.KeyFiles, f)
+			oa.KeyFiles = append(oa.KeyFiles, d.needFile(ke, f))
 		}
 	}
 	if _, hasKeys := o.m["keyFiles"]; hasJWKS == hasKeys {
@@ -213,6 +209,9 @@ func (d *doc) apiKeys(e entry) []APIKey {
 		}
 		if se, ok := o.m["scopes"]; ok {
 			k.Scopes = d.stringList(se, "the scopes this key grants, like [deploy]")
+		}
+		if okV {
+			d.needEnv(ve, v)
 		}
 		if okP && okV {
 			seen[p] = true

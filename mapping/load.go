@@ -92,6 +92,7 @@ type loader struct {
 	engines map[string]*engineDef
 	tools   []*toolDef
 	auth    *Auth
+	needs   []need
 }
 
 func (ld Loader) newLoader() *loader {
@@ -400,7 +401,7 @@ func (d *doc) tool(n ast.Node, path string) {
 
 // finish checks what spans files (tool names, engines) and builds the Set.
 func (l *loader) finish() (*Set, error) {
-	s := &Set{Engines: map[string]*Engine{}, byName: map[string]*Tool{}, Auth: l.auth}
+	s := &Set{Engines: map[string]*Engine{}, byName: map[string]*Tool{}, Auth: l.auth, needs: l.needs}
 	for name, e := range l.engines {
 		s.Engines[name] = e.engine
 	}

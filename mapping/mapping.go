@@ -21,6 +21,7 @@ type Set struct {
 	// Auth is how HTTP callers authenticate; nil when no file says.
 	Auth   *Auth
 	byName map[string]*Tool
+	needs  []need
 }
 
 // Tool returns the tool of that name.

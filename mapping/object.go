@@ -176,6 +176,28 @@ func (b *block) Required(key, hint string) (string, bool) {
 	return s, ok
 }
 
+func (b *block) File(key string) (string, bool) {
+	s, e, ok := b.o.str(key, true)
+	if !ok || s == "" {
+		return s, ok
+	}
+	return b.o.d.needFile(e, s), true
+}
+
+func (b *block) EnvName(key, hint string) (string, bool) {
+	name, e, ok := b.o.str(key, false)
+	switch {
+	case !ok || name == "":
+		return "", false
+	case !adapters.ValidEnvName(name):
+		// The value is not repeated: it may be the secret itself.
+		b.o.d.errorf(e.value, hint, "%s: must be the name of an environment variable", e.path)
+		return "", false
+	}
+	b.o.d.needEnv(e, name)
+	return name, true
+}
+
 func (b *block) Bool(key string) (bool, bool) {
 	e, ok := b.o.m[key]
 	if !ok {

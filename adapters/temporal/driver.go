@@ -70,23 +70,15 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 	c.namespace, _ = b.String("namespace")
 	if tb, ok := b.Block("tls", "write tls: {} for TLS with the system's root certificates"); ok {
 		c.tls = &envconfig.ClientConfigTLS{}
-		c.tls.ServerCACertPath, _ = tb.String("caFile")
-		c.tls.ClientCertPath, _ = tb.String("certFile")
-		c.tls.ClientKeyPath, _ = tb.String("keyFile")
+		c.tls.ServerCACertPath, _ = tb.File("caFile")
+		c.tls.ClientCertPath, _ = tb.File("certFile")
+		c.tls.ClientKeyPath, _ = tb.File("keyFile")
 		c.tls.ServerName, _ = tb.String("serverName")
 		if (c.tls.ClientCertPath == "") != (c.tls.ClientKeyPath == "") {
 			tb.Errorf("", "set both for mutual TLS, or neither", "certFile and keyFile go together")
 		}
 	}
-	if name, ok := b.String("apiKeyEnv"); ok && name != "" {
-		if adapters.ValidEnvName(name) {
-			c.apiKeyEnv = name
-		} else {
-			// The value is not repeated: it may be the key itself.
-			b.Errorf("apiKeyEnv", "like TEMPORAL_API_KEY; the key itself never goes in a mapping file",
-				"must be the name of an environment variable")
-		}
-	}
+	c.apiKeyEnv, _ = b.EnvName("apiKeyEnv", "like TEMPORAL_API_KEY; the key itself never goes in a mapping file")
 	return c
 }
 

@@ -83,25 +83,25 @@ func loadAuth(a *mapping.Auth, getenv func(string) string) (*httpAuth, error) {
 	return h, nil
 }
 
-// checkAuth checks what validate can of an auth: block offline: the key files must hold public
-// keys; a key variable unset here is only worth a warning (CI rarely holds production keys).
-func checkAuth(a *mapping.Auth, getenv func(string) string) (warnings []string, err error) {
+// checkAuth checks what validate can of an auth: block offline, beyond the files and variables
+// it names being there (Set.CheckNeeds): the keys are long enough, the key files hold public keys.
+func checkAuth(a *mapping.Auth, getenv func(string) string) error {
 	if a == nil {
-		return nil, nil
+		return nil
 	}
 	for _, k := range a.APIKeys {
-		if len(getenv(k.KeyEnv)) < bearer.MinKeyLength {
-			warnings = append(warnings, fmt.Sprintf("auth (%s): $%s, the API key of %s, is not set here (or shorter than %d characters): serve needs it", a.Source, k.KeyEnv, k.Principal, bearer.MinKeyLength))
+		if key := getenv(k.KeyEnv); key != "" && len(key) < bearer.MinKeyLength {
+			return fmt.Errorf("auth (%s): $%s, the API key of %s, is shorter than %d characters: serve refuses it; make a longer one (e.g. openssl rand -base64 32)", a.Source, k.KeyEnv, k.Principal, bearer.MinKeyLength)
 		}
 	}
 	if a.OAuth != nil {
 		for _, f := range a.OAuth.KeyFiles {
 			if _, err := publicKeys(f); err != nil {
-				return warnings, fmt.Errorf("auth (%s): oauth.keyFiles: %w", a.Source, err)
+				return fmt.Errorf("auth (%s): oauth.keyFiles: %w", a.Source, err)
 			}
 		}
 	}
-	return warnings, nil
+	return nil
 }
 
 // publicKeys reads the PEM public keys of a file.

@@ -102,6 +102,9 @@ func runCall(ctx context.Context, url string, header http.Header, configs []stri
 // serveLoopback serves the mapping on a loopback port, as `serve --http` would, until stop.
 func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpoint string, stop func(), err error) {
 	set, err := mapping.Load(paths...)
+	if err == nil {
+		err = set.CheckNeeds(nil)
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -116,6 +116,9 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 		files, env = append(files, f), sfnEnv
 	}
 	set, err := mapping.Loader{Env: env}.Load(files...)
+	if err == nil {
+		err = set.CheckNeeds(env)
+	}
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func TestServeWithAuth(t *testing.T) {
 	missing := exec.Command(binary, "serve", "--config", file, "--http", "127.0.0.1:0")
 	missing.Env = serveEnv()
 	out, err := missing.CombinedOutput()
-	if code := processExit(err); code != 1 || !strings.Contains(string(out), "the API key of ci-bot: $TASKGATE_TEST_KEY is not set") {
+	if code := processExit(err); code != 1 || string(out) != "taskgate: "+file+":30:35: auth.apiKeys[0].keyEnv: $TASKGATE_TEST_KEY is not set (serving reads the secret from it: export it where taskgate runs)\n" {
 		t.Fatalf("without the key's variable: exit %d: %s", code, out)
 	}
 	p := startServing(t, serveEnv("TASKGATE_TEST_KEY="+ciKey), "serve", "--config", file, "--http", "0.0.0.0:0")
@@ -121,13 +121,15 @@ func TestServeWithAuth(t *testing.T) {
 func TestValidateChecksAuth(t *testing.T) {
 	file := authMapping(t, nil)
 	out, err := exec.Command(binary, "validate", file).CombinedOutput()
-	if code := processExit(err); code != 0 || !strings.Contains(string(out), "warning: auth ("+file+":28): $TASKGATE_TEST_KEY, the API key of ci-bot, is not set here") {
+	if code := processExit(err); code != 1 || string(out) != file+":30:35: auth.apiKeys[0].keyEnv: $TASKGATE_TEST_KEY is not set (serving reads the secret from it: export it where taskgate runs)\n" {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	src, _ := os.ReadFile(file)
 	os.WriteFile(file, append(src, "  oauth: {issuer: https://auth.example, audience: https://mcp.example/mcp, keyFiles: [missing.pem]}\n"...), 0o600)
-	out, err = exec.Command(binary, "validate", file).CombinedOutput()
-	if code := processExit(err); code != 1 || !strings.Contains(string(out), "oauth.keyFiles: open "+filepath.Join(filepath.Dir(file), "missing.pem")+": no such file or directory") {
+	validate := exec.Command(binary, "validate", file)
+	validate.Env = serveEnv("TASKGATE_TEST_KEY=" + ciKey)
+	out, err = validate.CombinedOutput()
+	if code := processExit(err); code != 1 || !strings.Contains(string(out), "auth.oauth.keyFiles: open "+filepath.Join(filepath.Dir(file), "missing.pem")+": no such file or directory") {
 		t.Fatalf("a missing key file: exit %d: %s", code, out)
 	}
 }

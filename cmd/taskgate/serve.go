@@ -147,6 +147,9 @@ func newServeCmd() *cobra.Command {
 			}
 			defer stop()
 			set, err := mapping.Load(configs...)
+			if err == nil {
+				err = set.CheckNeeds(nil)
+			}
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,9 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate [--engines] FILE_OR_DIR...",
 		Short: "Check mapping files and list every problem",
 		Long: `Checks mapping files (a folder: its *.yaml and *.yml files) as serve reads them, with the
-environment variables they use, and lists every problem as file:line:col: message (hint).
+environment variables they use, and lists every problem as file:line:col: message (hint): that
+the files they name can be read (TLS certificates and keys, OAuth public keys) and the variables
+they name are set (API keys), here, as serve will need them.
 --engines also connects to each engine and checks every tool's target as serve does at startup
 (that it exists, and what its engine says about it: a task queue no worker polls, a state
 machine that can only back a tool that waits).
@@ -36,6 +38,9 @@ Exit status: 0 valid, 1 problems found, 2 usage error.`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			stderr := cmd.ErrOrStderr()
 			set, err := mapping.Load(paths...)
+			if err == nil {
+				err = set.CheckNeeds(nil)
+			}
 			var errs *mapping.Errors
 			if errors.As(err, &errs) {
 				for _, e := range errs.List {
@@ -46,11 +51,7 @@ Exit status: 0 valid, 1 problems found, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			warnings, err := checkAuth(set.Auth, os.Getenv)
-			for _, w := range warnings {
-				fmt.Fprintln(stderr, "taskgate: warning:", w)
-			}
-			if err != nil {
+			if err := checkAuth(set.Auth, os.Getenv); err != nil {
 				fmt.Fprintln(stderr, err)
 				return exitError{1}
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -105,5 +106,65 @@ tools:
 					c.args, code, &stdout, &stderr, c.code, c.stdout, c.stderr)
 			}
 		})
+	}
+}
+
+// TestValidateChecksWhatServeReads: without --engines, validate checks that the files a mapping
+// names can be read (relative to the mapping file) and the variables it names are set, each
+// problem at its key, as serve will need them.
+func TestValidateChecksWhatServeReads(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"tools.yaml": `auth:
+  apiKeys:
+    - {principal: ci-bot, keyEnv: TASKGATE_TEST_CI_KEY}
+engines:
+  cloud:
+    temporal:
+      address: 127.0.0.1:7233
+      apiKeyEnv: TASKGATE_TEST_TEMPORAL_KEY
+      tls: {caFile: certs/ca.pem, certFile: certs/taskgate.pem, keyFile: certs/taskgate.key}
+tools:
+  - name: a
+    description: A.
+    engine: cloud
+    workflow: {type: A, taskQueue: q}
+    inputSchema: {type: object}
+`})
+	file := filepath.Join(dir, "tools.yaml")
+	t.Setenv("TASKGATE_TEST_CI_KEY", "")
+	t.Setenv("TASKGATE_TEST_TEMPORAL_KEY", "")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"validate", file}, nil, &stdout, &stderr)
+	missing := func(key, name string) string {
+		return fmt.Sprintf("%s: engines.cloud.temporal.tls.%s: open %s: no such file or directory (serving reads it: fix the path, which is relative to the mapping file, or put the file there)\n",
+			key, name, filepath.Join(dir, "certs", map[string]string{"caFile": "ca.pem", "certFile": "taskgate.pem", "keyFile": "taskgate.key"}[name]))
+	}
+	want := file + ":3:35: auth.apiKeys[0].keyEnv: $TASKGATE_TEST_CI_KEY is not set (serving reads the secret from it: export it where taskgate runs)\n" +
+		file + ":8:18: engines.cloud.temporal.apiKeyEnv: $TASKGATE_TEST_TEMPORAL_KEY is not set (serving reads the secret from it: export it where taskgate runs)\n" +
+		missing(file+":9:21", "caFile") + missing(file+":9:45", "certFile") + missing(file+":9:74", "keyFile")
+	if code != 1 || stdout.Len() > 0 || stderr.String() != want {
+		t.Errorf("validate with nothing there: exit %d, stdout %q\nstderr:\n%s\nwant:\n%s", code, &stdout, &stderr, want)
+	}
+
+	if err := os.Mkdir(filepath.Join(dir, "certs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ca.pem", "taskgate.pem", "taskgate.key"} {
+		if err := os.WriteFile(filepath.Join(dir, "certs", name), []byte("PEM\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TASKGATE_TEST_CI_KEY", "short")
+	t.Setenv("TASKGATE_TEST_TEMPORAL_KEY", "a-temporal-cloud-key")
+	stdout.Reset()
+	stderr.Reset()
+	code = run(t.Context(), []string{"validate", file}, nil, &stdout, &stderr)
+	if want := "auth (" + file + ":1): $TASKGATE_TEST_CI_KEY, the API key of ci-bot, is shorter than 16 characters: serve refuses it; make a longer one (e.g. openssl rand -base64 32)\n"; code != 1 || stderr.String() != want {
+		t.Errorf("validate with a short key: exit %d, stderr %q, want %q", code, &stderr, want)
+	}
+	t.Setenv("TASKGATE_TEST_CI_KEY", "ci-0123456789abcdef0123")
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(t.Context(), []string{"validate", file}, nil, &stdout, &stderr); code != 0 || stdout.String() != "ok: 1 tool, 1 engine in "+file+"\n" {
+		t.Errorf("validate with everything there: exit %d, stdout %q, stderr %q", code, &stdout, &stderr)
 	}
 }

@@ -144,7 +144,7 @@ func TestExampleMappingsValidate(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(bin, "validate", file)
-			cmd.Env = append(os.Environ(), append(tc.env(args), "TASKGATE_KEY_CLIENTS=example-key")...)
+			cmd.Env = append(os.Environ(), append(tc.env(args), "TASKGATE_KEY_CLIENTS=example-key-0123456789")...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("taskgate validate: %v\n%s\nmapping:\n%s", err, out, args["mapping_yaml"].AsString())
 			}
