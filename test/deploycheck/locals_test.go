@@ -246,6 +246,9 @@ func TestKubernetesModuleLocals(t *testing.T) {
 	if names := decode[[]string](t, got["secret_env_names"]); !slices.Equal(names, []string{"TASKGATE_KEY_CLIENTS", "TASKGATE_TOKEN_KEYS"}) {
 		t.Errorf("secret_env_names = %v", names)
 	}
+	if a := decode[map[string]string](t, got["scrape_annotations"]); a["prometheus.io/port"] != "9090" || a["prometheus.io/path"] != "/metrics" || a["prometheus.io/scrape"] != "true" {
+		t.Errorf("scrape_annotations = %v, want the ops port's /metrics", a)
+	}
 
 	more := map[string]cty.Value{}
 	for k, v := range example {
@@ -265,8 +268,8 @@ func TestKubernetesModuleLocals(t *testing.T) {
 	got = evalModuleLocals(t, m, more)
 	env = decode[map[string]string](t, got["environment"])
 	for k, v := range map[string]string{
-		"TEMPORAL_TLS_CA_FILE": "/etc/taskgate/temporal/ca.crt", "TEMPORAL_TLS_CERT_FILE": "/etc/taskgate/temporal/tls.crt",
-		"TEMPORAL_TLS_KEY_FILE": "/etc/taskgate/temporal/tls.key", "TEMPORAL_TLS_SERVER_NAME": "temporal.internal",
+		"TEMPORAL_TLS_SERVER_CA_CERT_PATH": "/etc/taskgate/temporal/ca.crt", "TEMPORAL_TLS_CLIENT_CERT_PATH": "/etc/taskgate/temporal/tls.crt",
+		"TEMPORAL_TLS_CLIENT_KEY_PATH": "/etc/taskgate/temporal/tls.key", "TEMPORAL_TLS_SERVER_NAME": "temporal.internal",
 		"TASKGATE_OAUTH_ISSUER": "https://id.example.com", "TASKGATE_OAUTH_SCOPES": "tools:call tasks:read",
 	} {
 		if env[k] != v {

@@ -29,7 +29,9 @@ locals {
   )))
 
   # TLS files go into a Secret; their paths and the server name, which are not secret, into the
-  # environment (built from unmarked values only: nonsensitive() lifts only a value's own mark).
+  # environment under the names the Temporal SDK's envconfig reads, so that `temporal: {}` (or a
+  # block without tls:) connects with them (built from unmarked values only: nonsensitive() lifts
+  # only a value's own mark).
   tls_dir = "/etc/taskgate/temporal"
   tls_files = local.has_tls ? {
     for key, pem in {
@@ -45,9 +47,9 @@ locals {
   } : { "ca.crt" = false, "tls.crt" = false, "tls.key" = false }
   tls_server_name = local.has_tls ? nonsensitive(var.temporal_tls.server_name) : null
   tls_env = merge(
-    local.tls_present["ca.crt"] ? { TEMPORAL_TLS_CA_FILE = "${local.tls_dir}/ca.crt" } : {},
-    local.tls_present["tls.crt"] ? { TEMPORAL_TLS_CERT_FILE = "${local.tls_dir}/tls.crt" } : {},
-    local.tls_present["tls.key"] ? { TEMPORAL_TLS_KEY_FILE = "${local.tls_dir}/tls.key" } : {},
+    local.tls_present["ca.crt"] ? { TEMPORAL_TLS_SERVER_CA_CERT_PATH = "${local.tls_dir}/ca.crt" } : {},
+    local.tls_present["tls.crt"] ? { TEMPORAL_TLS_CLIENT_CERT_PATH = "${local.tls_dir}/tls.crt" } : {},
+    local.tls_present["tls.key"] ? { TEMPORAL_TLS_CLIENT_KEY_PATH = "${local.tls_dir}/tls.key" } : {},
     local.tls_server_name == null ? {} : { TEMPORAL_TLS_SERVER_NAME = local.tls_server_name },
   )
 
@@ -68,6 +70,13 @@ locals {
       var.oauth.jwks_url == null ? {} : { TASKGATE_OAUTH_JWKS_URL = var.oauth.jwks_url },
     ),
   )
+
+  # Prometheus finds the metrics on the operations port, apart from MCP.
+  scrape_annotations = var.prometheus_scrape ? {
+    "prometheus.io/scrape" = "true"
+    "prometheus.io/port"   = tostring(var.ops_port)
+    "prometheus.io/path"   = "/metrics"
+  } : {}
 
   # Pods restart when the mapping or a secret changes: these hashes are in their annotations.
   checksums = {
@@ -173,7 +182,7 @@ resource "kubernetes_deployment_v1" "this" {
     template {
       metadata {
         labels      = local.labels
-        annotations = merge(var.pod_annotations, local.checksums)
+        annotations = merge(local.scrape_annotations, var.pod_annotations, local.checksums)
       }
 
       spec {
@@ -214,13 +223,20 @@ resource "kubernetes_deployment_v1" "this" {
           image             = var.image
           image_pull_policy = var.image_pull_policy
           args = concat(
-            ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}"],
+            ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}", "--ops-http", ":${var.ops_port}"],
             var.extra_args,
           )
 
           port {
             name           = "http"
             container_port = var.container_port
+            protocol       = "TCP"
+          }
+
+          # Health, readiness and metrics, apart from MCP: the Service does not expose it.
+          port {
+            name           = "ops"
+            container_port = var.ops_port
             protocol       = "TCP"
           }
 
@@ -264,7 +280,7 @@ resource "kubernetes_deployment_v1" "this" {
           liveness_probe {
             http_get {
               path = var.liveness_path
-              port = "http"
+              port = "ops"
             }
             period_seconds    = 10
             timeout_seconds   = 3
@@ -274,18 +290,19 @@ resource "kubernetes_deployment_v1" "this" {
           readiness_probe {
             http_get {
               path = var.readiness_path
-              port = "http"
+              port = "ops"
             }
             period_seconds    = 5
             timeout_seconds   = 3
             failure_threshold = 2
           }
 
-          # taskgate checks every mapped target (up to 30 s) before it listens.
+          # taskgate checks every mapped target (up to 30 s) before it listens; an engine that does
+          # not answer leaves it serving, but not ready.
           startup_probe {
             http_get {
               path = var.liveness_path
-              port = "http"
+              port = "ops"
             }
             period_seconds    = 2
             failure_threshold = 30

@@ -59,7 +59,7 @@ variable "container_port" {
 # ---------------------------------------------------------------------------------------------------
 
 variable "mapping_yaml" {
-  description = "The mapping file's content (for example file(\"tools.yaml\")), stored in a ConfigMap and mounted at /etc/taskgate/tools.yaml. Engine blocks may refer to the environment: $${TEMPORAL_ADDRESS}, $${TEMPORAL_NAMESPACE}, $${TEMPORAL_TLS_CA_FILE}, $${TEMPORAL_TLS_CERT_FILE}, $${TEMPORAL_TLS_KEY_FILE}, $${TEMPORAL_TLS_SERVER_NAME}, apiKeyEnv: TEMPORAL_API_KEY, and the names in environment."
+  description = "The mapping file's content (for example file(\"tools.yaml\")), stored in a ConfigMap and mounted at /etc/taskgate/tools.yaml. Engine blocks may refer to the environment: $${TEMPORAL_ADDRESS}, $${TEMPORAL_NAMESPACE}, apiKeyEnv: TEMPORAL_API_KEY, and the names in environment; a temporal block without tls: takes temporal_tls from the TEMPORAL_TLS_* variables."
   type        = string
 }
 
@@ -80,7 +80,7 @@ variable "temporal_namespace" {
 }
 
 variable "temporal_tls" {
-  description = "TLS to the Temporal frontend, PEM-encoded: ca_pem (a private CA; null for the system roots), cert_pem and key_pem (mTLS client certificate), server_name (when it differs from the address's host). Stored in a Secret mounted at /etc/taskgate/temporal/ and passed as TEMPORAL_TLS_* file paths; null for plaintext."
+  description = "TLS to the Temporal frontend, PEM-encoded: ca_pem (a private CA; null for the system roots), cert_pem and key_pem (mTLS client certificate), server_name (when it differs from the address's host). Stored in a Secret mounted at /etc/taskgate/temporal/ and passed as the variables the Temporal SDK reads (TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_NAME), which an engine block without tls: uses; null for plaintext."
   type = object({
     ca_pem      = optional(string)
     cert_pem    = optional(string)
@@ -176,15 +176,27 @@ variable "pdb_min_available" {
 }
 
 variable "liveness_path" {
-  description = "Path of the liveness probe: /healthz (the process serves)."
+  description = "Path of the liveness and startup probes on ops_port: /healthz (the process serves)."
   type        = string
   default     = "/healthz"
 }
 
 variable "readiness_path" {
-  description = "Path of the readiness probe. /healthz answers as soon as taskgate serves; switch to /readyz (engines reachable, targets present) once taskgate has it."
+  description = "Path of the readiness probe on ops_port: /readyz, 503 while an engine does not answer or a mapped target is missing, so that such pods leave the Service without a restart."
   type        = string
-  default     = "/healthz"
+  default     = "/readyz"
+}
+
+variable "ops_port" {
+  description = "Port of taskgate's operations listener in the pod (serve --ops-http :PORT): /healthz, /readyz and /metrics, apart from MCP and not in the Service."
+  type        = number
+  default     = 9090
+}
+
+variable "prometheus_scrape" {
+  description = "Annotate the pods with prometheus.io/scrape, port (ops_port) and path (/metrics), for Prometheus configurations that discover pods by these annotations."
+  type        = bool
+  default     = true
 }
 
 variable "resources" {
