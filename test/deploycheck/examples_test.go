@@ -3,11 +3,13 @@ package deploycheck
 import (
 	"bytes"
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -190,4 +192,43 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)
+}
+
+// Every `yaml-language-server: $schema=PATH` comment of the repository names a file that exists,
+// relative to the file it is in, so that editors find the mapping schema.
+func TestSchemaPathsResolve(t *testing.T) {
+	root := repoRoot(t)
+	schemaRef := regexp.MustCompile(`yaml-language-server:\s*\$schema=(\S+)`)
+	found := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case d.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".tftpl"}, filepath.Ext(path)):
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range schemaRef.FindAllStringSubmatch(string(src), -1) {
+			found++
+			if strings.Contains(m[1], "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), m[1])); err != nil {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s: $schema=%s does not resolve: %v", rel, m[1], err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatal("no $schema comment found: the walk looked in the wrong place")
+	}
 }

@@ -66,6 +66,43 @@ func variableDefault(t *testing.T, m *tfModule, name string) string {
 	return value(t, v.Body, "default").AsString()
 }
 
+// The AWS module agrees with what taskgate serves: MCP and the OAuth metadata through the load
+// balancer and nothing else (no /metrics, no health endpoints), health checks on /readyz of the
+// operations listener, which the task's command turns on.
+func TestAWSModuleServesOnlyMCPAndChecksReadiness(t *testing.T) {
+	m := loadModules(t)["terraform/modules/taskgate-aws"]
+
+	https := block(t, m, "resource", "aws_lb_listener", "https")
+	if action := nested(https.Body, "default_action"); len(action) != 1 || value(t, action[0].Body, "type").AsString() != "fixed-response" {
+		t.Errorf("the HTTPS listener's default action must answer itself, not forward")
+	}
+	var forwarded []string
+	for _, b := range m.blocks {
+		if b.Type != "resource" || b.Labels[0] != "aws_lb_listener_rule" {
+			continue
+		}
+		for _, p := range nested(b.Body, "path_pattern") {
+			for _, v := range value(t, p.Body, "values").AsValueSlice() {
+				forwarded = append(forwarded, v.AsString())
+			}
+		}
+	}
+	if want := []string{"/mcp", "/.well-known/*"}; !slices.Equal(forwarded, want) {
+		t.Errorf("the listener rules forward %q, want exactly %q", forwarded, want)
+	}
+
+	hc := nested(block(t, m, "resource", "aws_lb_target_group", "this").Body, "health_check")
+	if len(hc) != 1 || exprSource(t, hc[0].Body, "port") != "tostring(var.ops_port)" || exprSource(t, hc[0].Body, "path") != "var.health_check_path" {
+		t.Errorf("the target group's health check must use health_check_path on ops_port")
+	}
+	if p := variableDefault(t, m, "health_check_path"); p != "/readyz" {
+		t.Errorf("health_check_path defaults to %q, want /readyz", p)
+	}
+	if c := source(t, m.locals["containers"].Expr); !strings.Contains(c, `"--ops-http", ":${var.ops_port}"`) {
+		t.Error("the taskgate container does not run with --ops-http :ops_port")
+	}
+}
+
 // The Kubernetes module probes the operations listener: liveness and startup on /healthz,
 // readiness on /readyz, which the container's arguments turn on.
 func TestKubernetesModuleProbesTheOpsListener(t *testing.T) {

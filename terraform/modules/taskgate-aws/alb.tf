@@ -27,11 +27,13 @@ resource "aws_vpc_security_group_ingress_rule" "clients" {
 }
 
 resource "aws_vpc_security_group_egress_rule" "load_balancer_to_tasks" {
+  for_each = { mcp = var.container_port, health = var.ops_port }
+
   security_group_id            = aws_security_group.load_balancer.id
-  description                  = "taskgate tasks"
+  description                  = each.key == "mcp" ? "taskgate tasks: MCP" : "taskgate tasks: health checks"
   ip_protocol                  = "tcp"
-  from_port                    = var.container_port
-  to_port                      = var.container_port
+  from_port                    = each.value
+  to_port                      = each.value
   referenced_security_group_id = aws_security_group.service.id
   tags                         = local.tags
 }
@@ -69,7 +71,7 @@ resource "aws_lb_target_group" "this" {
   health_check {
     path                = var.health_check_path
     protocol            = "HTTP"
-    port                = "traffic-port"
+    port                = tostring(var.ops_port)
     matcher             = "200"
     interval            = var.health_check_interval_seconds
     timeout             = 5
@@ -86,9 +88,32 @@ resource "aws_lb_listener" "https" {
   certificate_arn   = var.certificate_arn
   tags              = local.tags
 
+  # Only MCP and its OAuth metadata reach taskgate; everything else (the ops endpoints among
+  # them, should a request name them) is answered here.
   default_action {
+    type = "fixed-response"
+    fixed_response {
+      content_type = "text/plain"
+      message_body = "Not found: taskgate serves MCP at /mcp"
+      status_code  = "404"
+    }
+  }
+}
+
+resource "aws_lb_listener_rule" "mcp" {
+  listener_arn = aws_lb_listener.https.arn
+  priority     = 10
+  tags         = local.tags
+
+  action {
     type             = "forward"
     target_group_arn = aws_lb_target_group.this.arn
+  }
+
+  condition {
+    path_pattern {
+      values = ["/mcp", "/.well-known/*"]
+    }
   }
 }
 

@@ -18,12 +18,26 @@ resource "aws_security_group" "service" {
 }
 
 resource "aws_vpc_security_group_ingress_rule" "from_load_balancer" {
+  for_each = { mcp = var.container_port, health = var.ops_port }
+
   security_group_id            = aws_security_group.service.id
-  description                  = "MCP over HTTP from the load balancer"
+  description                  = each.key == "mcp" ? "MCP over HTTP from the load balancer" : "Health checks from the load balancer"
   ip_protocol                  = "tcp"
-  from_port                    = var.container_port
-  to_port                      = var.container_port
+  from_port                    = each.value
+  to_port                      = each.value
   referenced_security_group_id = aws_security_group.load_balancer.id
+  tags                         = local.tags
+}
+
+resource "aws_vpc_security_group_ingress_rule" "metrics" {
+  for_each = toset(var.metrics_security_group_ids)
+
+  security_group_id            = aws_security_group.service.id
+  description                  = "Prometheus metrics (/metrics on the ops port)"
+  ip_protocol                  = "tcp"
+  from_port                    = var.ops_port
+  to_port                      = var.ops_port
+  referenced_security_group_id = each.value
   tags                         = local.tags
 }
 
@@ -81,10 +95,13 @@ locals {
         essential = true
         user      = "65532:65532"
         command = concat(
-          ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}"],
+          ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}", "--ops-http", ":${var.ops_port}"],
           var.extra_args,
         )
-        portMappings           = [{ name = "http", containerPort = var.container_port, protocol = "tcp" }]
+        portMappings = [
+          { name = "http", containerPort = var.container_port, protocol = "tcp" },
+          { name = "ops", containerPort = var.ops_port, protocol = "tcp" },
+        ]
         environment            = [for name in sort(keys(local.environment)) : { name = name, value = local.environment[name] }]
         secrets                = [for name in sort(keys(local.taskgate_secrets)) : { name = name, valueFrom = local.taskgate_secrets[name] }]
         readonlyRootFilesystem = true

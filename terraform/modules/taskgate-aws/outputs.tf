@@ -3,11 +3,6 @@ output "mcp_url" {
   value       = local.mcp_url
 }
 
-output "health_url" {
-  description = "The health check the load balancer uses, for monitoring: https://DOMAIN_NAME plus health_check_path."
-  value       = "https://${var.domain_name}${var.health_check_path}"
-}
-
 output "load_balancer_dns_name" {
   description = "DNS name of the load balancer, for a CNAME record of domain_name when route53_zone_id is null."
   value       = aws_lb.this.dns_name

@@ -59,6 +59,18 @@ variable "container_port" {
   default     = 8080
 }
 
+variable "ops_port" {
+  description = "Port of taskgate's operations listener inside the task (serve --ops-http :PORT): /healthz, /readyz and /metrics, apart from MCP. The load balancer checks it and forwards nothing to it."
+  type        = number
+  default     = 9090
+}
+
+variable "metrics_security_group_ids" {
+  description = "Security groups allowed to reach ops_port of the tasks, for a Prometheus or an ADOT collector that scrapes /metrics there."
+  type        = list(string)
+  default     = []
+}
+
 variable "extra_args" {
   description = "Arguments added to `taskgate serve --config /etc/taskgate/tools.yaml --http :PORT`, for example [\"--no-task-clients\", \"wait\"], or the flags later releases add (log format, --insecure-no-auth)."
   type        = list(string)
@@ -217,7 +229,7 @@ variable "assign_public_ip" {
 }
 
 variable "internal" {
-  description = "Whether the load balancer is internal (reachable only inside the VPC and connected networks). Until taskgate authenticates callers, an internal load balancer or a narrow allowed_cidr_blocks is the access control."
+  description = "Whether the load balancer is internal (reachable only inside the VPC and connected networks). Callers authenticate with the mapping's auth: block either way; an internal load balancer or a narrow allowed_cidr_blocks also keeps others from knocking."
   type        = bool
   default     = false
 }
@@ -295,9 +307,9 @@ variable "access_logs_bucket" {
 }
 
 variable "health_check_path" {
-  description = "Path the load balancer checks on each task. /healthz answers as soon as taskgate serves; switch to /readyz (engines reachable, targets present) once taskgate has it."
+  description = "Path the load balancer checks on each task's ops_port. /readyz answers 503 while an engine does not answer or a mapped target is missing, so such a task gets no requests (ECS replaces it if that lasts through unhealthy checks); /healthz answers while the process serves."
   type        = string
-  default     = "/healthz"
+  default     = "/readyz"
 }
 
 variable "health_check_interval_seconds" {
