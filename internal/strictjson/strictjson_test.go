@@ -1,0 +1,98 @@
+package strictjson
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	tooDeep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	for _, c := range []struct {
+		in   string
+		want string // "" for strict JSON; else the error, and whether it is a syntax error
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`, ""},
+		{" \n{\"a\": [1, -2.5e+3, 0, true, false, null, \"\\u00e9\\n\"]}\t ", ""},
+		{`{"task\u0049d":"x"}`, ""},
+		{`{"a":{"b":1},"c":{"b":2}}`, ""},
+		{`"é"`, ""},
+		{`"\ud83d\ude00"`, ""},
+		{`"\ud83d"`, `syntax: a \u escape of half a character (an unpaired surrogate) (at byte 1)`},
+		{`"\ude00\ud83d"`, `syntax: a \u escape of half a character (an unpaired surrogate) (at byte 1)`},
+		{`"\ud83d\u0041"`, `syntax: a \u escape of half a character (an unpaired surrogate) (at byte 1)`},
+		{deep, ""},
+		{`{"a":1}}`, "syntax: data after the JSON value (at byte 7)"},
+		{`{"a":1} {}`, "syntax: data after the JSON value (at byte 8)"},
+		{"\xef\xbb\xbf{}", "syntax: a byte order mark before the JSON text (at byte 0)"},
+		{"{\"a\":\"\xff\"}", "syntax: bytes that are not UTF-8 (at byte 6)"},
+		{`{"method":"a","method":"b"}`, `repeat: the member name "method" appears twice in one object (names may not repeat, whatever their case or escapes) (at byte 14)`},
+		{`{"method":"a","METHOD":"b"}`, `repeat: the member name "METHOD" appears twice in one object (names may not repeat, whatever their case or escapes) (at byte 14)`},
+		{`{"taskId":"a","task\u0049d":"b"}`, `repeat: the member name "taskId" appears twice in one object (names may not repeat, whatever their case or escapes) (at byte 14)`},
+		{`{"taskId":"a","taſkId":"b"}`, `repeat: the member name "taſkId" appears twice in one object (names may not repeat, whatever their case or escapes) (at byte 14)`},
+		{`{"p":{"q":[{"x":1,"X":2}]}}`, `repeat: the member name "X" appears twice in one object (names may not repeat, whatever their case or escapes) (at byte 18)`},
+		{tooDeep, "syntax: objects and arrays nested deeper than 1000 (at byte 1000)"},
+		{``, "syntax: the JSON text ends where a value should be (at byte 0)"},
+		{`{"a":01}`, `syntax: an invalid character '1' after an object member (at byte 6)`},
+		{`{"a":-}`, "syntax: an invalid number (at byte 6)"},
+		{`{"a":"\x"}`, `syntax: an invalid escape \x (at byte 6)`},
+		{"{\"a\":\"\x01\"}", "syntax: a control character in a string (at byte 6)"},
+		{`{a:1}`, "syntax: an object member without a quoted name (at byte 1)"},
+		{`[1,]`, "syntax: an invalid character ']' where a value should be (at byte 3)"},
+		{`{"a":tru}`, "syntax: an invalid literal (want true) (at byte 5)"},
+	} {
+		err := Check([]byte(c.in))
+		got := ""
+		var e *Error
+		if errors.As(err, &e) {
+			got = "repeat: " + e.Error()
+			if e.Syntax {
+				got = "syntax: " + e.Error()
+			}
+		}
+		if got != c.want {
+			t.Errorf("%.60q: %s, want %s", c.in, got, c.want)
+		}
+		// Every text encoding/json refuses is refused here too.
+		if c.want == "" && !json.Valid([]byte(c.in)) {
+			t.Errorf("%.60q passed, but it is not JSON", c.in)
+		}
+	}
+}
+
+// TestManyMembers: an object of many members is checked in time that grows with its size, and
+// its names still may not repeat.
+func TestManyMembers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 100000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"m` + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + `_` + itoa(i) + `":1`)
+	}
+	if err := Check([]byte(b.String() + "}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check([]byte(b.String() + `,"M_0":2,"m_0":3}`)); err == nil || !strings.Contains(err.Error(), `"m_0" appears twice`) {
+		t.Fatalf("a repeated name among many: %v", err)
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1,"x",{"b":null}]`, `{"a":1,"A":2}`, "\"\\ud800\"", `1e5`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if Check([]byte(s)) == nil && !json.Valid([]byte(s)) {
+			t.Fatalf("%q passed, but encoding/json refuses it", s)
+		}
+	})
+}
