@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,10 +49,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	})
 	checkHost := !s.localhostUnchecked()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		read, ok := r.Context().Value(frontReadKey{}).(frontRead)
+		rd, ok := r.Context().Value(readingKey{}).(*reading)
 		var f *fastRequest
-		if ok && read.method == fastMethod {
-			f = readFast(r, read.body, checkHost)
+		if ok && rd.method == fastMethod {
+			f = readFast(r, rd, checkHost)
 		}
 		if f == nil {
 			sdk.ServeHTTP(w, r)
@@ -72,7 +70,7 @@ type fastRequest struct {
 	req    *mcp.ServerRequest[*taskParams]
 }
 
-// readFast reads r, whose body httpFront read, as a plain tasks/get that go-sdk would serve, or
+// readFast reads r, as httpFront read it (rd), as a plain tasks/get that go-sdk would serve, or
 // gives nil: a POST of one JSON-RPC request object with
 // exactly the members jsonrpc ("2.0"), id (a string, or an integer that a float64 holds exactly),
 // method and params; params with exactly taskId (a string) and, optionally, _meta (an object); for
@@ -80,8 +78,8 @@ type fastRequest struct {
 // that go-sdk reads, and the method in the Mcp-Method header; for 2025-11-25, no version in
 // _meta; the Content-Type and Accept headers go-sdk asks for and no Last-Event-ID; and, when
 // go-sdk checks Host headers on a loopback listener, a loopback Host.
-func readFast(r *http.Request, body []byte, checkHost bool) *fastRequest {
-	if len(body) > fastMaxBody || !utf8.Valid(body) {
+func readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
+	if len(rd.body) > fastMaxBody {
 		return nil
 	}
 	h := r.Header
@@ -99,8 +97,8 @@ func readFast(r *http.Request, body []byte, checkHost bool) *fastRequest {
 	if checkHost && !hostServed(r) {
 		return nil
 	}
-	msg, ok := strictObject(body, "jsonrpc", "id", "method", "params")
-	if !ok || len(msg) != 4 || string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"`+fastMethod+`"` {
+	msg := rd.members
+	if !onlyMembers(msg, "jsonrpc", "id", "method", "params") || len(msg) != 4 || string(msg["jsonrpc"]) != `"2.0"` {
 		return nil
 	}
 	if modern && h.Get("Mcp-Method") != fastMethod {
@@ -110,8 +108,8 @@ func readFast(r *http.Request, body []byte, checkHost bool) *fastRequest {
 	if !ok {
 		return nil
 	}
-	params, ok := strictObject(msg["params"], "taskId", "_meta")
-	if !ok {
+	params := rd.params
+	if params == nil || !onlyMembers(params, "taskId", "_meta") {
 		return nil
 	}
 	p := &taskParams{}
@@ -176,36 +174,14 @@ func plainClientInfo(v any) bool {
 	return true
 }
 
-// strictObject reads a JSON object whose member names are all in names, none twice, and nothing
-// after it; ok is false for anything else.
-func strictObject(data json.RawMessage, names ...string) (members map[string]json.RawMessage, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	members = make(map[string]json.RawMessage, len(names))
-	for dec.More() {
-		tok, err := dec.Token()
-		name, isName := tok.(string)
-		if err != nil || !isName {
-			return nil, false
+// onlyMembers reports whether every member of an object is one of names.
+func onlyMembers(members map[string]json.RawMessage, names ...string) bool {
+	for name := range members {
+		if !slices.Contains(names, name) {
+			return false
 		}
-		if _, seen := members[name]; seen || !slices.Contains(names, name) {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		members[name] = v
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return members, true
+	return true
 }
 
 // plainID reads a request id that go-sdk keeps as it is: a string, or an integer a float64 holds

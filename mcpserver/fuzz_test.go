@@ -20,7 +20,8 @@ import (
 // The fuzz targets feed the two entries of the server, the HTTP handler and the stdio line
 // reader, with what the fuzzer makes of the sweep's requests (and the corpus under
 // testdata/fuzz). Whatever they get, nothing may panic, no HTTP answer may be a 5xx, and the
-// stdio connection must still answer a ping.
+// stdio connection must still answer a ping. Over HTTP, every request go-sdk serves must be the
+// one the front read: the same method, task id and tool.
 
 var fuzzEnv struct {
 	once sync.Once
@@ -28,6 +29,9 @@ var fuzzEnv struct {
 	http http.Handler
 	logs *panicLog
 	err  error
+	// disagreements are the requests of the latest HTTP input that go-sdk read otherwise than the front.
+	mu            sync.Mutex
+	disagreements []string
 }
 
 func fuzzServer(t testing.TB) (*mcpserver.Server, http.Handler, *panicLog) {
@@ -50,6 +54,13 @@ func fuzzServer(t testing.TB) (*mcpserver.Server, http.Handler, *panicLog) {
 		fuzzEnv.srv, fuzzEnv.err = mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: sealed,
 			Logger: slog.New(slog.NewTextHandler(fuzzEnv.logs, nil)), Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
 		if fuzzEnv.err == nil {
+			fuzzEnv.srv.WatchReadings(func(front, served mcpserver.Reading) {
+				if front != served {
+					fuzzEnv.mu.Lock()
+					defer fuzzEnv.mu.Unlock()
+					fuzzEnv.disagreements = append(fuzzEnv.disagreements, fmt.Sprintf("the front read %+v, go-sdk served %+v", front, served))
+				}
+			})
 			fuzzEnv.http = fuzzEnv.srv.HTTPHandler()
 		}
 	})
@@ -64,6 +75,12 @@ func FuzzHTTP(f *testing.F) {
 		f.Add(line, []string{"", "2025-11-25", "2026-07-28"}[i%3], "", "")
 	}
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`, "2026-07-28", "tasks/get", "y")
+	// The spellings that decoders read differently (TestOneReadingOfARequest).
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}}`, "2025-11-25", "", "")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","METHOD":"ping","params":{"taskId":"x"}}`, "2025-11-25", "", "")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x","TASKID":"y"}}`, "2026-07-28", "tasks/get", "y")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"task\u0049d":"x"}}`, "2026-07-28", "tasks/get", "x")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"quick_echo","NAME":"x"}}`, "2025-11-25", "", "")
 	f.Fuzz(func(t *testing.T, body, version, method, name string) {
 		_, h, logs := fuzzServer(t)
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
@@ -74,10 +91,18 @@ func FuzzHTTP(f *testing.F) {
 				req.Header.Set(k, v)
 			}
 		}
+		fuzzEnv.mu.Lock()
+		fuzzEnv.disagreements = nil
+		fuzzEnv.mu.Unlock()
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {
 			t.Fatalf("HTTP %d for %q: %s", rec.Code, body, rec.Body)
+		}
+		fuzzEnv.mu.Lock()
+		defer fuzzEnv.mu.Unlock()
+		if len(fuzzEnv.disagreements) > 0 {
+			t.Fatalf("%q: %s", body, strings.Join(fuzzEnv.disagreements, "; "))
 		}
 		logs.check(t)
 	})

@@ -37,19 +37,14 @@ func (s *Server) sdkHTTP() http.Handler {
 
 func (s *Server) localhostUnchecked() bool { return len(s.hosts) > 0 }
 
-// envelope is what the front reads of a request: the body's params stay undecoded.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
 // httpFront is the HTTP entry. Before the SDK sees a request it refuses, each with its own
 // status: more requests than the server takes at once (503), a browser page of another origin or
 // a Host the operator did not list (403), a caller without a valid bearer token when auth is on
 // (401, by go-sdk's auth middleware), more body than the memory budget holds (503) or than a
-// message may have (413), a batch (400), a task method whose Mcp-Name header names another task
-// (400, -32020), and a principal over its rate (429). It rewrites the requests that carry params
+// message may have (413), a body that is not one JSON-RPC message every decoder reads alike, or
+// a batch (400), a task method whose Mcp-Name header names another task (400, -32020), and a
+// principal over its rate (429). It reads each body once (reading): every check judges that
+// reading, and go-sdk gets the bytes it was made from. It rewrites the requests that carry params
 // the SDK would drop, and carries the client's lifetime to the handlers.
 func (s *Server) httpFront(next http.Handler) http.Handler {
 	inner := s.httpRequest(next)
@@ -140,48 +135,44 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 		case err != nil:
 			return // the client went away, or sent less than it announced
 		}
-		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-			writeError(w, http.StatusBadRequest, nil, errBatch)
+		rd, refusal := readMessage(body)
+		if refusal != nil {
+			writeError(w, http.StatusBadRequest, nil, refusal)
 			return
 		}
-		var env envelope
-		if json.Unmarshal(body, &env) == nil && env.Method != "" {
-			if msg := mismatchedName(r.Header.Get("Mcp-Name"), env.Method, env.Params); msg != "" {
-				writeError(w, http.StatusBadRequest, env.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
+		if rd.method != "" {
+			if msg := mismatchedName(r.Header.Get("Mcp-Name"), rd); msg != "" {
+				writeError(w, http.StatusBadRequest, rd.id(), &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
 				return
 			}
-			if denied := s.forbiddenTool(w, r, env); denied {
+			if denied := s.forbiddenTool(w, r, rd); denied {
 				return
 			}
-			if retry, ok := s.rates.allow(principalOf(r.Context()), env.Method, s.now()); !ok {
+			if retry, ok := s.rates.allow(principalOf(r.Context()), rd.method, s.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
-				writeError(w, http.StatusTooManyRequests, env.ID, errRateLimited(env.Method, retry))
+				writeError(w, http.StatusTooManyRequests, rd.id(), errRateLimited(rd.method, retry))
 				return
 			}
-			if needsHoist(env.Method, env.Params) {
-				if params, err := hoist(env.Method, env.Params, nil, ""); err == nil {
-					body = rewrite(body, env, params)
+			if params := rd.members["params"]; needsHoist(rd.method, params) {
+				if hoisted, err := hoist(rd.method, params, nil, ""); err == nil {
+					rd.setParams(hoisted)
 				}
 			}
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		r.Body = io.NopCloser(bytes.NewReader(rd.body))
+		r.ContentLength = int64(len(rd.body))
 		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, frontReadKey{}, frontRead{body: body, method: env.Method})))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
 	})
 }
 
 // forbiddenTool answers 403 to a tools/call of a tool the caller may not use, with the scopes it
 // needs in the challenge, so that an OAuth client can ask for them (step-up authorization).
-func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, env envelope) bool {
-	if env.Method != "tools/call" {
+func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *reading) bool {
+	if rd.method != "tools/call" {
 		return false
 	}
-	var p struct {
-		Name string `json:"name"`
-	}
-	json.Unmarshal(env.Params, &p)
-	tool, found := s.set.Tool(p.Name)
+	tool, found := s.set.Tool(rd.param("name"))
 	if !found {
 		return false
 	}
@@ -197,7 +188,7 @@ func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, env envel
 		challenge += fmt.Sprintf(`, resource_metadata=%q`, a.ResourceMetadataURL)
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeError(w, http.StatusForbidden, env.ID, errNotPermitted(r.Context(), tool, missing))
+	writeError(w, http.StatusForbidden, rd.id(), errNotPermitted(r.Context(), tool, missing))
 	return true
 }
 
@@ -224,20 +215,6 @@ func busy(w http.ResponseWriter, why string) {
 		Message: "Server busy: " + why + "; retry in a second"})
 }
 
-// rewrite is the request with new params.
-func rewrite(body []byte, env envelope, params json.RawMessage) []byte {
-	var whole map[string]json.RawMessage
-	if json.Unmarshal(body, &whole) != nil {
-		return body
-	}
-	whole["params"] = params
-	out, err := json.Marshal(whole)
-	if err != nil {
-		return body
-	}
-	return out
-}
-
 func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
@@ -247,14 +224,9 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrp
 	w.Write(errorResponse(id, e))
 }
 
-// frontReadKey carries what the front read of a request (frontRead) to the fast path, which so
-// reads neither the body nor its method again.
-type frontReadKey struct{}
-
-type frontRead struct {
-	body   []byte
-	method string
-}
+// readingKey carries the front's reading of a request to the fast path, which so reads neither
+// the body nor its method again.
+type readingKey struct{}
 
 // clientGoneKey carries the HTTP request's context to the handlers: the stateless SDK handler runs
 // them in a context that outlives the request, so a blocking call (tasks/result, a waiting tool)
@@ -274,15 +246,12 @@ func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
 // mismatchedName checks the routing header of a task method against the task it names: an
 // intermediary routes by the header, taskgate acts on the body, and they must agree. A missing
 // header is accepted (clients before 2026-07-28 send none).
-func mismatchedName(header, method string, params json.RawMessage) string {
-	if header == "" || !strings.HasPrefix(method, "tasks/") {
+func mismatchedName(header string, rd *reading) string {
+	if header == "" || !strings.HasPrefix(rd.method, "tasks/") {
 		return ""
 	}
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(params, &p) == nil && strings.TrimSpace(header) == p.TaskID {
+	if raw, ok := rd.params["taskId"]; ok && raw[0] == '"' && strings.TrimSpace(header) == rd.param("taskId") {
 		return ""
 	}
-	return fmt.Sprintf("Header mismatch: Mcp-Name header %q does not match params.taskId of %s", header, method)
+	return fmt.Sprintf("Header mismatch: Mcp-Name header %q does not match params.taskId of %s", header, rd.method)
 }

@@ -81,7 +81,8 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		f.pending = append(line, '\n')
+		// go-sdk ends the connection at anything but a line break after a message: white space too.
+		f.pending = append(bytes.TrimSpace(line), '\n')
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
@@ -113,44 +114,27 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// refuse is the error response for a line that is not one JSON-RPC message, or nil for a line the
-// SDK may read.
+// refuse is the error response for a line that is not one JSON-RPC message that every decoder
+// reads alike (strictMessage), or nil for a line the SDK may read.
 func refuse(line []byte, readErr error) []byte {
-	var e *jsonrpc.Error
-	trimmed := bytes.TrimSpace(line)
-	switch {
-	case errors.Is(readErr, errLineTooLong):
-		e = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: the message is longer than the limit of 4 MiB"}
-	case !json.Valid(trimmed):
-		e = &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: the line is not JSON; send one JSON-RPC message per line"}
-	case trimmed[0] == '[':
-		e = errBatch
-	default:
-		if _, err := jsonrpc.DecodeMessage(trimmed); err == nil {
-			return nil
-		}
-		e = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response"}
+	if errors.Is(readErr, errLineTooLong) {
+		return append(errorResponse(json.RawMessage("null"), errLineLong), '\n')
 	}
-	return append(errorResponse(idOf(trimmed), e), '\n')
+	trimmed := bytes.TrimSpace(line)
+	rd, e := readMessage(trimmed)
+	if e != nil {
+		return append(errorResponse(json.RawMessage("null"), e), '\n')
+	}
+	if _, err := jsonrpc.DecodeMessage(trimmed); err == nil {
+		return nil
+	}
+	return append(errorResponse(rd.id(), errNotMessage), '\n')
 }
+
+var errLineLong = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: the message is longer than the limit of 4 MiB"}
 
 var errBatch = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 	Message: "Invalid Request: JSON-RPC batches are not served (MCP removed them in 2025-06-18); send one message at a time"}
-
-// idOf is the id of a message that may be malformed, or null.
-func idOf(msg []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(msg, &m) != nil || len(m.ID) == 0 {
-		return json.RawMessage("null")
-	}
-	switch m.ID[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return m.ID
-	}
-	return json.RawMessage("null")
-}
 
 func errorResponse(id json.RawMessage, e *jsonrpc.Error) []byte {
 	b, _ := json.Marshal(struct {
