@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -23,27 +24,25 @@ type reading struct {
 	method string
 }
 
-// readMessage reads one JSON-RPC message, or says why it is refused.
+// readMessage reads one JSON-RPC message, or says why it is refused. Members are slices of body:
+// a large body is not copied.
 func readMessage(body []byte) (*reading, *jsonrpc.Error) {
-	if e := strictMessage(body); e != nil {
+	members, err := strictjson.Members(body)
+	if e := strictError(err); e != nil {
 		return nil, e
 	}
-	r := &reading{body: body}
-	if json.Unmarshal(body, &r.members) != nil || r.members == nil {
+	if members == nil {
+		if trimmed := bytes.TrimSpace(body); trimmed[0] == '[' {
+			return nil, errBatch
+		}
 		return nil, errNotMessage
 	}
-	if raw, ok := r.members["method"]; ok && json.Unmarshal(raw, &r.method) != nil {
+	r := &reading{body: body, members: members}
+	if raw, ok := members["method"]; ok && json.Unmarshal(raw, &r.method) != nil {
 		return nil, errNotMessage
 	}
-	r.readParams()
+	r.params, _ = strictjson.Members(members["params"]) // nil unless an object
 	return r, nil
-}
-
-func (r *reading) readParams() {
-	r.params = nil
-	if raw := bytes.TrimSpace(r.members["params"]); len(raw) > 0 && raw[0] == '{' {
-		json.Unmarshal(raw, &r.params) // strict JSON: the object reads
-	}
 }
 
 // id is the message's id for an error answer: null unless it is a string or a number.
@@ -58,35 +57,29 @@ func (r *reading) param(name string) string {
 
 // setParams replaces the params: the body handed on is the message re-encoded.
 func (r *reading) setParams(params json.RawMessage) {
-	members := make(map[string]json.RawMessage, len(r.members))
-	for k, v := range r.members {
-		members[k] = v
-	}
+	members := maps.Clone(r.members)
 	members["params"] = params
 	body, err := json.Marshal(members)
 	if err != nil {
 		return // params that do not encode stay as they were: go-sdk refuses them
 	}
-	r.body, r.members = body, members
-	r.readParams()
+	if again, err := readMessage(body); err == nil {
+		*r = *again
+	}
 }
 
 var errNotMessage = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response"}
 
-// strictMessage is the error for a body that is not one message that every decoder reads alike
-// (strictjson), or a batch; nil for one that is.
-func strictMessage(body []byte) *jsonrpc.Error {
+// strictError is the JSON-RPC error for a body that is not JSON every decoder reads alike.
+func strictError(err error) *jsonrpc.Error {
 	var se *strictjson.Error
-	if err := strictjson.Check(body); errors.As(err, &se) {
-		if se.Syntax {
-			return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: not one JSON value: " + se.Error()}
-		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + se.Error()}
+	if !errors.As(err, &se) {
+		return nil
 	}
-	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		return errBatch
+	if se.Syntax {
+		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: not one JSON value: " + se.Error()}
 	}
-	return nil
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + se.Error()}
 }
 
 // responseID is the id an error answer carries: the request's when it is a string or a number,

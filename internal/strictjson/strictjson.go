@@ -29,13 +29,30 @@ const MaxDepth = 1000
 
 // Check returns nil when data is strict JSON, else an *Error.
 func Check(data []byte) error {
+	return (&scanner{data: data}).text()
+}
+
+// Members checks data as Check does and, when it is an object, returns its members by their
+// unescaped names, each value a slice of data (nothing is copied); nil when it is no object.
+func Members(data []byte) (map[string]json.RawMessage, error) {
+	s := &scanner{data: data, members: map[string]json.RawMessage{}}
+	if err := s.text(); err != nil {
+		return nil, err
+	}
+	if !s.isObject {
+		return nil, nil
+	}
+	return s.members, nil
+}
+
+func (s *scanner) text() error {
+	data := s.data
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		return &Error{Syntax: true, Msg: "a byte order mark before the JSON text"}
 	}
 	if !utf8.Valid(data) {
 		return &Error{Offset: invalidUTF8At(data), Syntax: true, Msg: "bytes that are not UTF-8"}
 	}
-	s := &scanner{data: data}
 	if err := s.value(0); err != nil {
 		return err
 	}
@@ -59,6 +76,9 @@ func invalidUTF8At(data []byte) int {
 type scanner struct {
 	data []byte
 	i    int
+	// members, when not nil, gets the members of the text's outermost value, if an object.
+	members  map[string]json.RawMessage
+	isObject bool
 }
 
 func (s *scanner) fail(syntax bool, format string, args ...any) *Error {
@@ -249,6 +269,7 @@ func (s *scanner) array(depth int) error {
 const smallObject = 16
 
 func (s *scanner) object(depth int) error {
+	s.isObject = s.isObject || depth == 1
 	s.i++
 	if s.space(); s.i < len(s.data) && s.data[s.i] == '}' {
 		s.i++
@@ -297,8 +318,13 @@ func (s *scanner) object(depth int) error {
 			return s.fail(true, "an object member without ':' after its name")
 		}
 		s.i++
+		s.space()
+		start := s.i
 		if err := s.value(depth); err != nil {
 			return err
+		}
+		if depth == 1 && s.members != nil {
+			s.members[name] = s.data[start:s.i]
 		}
 		s.space()
 		if s.i >= len(s.data) {

@@ -96,3 +96,22 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestMembers(t *testing.T) {
+	data := []byte(` {"a": {"b": [1, {"c": 2}]}, "d\u0065": "x" , "n":null}`)
+	m, err := Members(data)
+	if err != nil || len(m) != 3 || string(m["a"]) != `{"b": [1, {"c": 2}]}` || string(m["de"]) != `"x"` || string(m["n"]) != "null" {
+		t.Fatalf("%q %v", m, err)
+	}
+	if &m["a"][0] != &data[7] {
+		t.Error("a member's value is a copy")
+	}
+	for _, notObject := range []string{`[{"a":1}]`, `"x"`, `1`} {
+		if m, err := Members([]byte(notObject)); m != nil || err != nil {
+			t.Errorf("%s: %v %v", notObject, m, err)
+		}
+	}
+	if _, err := Members([]byte(`{"a":1,"A":2}`)); err == nil {
+		t.Error("a repeated name passed")
+	}
+}
