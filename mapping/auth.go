@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -73,13 +74,37 @@ func (a *Allow) Permits(principal string, scopes []string) (ok bool, missing []s
 
 const defaultClockSkew = 30 * time.Second
 
+// Principal names carry their kind, so that no caller of one kind can be named as one of another:
+// an API key's principal is named as configured and never holds ':' (ValidKeyPrincipal), an
+// OAuth access token's is "oauth:" and its subject (OAuthPrincipal), and LocalPrincipal is the
+// user who started taskgate (stdio, and HTTP without auth:).
+const LocalPrincipal = "local"
+
+const oauthPrefix = "oauth:"
+
+// OAuthPrincipal is the principal of an OAuth access token whose subject is sub.
+func OAuthPrincipal(sub string) string { return oauthPrefix + sub }
+
+// IsOAuthPrincipal reports whether principal is an OAuth access token's: one whose scopes its
+// authorization server can widen (step-up authorization).
+func IsOAuthPrincipal(principal string) bool { return strings.HasPrefix(principal, oauthPrefix) }
+
+// ValidKeyPrincipal reports whether an API key may stand for principal: 1 to 128 letters,
+// digits and ._@/-, and not the local principal.
+func ValidKeyPrincipal(principal string) bool {
+	return keyPrincipalRE.MatchString(principal) && principal != LocalPrincipal
+}
+
 var (
-	principalRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:/-]{0,127}$`)
+	keyPrincipalRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@/-]{0,127}$`)
+	oauthPrincipalRE = regexp.MustCompile(`^oauth:\S{1,255}$`)
 )
 
 const (
-	urlHint       = "an https URL, like https://auth.example.com (http only for localhost)"
-	principalHint = "1 to 128 letters, digits and ._@:/-, like ci-bot"
+	urlHint          = "an https URL, like https://auth.example.com (http only for localhost)"
+	principalHint    = "1 to 128 letters, digits and ._@/-, like ci-bot; no ':', which only OAuth principals (oauth:SUBJECT) have"
+	localHint        = "local is the user who started taskgate (stdio, or HTTP without auth:), who may use every tool; give the key another name"
+	allowedPrincipal = "an API key's principal, like ci-bot, or an OAuth token's subject after oauth:, like oauth:alice"
 )
 
 func (d *doc) auth(e entry) {
@@ -194,7 +219,11 @@ func (d *doc) apiKeys(e entry) []APIKey {
 		}
 		var k APIKey
 		p, pe, okP := o.need("principal", principalHint, false)
-		if okP && !principalRE.MatchString(p) {
+		switch {
+		case okP && p == LocalPrincipal:
+			d.errorf(pe.value, localHint, "%s: %q is reserved", pe.path, p)
+			okP = false
+		case okP && !keyPrincipalRE.MatchString(p):
 			d.errorf(pe.value, principalHint, "%s: %q is not a valid principal", pe.path, p)
 			okP = false
 		}
@@ -233,9 +262,9 @@ func (d *doc) allow(e entry) *Allow {
 		a.Scopes = d.stringList(se, "the scopes a caller needs, like [deploy]")
 	}
 	if pe, ok := o.m["principals"]; ok {
-		for i, p := range d.stringList(pe, "the principals allowed, like [alice, ci-bot]") {
-			if !principalRE.MatchString(p) {
-				d.errorf(pe.value.(*ast.SequenceNode).Values[i], principalHint, "%s[%d]: %q is not a valid principal", pe.path, i, p)
+		for i, p := range d.stringList(pe, "the principals allowed, like [ci-bot, oauth:alice]") {
+			if !ValidKeyPrincipal(p) && !oauthPrincipalRE.MatchString(p) {
+				d.errorf(pe.value.(*ast.SequenceNode).Values[i], allowedPrincipal, "%s[%d]: %q is not a principal", pe.path, i, p)
 				continue
 			}
 			a.Principals = append(a.Principals, p)

@@ -40,10 +40,25 @@ m.yaml:6:16: auth.oauth.clockSkew: "soon" is not a duration (use a Go duration l
   origins: [console.example]
 `,
 		want: `m.yaml:4:19: auth.apiKeys[1].principal: principal "ci-bot" has a key already (one key per principal: rotate a key by changing the variable it names)
-m.yaml:5:19: auth.apiKeys[2].principal: "a b" is not a valid principal (1 to 128 letters, digits and ._@:/-, like ci-bot)
+m.yaml:5:19: auth.apiKeys[2].principal: "a b" is not a valid principal (1 to 128 letters, digits and ._@/-, like ci-bot; no ':', which only OAuth principals (oauth:SUBJECT) have)
 m.yaml:5:34: auth.apiKeys[2].keyEnv: "1KEY" is not an environment variable name (letters, digits and _, not starting with a digit)
 m.yaml:5:40: auth.apiKeys[2]: unknown key "key" (known keys: keyEnv, principal, scopes)
 m.yaml:6:13: auth.origins[0]: "console.example" is not an origin (an origin is scheme://host[:port], like https://console.example.com)`,
+	},
+	{
+		name: "principals that could be taken for another kind",
+		src: engines + `  gated: {alpha: {url: "http://x"}, allow: {principals: [ci-bot, "oauth:alice", "oauth:", "a:b", local]}}
+auth:
+  apiKeys:
+    - {principal: "oauth:alice", keyEnv: K1}
+    - {principal: local, keyEnv: K2}
+    - {principal: ci-bot, keyEnv: K3}
+`,
+		want: `m.yaml:4:81: engines.gated.allow.principals[2]: "oauth:" is not a principal (an API key's principal, like ci-bot, or an OAuth token's subject after oauth:, like oauth:alice)
+m.yaml:4:91: engines.gated.allow.principals[3]: "a:b" is not a principal (an API key's principal, like ci-bot, or an OAuth token's subject after oauth:, like oauth:alice)
+m.yaml:4:98: engines.gated.allow.principals[4]: "local" is not a principal (an API key's principal, like ci-bot, or an OAuth token's subject after oauth:, like oauth:alice)
+m.yaml:7:19: auth.apiKeys[0].principal: "oauth:alice" is not a valid principal (1 to 128 letters, digits and ._@/-, like ci-bot; no ':', which only OAuth principals (oauth:SUBJECT) have)
+m.yaml:8:19: auth.apiKeys[1].principal: "local" is reserved (local is the user who started taskgate (stdio, or HTTP without auth:), who may use every tool; give the key another name)`,
 	},
 	{
 		name: "bad allow",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -292,7 +293,7 @@ func TestToolsPerCaller(t *testing.T) {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if challenge := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope"`) ||
-		!strings.Contains(challenge, `scope="deploy"`) || !strings.Contains(string(raw), `tool \"echo_deploy_scope\" is not available to dave: it needs the scopes deploy`) {
+		!strings.Contains(challenge, `scope="deploy"`) || !strings.Contains(string(raw), `tool \"echo_deploy_scope\" is not available to oauth:dave: it needs the scopes deploy`) {
 		t.Fatalf("dave calls echo_deploy_scope: HTTP %d %q %s", resp.StatusCode, challenge, raw)
 	}
 	created := call(t, e.as(deployer, ext), "echo_deploy_scope", map[string]any{"seconds": 0, "text": "carol's"})
@@ -392,4 +393,74 @@ func TestTasksListShowsOnlyOwnTasks(t *testing.T) {
 	}
 	_, rerr := alice.Call(t, "tasks/list", map[string]any{"cursor": "not-a-cursor"})
 	wantError(t, "a forged cursor", rerr, -32602, "Failed to list tasks: the cursor is not one tasks/list gave")
+}
+
+// TestPrincipalsCannotCollide: an OAuth subject named like an API-key principal is another
+// principal (oauth:alice): it neither reads alice's tasks nor uses her tools, and a task id that
+// taskgate issued to API-key alice before principals carried their kind is still hers.
+func TestPrincipalsCannotCollide(t *testing.T) {
+	var legacy struct{ TokenKey, Caller, TaskID string }
+	raw, err := os.ReadFile("testdata/legacy-task-id.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUnmarshal(t, raw, &legacy)
+	is := bearertest.New(t, "https://auth.example")
+	verify, err := bearer.NewVerifier(bearer.Config{
+		APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}},
+		JWT:     &bearer.JWT{Issuer: is.Name, Audiences: []string{audience}, JWKSURL: is.URL},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := token.ParseKeys(legacy.TokenKey)
+	sealed, _ := token.NewSealed(keys)
+	audit := &panicLog{}
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		c.Tokens, c.Audit = sealed, slog.New(slog.NewJSONHandler(audit, nil))
+		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
+	})
+	alice, bob, oauthAlice := e.as(aliceKey, ext), e.as(bobKey, ext), e.as(is.Token(t, "alice", audience, "", nil), ext)
+
+	id := call(t, alice, "wait_and_echo", map[string]any{"seconds": 60, "text": "alice's"})["taskId"].(string)
+	defer alice.Call(t, "tasks/cancel", map[string]any{"taskId": id})
+	claims, _ := e.tokens.Open(id, time.Now())
+	if claims.Caller != legacy.Caller {
+		t.Fatalf("API-key alice's tasks carry the caller %q, want %q as before", claims.Caller, legacy.Caller)
+	}
+	_, unknown := oauthAlice.Call(t, "tasks/get", map[string]any{"taskId": "never-issued"})
+	reads := e.count.reads.Load()
+	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+		if _, rerr := oauthAlice.Call(t, m, map[string]any{"taskId": id}); rerr == nil || rerr.Message != unknown.Message {
+			t.Errorf("oauth:alice's %s of API-key alice's task: %v, want %v", m, rerr, unknown)
+		}
+	}
+	if n := e.count.reads.Load() - reads; n != 0 {
+		t.Fatalf("oauth:alice's attempts made %d engine reads", n)
+	}
+	if tools := toolsByName(t, oauthAlice); tools["echo_for_alice"] != nil || tools["wait_and_echo"] == nil {
+		t.Errorf("oauth:alice sees %v", tools)
+	}
+	before := e.count.starts.Load()
+	if r, rerr := oauthAlice.Call(t, "tools/call", map[string]any{"name": "echo_for_alice", "arguments": map[string]any{"seconds": 0, "text": "x"}}); rerr == nil {
+		t.Errorf("oauth:alice called echo_for_alice: %s", r)
+	}
+	if e.count.starts.Load() != before {
+		t.Fatal("oauth:alice started alice's tool")
+	}
+	call(t, oauthAlice, "wait_and_echo", map[string]any{"seconds": 0, "text": "oauth alice's"})
+	if !strings.Contains(audit.buf.String(), `"principal":"oauth:alice"`) || !strings.Contains(audit.buf.String(), `"principal":"alice"`) {
+		t.Errorf("the audit log does not tell the two alices apart:\n%s", audit.buf.String())
+	}
+
+	// The id minted by the old code reaches the engine for API-key alice only: the engine then
+	// says it has no such execution (it was never started), which the others never get to ask.
+	for who, c := range map[string]*rpctest.Client{"alice": alice, "bob": bob, "oauth:alice": oauthAlice} {
+		reads := e.count.reads.Load()
+		_, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": legacy.TaskID})
+		wantError(t, who+" reads the old id", rerr, -32602, unknown.Message)
+		if n, want := e.count.reads.Load()-reads, map[bool]int64{true: 1, false: 0}[who == "alice"]; n != want {
+			t.Errorf("%s's read of the old id made %d engine reads, want %d", who, n, want)
+		}
+	}
 }

@@ -20,22 +20,20 @@ type identity struct {
 	scopes    []string
 }
 
-// localPrincipal is who speaks when no one is authenticated: stdio, and HTTP without auth (which
-// serves only loopback unless the operator insists): the user who started taskgate.
-const localPrincipal = "local"
-
 // WithPrincipal marks ctx as a request of the authenticated principal, with the scopes its token
 // grants.
 func WithPrincipal(ctx context.Context, principal string, scopes ...string) context.Context {
 	return context.WithValue(ctx, identityKey{}, identity{principal: principal, scopes: scopes})
 }
 
-// principalOf is who sent the request: the authenticated principal, or the local one.
+// principalOf is who sent the request: the authenticated principal, or the local one when no one
+// is authenticated (stdio, and HTTP without auth, which serves only loopback unless the operator
+// insists): the user who started taskgate.
 func principalOf(ctx context.Context) string {
 	if id, _ := ctx.Value(identityKey{}).(identity); id.principal != "" {
 		return id.principal
 	}
-	return localPrincipal
+	return mapping.LocalPrincipal
 }
 
 // permits reports whether the request's caller may use tool: the local principal may use every

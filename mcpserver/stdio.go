@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/mapping"
 )
 
 // ServeStdio serves one client on standard input and output until it disconnects or ctx ends.
@@ -192,7 +194,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil || !ok {
 			return msg, err
 		}
-		if retry, ok := c.s.rates.allow(localPrincipal, req.Method, c.s.now()); !ok && req.IsCall() {
+		if retry, ok := c.s.rates.allow(mapping.LocalPrincipal, req.Method, c.s.now()); !ok && req.IsCall() {
 			if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: errRateLimited(req.Method, retry)}); err != nil {
 				return nil, err
 			}

@@ -85,23 +85,38 @@ func loadAuth(a *mapping.Auth, getenv func(string) string) (*httpAuth, error) {
 
 // checkAuth checks what validate can of an auth: block offline, beyond the files and variables
 // it names being there (Set.CheckNeeds): the keys are long enough, the key files hold public keys.
-func checkAuth(a *mapping.Auth, getenv func(string) string) error {
+// An allow: that names a principal no key stands for is worth a warning (an OAuth token's
+// principal is oauth:SUBJECT).
+func checkAuth(set *mapping.Set, getenv func(string) string) (warnings []string, err error) {
+	a := set.Auth
 	if a == nil {
-		return nil
+		return nil, nil
 	}
+	keyed := map[string]bool{}
 	for _, k := range a.APIKeys {
+		keyed[k.Principal] = true
 		if key := getenv(k.KeyEnv); key != "" && len(key) < bearer.MinKeyLength {
-			return fmt.Errorf("auth (%s): $%s, the API key of %s, is shorter than %d characters: serve refuses it; make a longer one (e.g. openssl rand -base64 32)", a.Source, k.KeyEnv, k.Principal, bearer.MinKeyLength)
+			return nil, fmt.Errorf("auth (%s): $%s, the API key of %s, is shorter than %d characters: serve refuses it; make a longer one (e.g. openssl rand -base64 32)", a.Source, k.KeyEnv, k.Principal, bearer.MinKeyLength)
+		}
+	}
+	for _, t := range set.Tools {
+		if t.Allow == nil {
+			continue
+		}
+		for _, p := range t.Allow.Principals {
+			if !keyed[p] && !mapping.IsOAuthPrincipal(p) {
+				warnings = append(warnings, fmt.Sprintf("tool %q (%s): allow names %s, whom no API key stands for; an OAuth token with the subject %s is the principal %s", t.Name, t.Source, p, p, mapping.OAuthPrincipal(p)))
+			}
 		}
 	}
 	if a.OAuth != nil {
 		for _, f := range a.OAuth.KeyFiles {
 			if _, err := publicKeys(f); err != nil {
-				return fmt.Errorf("auth (%s): oauth.keyFiles: %w", a.Source, err)
+				return warnings, fmt.Errorf("auth (%s): oauth.keyFiles: %w", a.Source, err)
 			}
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 // publicKeys reads the PEM public keys of a file.

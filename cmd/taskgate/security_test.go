@@ -235,3 +235,35 @@ func peakRSS(t *testing.T, pid int) int64 {
 	t.Fatal("no VmHWM in /proc/PID/status")
 	return 0
 }
+
+// TestValidateRefusesPrincipalsThatCollide: an API key may not stand for a principal named as an
+// OAuth subject's or as the local one, and an allow: naming a principal that no key stands for is
+// flagged (an OAuth subject is oauth:SUBJECT).
+func TestValidateRefusesPrincipalsThatCollide(t *testing.T) {
+	src, err := os.ReadFile("testdata/memory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, "    allow: {principals: [alice, ci-bot, \"oauth:carol\"]}\nauth:\n  apiKeys:\n    - {principal: ci-bot, keyEnv: TASKGATE_TEST_KEY}\n"...)
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	os.WriteFile(file, src, 0o600)
+	cmd := exec.Command(binary, "validate", file)
+	cmd.Env = serveEnv("TASKGATE_TEST_KEY=" + ciKey)
+	out, err := cmd.CombinedOutput()
+	if code := processExit(err); code != 0 || !strings.Contains(string(out), `warning: tool "quick_echo" (`+file+`:20): allow names alice, whom no API key stands for; an OAuth token with the subject alice is the principal oauth:alice`) ||
+		strings.Contains(string(out), "ci-bot, whom") || strings.Contains(string(out), "oauth:carol, whom") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, p := range []string{`"oauth:alice"`, "local"} {
+		bad := strings.Replace(string(src), "principal: ci-bot", "principal: "+p, 1)
+		os.WriteFile(file, []byte(bad), 0o600)
+		out, err := exec.Command(binary, "validate", file).CombinedOutput()
+		want := map[string]string{
+			`"oauth:alice"`: `:30:19: auth.apiKeys[0].principal: "oauth:alice" is not a valid principal (1 to 128 letters, digits and ._@/-, like ci-bot; no ':', which only OAuth principals (oauth:SUBJECT) have)`,
+			"local":         `:30:19: auth.apiKeys[0].principal: "local" is reserved (local is the user who started taskgate (stdio, or HTTP without auth:), who may use every tool; give the key another name)`,
+		}[p]
+		if code := processExit(err); code != 1 || !strings.Contains(string(out), file+want) {
+			t.Errorf("principal %s: exit %d: %s", p, code, out)
+		}
+	}
+}

@@ -51,7 +51,11 @@ Exit status: 0 valid, 1 problems found, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			if err := checkAuth(set.Auth, os.Getenv); err != nil {
+			warnings, err := checkAuth(set, os.Getenv)
+			for _, w := range warnings {
+				fmt.Fprintln(stderr, "taskgate: warning:", w)
+			}
+			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return exitError{1}
 			}

@@ -1,7 +1,8 @@
 // Package bearer checks the bearer tokens of HTTP callers: JWT access tokens from an OAuth
 // authorization server (MCP authorization, taskgate as the resource server), and API keys for
-// internal deployments. It gives go-sdk's auth middleware its TokenVerifier; the principal is the
-// token's subject or the key's name.
+// internal deployments. It gives go-sdk's auth middleware its TokenVerifier; the principal is
+// "oauth:" and the token's subject, or the key's name (which has no ':'), so that no token can
+// name the principal of a key (mapping.OAuthPrincipal).
 package bearer
 
 import (
@@ -18,6 +19,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/taskgate/taskgate/mapping"
 )
 
 // Config says which bearer tokens are accepted. At least one of JWT and APIKeys is set.
@@ -70,6 +73,9 @@ func NewVerifier(cfg Config) (auth.TokenVerifier, error) {
 	for i, k := range cfg.APIKeys {
 		if k.Principal == "" || len(k.Key) < MinKeyLength {
 			return nil, fmt.Errorf("bearer: API key %d: a principal and a key of at least %d characters are required", i+1, MinKeyLength)
+		}
+		if !mapping.ValidKeyPrincipal(k.Principal) {
+			return nil, fmt.Errorf("bearer: API key %d: the principal %q could be taken for another kind of caller: use letters, digits and ._@/-, and not %q", i+1, k.Principal, mapping.LocalPrincipal)
 		}
 		keys[i] = hashedKey{APIKey: k, sum: sha256.Sum256([]byte(k.Key))}
 	}
@@ -158,5 +164,5 @@ func verifyJWT(ctx context.Context, cfg *JWT, jwks *keySet, token string) (*auth
 	if c.Scope != "" {
 		scopes = strings.Fields(c.Scope)
 	}
-	return &auth.TokenInfo{UserID: c.Subject, Scopes: scopes, Expiration: c.Expiry.Time()}, nil
+	return &auth.TokenInfo{UserID: mapping.OAuthPrincipal(c.Subject), Scopes: scopes, Expiration: c.Expiry.Time()}, nil
 }

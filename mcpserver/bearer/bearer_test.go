@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestJWTs(t *testing.T) {
 	}
 	ctx := context.Background()
 	info, err := verify(ctx, sign(nil), nil)
-	if err != nil || info.UserID != "alice" || !slices.Equal(info.Scopes, []string{"tools:read", "deploy"}) || info.Expiration.IsZero() {
+	if err != nil || info.UserID != "oauth:alice" || !slices.Equal(info.Scopes, []string{"tools:read", "deploy"}) || info.Expiration.IsZero() {
 		t.Fatalf("a good token: %+v, %v", info, err)
 	}
 
@@ -87,7 +88,7 @@ func TestJWTs(t *testing.T) {
 	jwksMinInterval = 0
 	before := is.Fetches.Load()
 	is.Rotate(t)
-	if info, err := verify(ctx, sign(nil), nil); err != nil || info.UserID != "alice" {
+	if info, err := verify(ctx, sign(nil), nil); err != nil || info.UserID != "oauth:alice" {
 		t.Fatalf("a token under the rotated key: %v", err)
 	}
 	jwksMinInterval = time.Hour
@@ -119,6 +120,14 @@ func TestAPIKeys(t *testing.T) {
 	for _, c := range []Config{{}, {APIKeys: []APIKey{{Principal: "short", Key: "abc"}}}, {JWT: &JWT{Issuer: "x"}}} {
 		if _, err := NewVerifier(c); err == nil {
 			t.Errorf("%+v accepted", c)
+		}
+	}
+	// A key's principal may not be named as an OAuth subject's or the local one.
+	for i, p := range []string{"oauth:alice", "local", "a:b"} {
+		_, err := NewVerifier(Config{APIKeys: []APIKey{{Principal: p, Key: "k-0123456789abcdef"}}})
+		want := fmt.Sprintf(`bearer: API key 1: the principal %q could be taken for another kind of caller: use letters, digits and ._@/-, and not "local"`, p)
+		if err == nil || err.Error() != want {
+			t.Errorf("principal %d %q: %v", i, p, err)
 		}
 	}
 }
