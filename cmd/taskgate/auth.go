@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,8 +32,9 @@ type httpAuth struct {
 }
 
 // loadAuth reads what a mapping's auth: block names: keys from the environment, public keys
-// from files. Every problem is an error that says which key and what to do.
-func loadAuth(a *mapping.Auth, getenv func(string) string) (*httpAuth, error) {
+// from files. Every problem is an error that says which key and what to do. log gets the
+// failures to read the issuer's keys.
+func loadAuth(a *mapping.Auth, getenv func(string) string, log *slog.Logger) (*httpAuth, error) {
 	if a == nil {
 		return nil, nil
 	}
@@ -53,7 +55,7 @@ func loadAuth(a *mapping.Auth, getenv func(string) string) (*httpAuth, error) {
 	}
 	h := &httpAuth{origins: a.Origins, hosts: a.Hosts, config: &mcpserver.HTTPAuth{}}
 	if o := a.OAuth; o != nil {
-		cfg.JWT = &bearer.JWT{Issuer: o.Issuer, Audiences: o.Audiences, JWKSURL: o.JWKSURL, ClockSkew: o.ClockSkew}
+		cfg.JWT = &bearer.JWT{Issuer: o.Issuer, Audiences: o.Audiences, JWKSURL: o.JWKSURL, ClockSkew: o.ClockSkew, Log: log}
 		for _, f := range o.KeyFiles {
 			keys, err := publicKeys(f)
 			if err != nil {

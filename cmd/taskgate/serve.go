@@ -361,7 +361,8 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err := checkOpen(set, tf); err != nil {
 		return err
 	}
-	a, err := loadAuth(set.Auth, os.Getenv)
+	log, _ := tf.loggers(stderr)
+	a, err := loadAuth(set.Auth, os.Getenv, log)
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,13 @@
 package bearer
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -35,14 +37,17 @@ type JWT struct {
 	Issuer string
 	// Audiences: the token's aud must name one of them (the resource: this server's URL).
 	Audiences []string
-	// JWKSURL is where the issuer publishes its keys; they are fetched when needed and cached.
+	// JWKSURL is where the issuer publishes its keys; they are fetched in the background when a
+	// token names a key not read yet, or the keys are old, and cached.
 	JWKSURL string
 	// Keys are static public keys, for issuers without a JWKS endpoint.
 	Keys []jose.JSONWebKey
 	// ClockSkew tolerates clocks that disagree by this much on exp, nbf and iat.
 	ClockSkew time.Duration
-	// HTTPClient fetches the JWKS; default: one with a 10 s timeout.
+	// HTTPClient fetches the JWKS; default: http.DefaultClient. Each fetch has 10 s.
 	HTTPClient *http.Client
+	// Log gets a line, with an error id, for each failed fetch of the JWKS. Default: none.
+	Log *slog.Logger
 }
 
 // APIKey is one key and who it stands for.
@@ -85,11 +90,8 @@ func NewVerifier(cfg Config) (auth.TokenVerifier, error) {
 		if j.Issuer == "" || len(j.Audiences) == 0 || (j.JWKSURL == "" && len(j.Keys) == 0) {
 			return nil, errors.New("bearer: JWT access tokens need an issuer, an audience, and a JWKS URL or static keys")
 		}
-		client := j.HTTPClient
-		if client == nil {
-			client = &http.Client{Timeout: 10 * time.Second}
-		}
-		jwks = &keySet{url: j.JWKSURL, client: client, static: jose.JSONWebKeySet{Keys: j.Keys}}
+		jwks = &keySet{url: j.JWKSURL, client: cmp.Or(j.HTTPClient, http.DefaultClient), log: cmp.Or(j.Log, slog.New(slog.DiscardHandler)),
+			static: jose.JSONWebKeySet{Keys: j.Keys}}
 	}
 	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if info := matchKey(keys, token); info != nil {

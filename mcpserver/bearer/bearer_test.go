@@ -1,13 +1,18 @@
 package bearer
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +135,121 @@ func TestAPIKeys(t *testing.T) {
 			t.Errorf("principal %d %q: %v", i, p, err)
 		}
 	}
+}
+
+// TestJWKSOffTheRequestPath runs the key set against JWKS endpoints that are down, slow, and
+// rotating: requests use the keys they have and wait at most jwksWait for a fetch they need, a
+// caller that hangs up does not end the fetch, and no caller hears where the keys are.
+func TestJWKSOffTheRequestPath(t *testing.T) {
+	const aud = "https://mcp.example/mcp"
+	newVerifier := func(t *testing.T, url string, log *bytes.Buffer) auth.TokenVerifier {
+		t.Helper()
+		verify, err := NewVerifier(Config{JWT: &JWT{Issuer: "https://auth.example", Audiences: []string{aud}, JWKSURL: url,
+			Log: slog.New(slog.NewTextHandler(log, nil))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return verify
+	}
+	timed := func(verify auth.TokenVerifier, ctx context.Context, token string) (*auth.TokenInfo, error, time.Duration) {
+		start := time.Now()
+		info, err := verify(ctx, token, nil)
+		return info, err, time.Since(start)
+	}
+	defer func(i, w time.Duration) { jwksMinInterval, jwksWait = i, w }(jwksMinInterval, jwksWait)
+	jwksMinInterval, jwksWait = 500*time.Millisecond, 300*time.Millisecond
+
+	t.Run("down", func(t *testing.T) {
+		is := bearertest.New(t, "https://auth.example")
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		down := "http://" + ln.Addr().String() + "/jwks.json"
+		ln.Close() // nothing listens: connection refused
+		var log bytes.Buffer
+		verify := newVerifier(t, down, &log)
+		_, err, took := timed(verify, context.Background(), is.Token(t, "alice", aud, "", nil))
+		id := regexp.MustCompile(`error id ([0-9a-f]{8})\)$`).FindStringSubmatch(fmt.Sprint(err))
+		if !errors.Is(err, auth.ErrInvalidToken) || id == nil || took > time.Second ||
+			err.Error() != "invalid token: the authorization server's keys cannot be read at the moment; retry in a minute (error id "+id[1]+")" {
+			t.Fatalf("%v after %s", err, took)
+		}
+		if !strings.Contains(log.String(), "errorId="+id[1]) || !strings.Contains(log.String(), down) || !strings.Contains(log.String(), "connection refused") {
+			t.Fatalf("the log does not say what failed under the error id:\n%s", log.String())
+		}
+	})
+
+	t.Run("slow", func(t *testing.T) {
+		is := bearertest.New(t, "https://auth.example")
+		var log bytes.Buffer
+		verify := newVerifier(t, is.URL, &log)
+		good := is.Token(t, "alice", aud, "", nil)
+		if _, err := verify(context.Background(), good, nil); err != nil {
+			t.Fatal(err)
+		}
+		is.Delay.Store(int64(2 * time.Second))
+		time.Sleep(jwksMinInterval)
+		forged := is.Token(t, "mallory", aud, "", func(_ *bearertest.Claims, o *jose.SignerOptions) { o.WithHeader("kid", "forged") })
+		forgedDone := make(chan time.Duration)
+		go func() {
+			_, err, took := timed(verify, context.Background(), forged)
+			if err == nil || err.Error() != "invalid token: unknown signing key" {
+				t.Errorf("a forged key id: %v", err)
+			}
+			forgedDone <- took
+		}()
+		for range 20 {
+			if _, err, took := timed(verify, context.Background(), good); err != nil || took > 50*time.Millisecond {
+				t.Fatalf("a token under a known key during a slow fetch: %v after %s", err, took)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if took := <-forgedDone; took > jwksWait+200*time.Millisecond {
+			t.Fatalf("the forged key id waited %s for the slow fetch, want at most %s", took, jwksWait)
+		}
+	})
+
+	t.Run("hang-up then rotation", func(t *testing.T) {
+		is := bearertest.New(t, "https://auth.example")
+		var log bytes.Buffer
+		verify := newVerifier(t, is.URL, &log)
+		if _, err := verify(context.Background(), is.Token(t, "alice", aud, "", nil), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(jwksMinInterval)
+		is.Delay.Store(int64(200 * time.Millisecond))
+		is.Rotate(t) // published, not used yet: the fetch a forged key id causes reads it
+		fetches := is.Fetches.Load()
+		ctx, hangUp := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer hangUp()
+		forged := is.Token(t, "mallory", aud, "", func(_ *bearertest.Claims, o *jose.SignerOptions) { o.WithHeader("kid", "forged") })
+		if _, err, took := timed(verify, ctx, forged); err == nil || took > 150*time.Millisecond {
+			t.Fatalf("a forged key id whose caller hung up: %v after %s", err, took)
+		}
+		time.Sleep(300 * time.Millisecond) // the fetch goes on without its caller
+		if _, err := verify(context.Background(), is.Token(t, "alice", aud, "", nil), nil); err != nil || is.Fetches.Load()-fetches != 1 {
+			t.Fatalf("a token under the key the hung-up fetch read: %v, after %d fetches", err, is.Fetches.Load()-fetches)
+		}
+		// The issuer rotates again: the new key works within one refresh interval.
+		is.Rotate(t)
+		rotated := is.Token(t, "alice", aud, "", nil)
+		start := time.Now()
+		for {
+			_, err := verify(context.Background(), rotated, nil)
+			if err == nil {
+				break
+			}
+			if time.Since(start) > jwksMinInterval+jwksWait {
+				t.Fatalf("a token under the rotated key is refused %s after the rotation: %v", time.Since(start), err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := is.Fetches.Load() - fetches; n != 2 {
+			t.Fatalf("%d fetches, want 2: the forged key id's and the rotated key's", n)
+		}
+		if strings.Contains(log.String(), "failed") {
+			t.Fatalf("a fetch failed:\n%s", log.String())
+		}
+	})
 }

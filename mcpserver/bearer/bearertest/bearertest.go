@@ -27,6 +27,8 @@ type Issuer struct {
 	URL string
 	// Fetches counts the JWKS requests.
 	Fetches atomic.Int64
+	// Delay is how long the JWKS endpoint takes to answer, in nanoseconds (0: at once).
+	Delay atomic.Int64
 
 	mu   sync.Mutex
 	keys []*ecdsa.PrivateKey
@@ -43,8 +45,13 @@ type Claims struct {
 func New(t testing.TB, name string) *Issuer {
 	is := &Issuer{Name: name}
 	is.Rotate(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		is.Fetches.Add(1)
+		select {
+		case <-time.After(time.Duration(is.Delay.Load())):
+		case <-r.Context().Done():
+			return
+		}
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		var set jose.JSONWebKeySet
