@@ -58,18 +58,22 @@ type Allow struct {
 	Scopes, Principals []string
 }
 
-// Permits reports whether a caller may use the tool; when it may not for want of scopes, missing
-// lists them.
-func (a *Allow) Permits(principal string, scopes []string) (ok bool, missing []string) {
+// Admits reports whether the allow names principal, or names no principal.
+func (a *Allow) Admits(principal string) bool {
+	return a == nil || len(a.Principals) == 0 || slices.Contains(a.Principals, principal)
+}
+
+// Missing lists the scopes the allow needs that scopes lacks.
+func (a *Allow) Missing(scopes []string) (missing []string) {
 	if a == nil {
-		return true, nil
+		return nil
 	}
 	for _, s := range a.Scopes {
 		if !slices.Contains(scopes, s) {
 			missing = append(missing, s)
 		}
 	}
-	return len(missing) == 0 && (len(a.Principals) == 0 || slices.Contains(a.Principals, principal)), missing
+	return missing
 }
 
 const defaultClockSkew = 30 * time.Second

@@ -48,19 +48,19 @@ auth:
 		tool      *Tool
 		principal string
 		scopes    []string
-		ok        bool
+		admits    bool
 		missing   []string
 	}{
 		{deploy, "alice", []string{"deploy"}, true, nil},
 		{deploy, "bob", []string{"deploy"}, false, nil},
-		{deploy, "alice", []string{"prod"}, false, []string{"deploy"}},
+		{deploy, "alice", []string{"prod"}, true, []string{"deploy"}},
 		{report, "bob", []string{"prod"}, true, nil}, // the engine's allow
-		{report, "bob", nil, false, []string{"prod"}},
+		{report, "bob", nil, true, []string{"prod"}},
 		{play, "anyone", nil, true, nil},
 	} {
-		ok, missing := c.tool.Allow.Permits(c.principal, c.scopes)
-		if ok != c.ok || !reflect.DeepEqual(missing, c.missing) {
-			t.Errorf("%s for %s with %v: %v %v, want %v %v", c.tool.Name, c.principal, c.scopes, ok, missing, c.ok, c.missing)
+		admits, missing := c.tool.Allow.Admits(c.principal), c.tool.Allow.Missing(c.scopes)
+		if admits != c.admits || !reflect.DeepEqual(missing, c.missing) {
+			t.Errorf("%s for %s with %v: %v %v, want %v %v", c.tool.Name, c.principal, c.scopes, admits, missing, c.admits, c.missing)
 		}
 	}
 	dir := t.TempDir()

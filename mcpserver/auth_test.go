@@ -7,15 +7,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/rpctest"
@@ -257,8 +260,9 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 	}
 }
 
-// TestToolsPerCaller: a caller sees only the tools its allow grants, and a call of another answers
-// 403 with the scopes it needs (for an OAuth client to ask for them), starting nothing.
+// TestToolsPerCaller: a caller sees the tools its allow grants, and an OAuth caller also those it
+// lacks scopes for, whose call answers 403 with the scopes it needs (for its client to ask for
+// them, step-up); nothing starts.
 func TestToolsPerCaller(t *testing.T) {
 	e, is := authEnv(t)
 	deployer := is.Token(t, "carol", audience, "deploy", nil)
@@ -269,6 +273,7 @@ func TestToolsPerCaller(t *testing.T) {
 		"alice (key, no scopes)": {aliceKey, []string{"echo_for_alice", "wait_and_echo"}, []string{"echo_deploy_scope"}},
 		"bob (key, no scopes)":   {bobKey, []string{"wait_and_echo"}, []string{"echo_deploy_scope", "echo_for_alice"}},
 		"carol (jwt, deploy)":    {deployer, []string{"echo_deploy_scope", "wait_and_echo"}, []string{"echo_for_alice"}},
+		"dave (jwt, read)":       {is.Token(t, "dave", audience, "read", nil), []string{"echo_deploy_scope", "wait_and_echo"}, []string{"echo_for_alice"}},
 	} {
 		tools := toolsByName(t, e.as(c.token, ext))
 		for _, n := range c.sees {
@@ -462,5 +467,57 @@ func TestPrincipalsCannotCollide(t *testing.T) {
 		if n, want := e.count.reads.Load()-reads, map[bool]int64{true: 1, false: 0}[who == "alice"]; n != want {
 			t.Errorf("%s's read of the old id made %d engine reads, want %d", who, n, want)
 		}
+	}
+}
+
+// TestHiddenToolsAreUnknown: a tool the caller may not see is answered exactly as a tool that
+// does not exist (the same HTTP status, error code and message shape), through the HTTP front,
+// on go-sdk's path, and on a connection of its own; an API key lacking a tool's scopes cannot get
+// them, so for it that tool is hidden too.
+func TestHiddenToolsAreUnknown(t *testing.T) {
+	e, _ := authEnv(t)
+	var sdkServed atomic.Int64
+	fastH, sdkH := e.srv.HTTPHandlers(&sdkServed)
+	fast, sdk := httptest.NewServer(fastH), httptest.NewServer(sdkH)
+	defer fast.Close()
+	defer sdk.Close()
+	for _, hidden := range []string{"echo_for_alice", "echo_deploy_scope"} {
+		for _, version := range []string{"2026-07-28", "2025-11-25"} {
+			for path, url := range map[string]string{"front": e.url, "fast path": fast.URL, "go-sdk": sdk.URL} {
+				answer := func(tool string) httpExchange {
+					meta, h := "", headers(version, "tools/call")
+					if version == "2026-07-28" {
+						meta = `,"_meta":` + modernMeta
+						h.Set("Mcp-Name", tool)
+					}
+					h.Set("Authorization", "Bearer "+bobKey)
+					return exchangeWith(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"seconds":0,"text":"x"}`+meta+`}}`, h)
+				}
+				got, unknown := answer(hidden), answer("no_such_tool_at_all")
+				if got.status != unknown.status || strings.ReplaceAll(got.body, hidden, "T") != strings.ReplaceAll(unknown.body, "no_such_tool_at_all", "T") ||
+					!strings.Contains(got.body, `unknown tool \"`+hidden+`\"`) {
+					t.Errorf("bob calls %s (%s, %s): HTTP %d %s\nan unknown tool: HTTP %d %s", hidden, version, path, got.status, got.body, unknown.status, unknown.body)
+				}
+			}
+		}
+		// A connection of bob's own (in-memory, as stdio), without the HTTP front.
+		ct, st := mcp.NewInMemoryTransports()
+		ctx, cancel := context.WithCancel(mcpserver.WithPrincipal(context.Background(), "bob"))
+		go e.srv.Serve(ctx, st)
+		conn, err := ct.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rpctest.Modern(&rpctest.Conn{C: conn}, ext)
+		_, got := c.Call(t, "tools/call", map[string]any{"name": hidden, "arguments": map[string]any{"seconds": 0, "text": "x"}})
+		_, unknown := c.Call(t, "tools/call", map[string]any{"name": "no_such_tool_at_all", "arguments": map[string]any{}})
+		if got == nil || unknown == nil || got.Code != unknown.Code || got.Message != fmt.Sprintf("unknown tool %q", hidden) {
+			t.Errorf("bob calls %s on a connection: %v, an unknown tool: %v", hidden, got, unknown)
+		}
+		conn.Close()
+		cancel()
+	}
+	if n := e.count.starts.Load(); n != 0 {
+		t.Fatalf("%d executions started", n)
 	}
 }

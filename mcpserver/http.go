@@ -166,8 +166,9 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 	})
 }
 
-// forbiddenTool answers 403 to a tools/call of a tool the caller may not use, with the scopes it
-// needs in the challenge, so that an OAuth client can ask for them (step-up authorization).
+// forbiddenTool answers 403 to a tools/call of a tool the caller sees but lacks scopes for, with
+// the scopes in the challenge, so that an OAuth client can ask for them (step-up authorization).
+// A tool hidden from the caller is left to the handlers, which answer as for an unknown one.
 func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *reading) bool {
 	if rd.method != "tools/call" {
 		return false
@@ -176,14 +177,11 @@ func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *readi
 	if !found {
 		return false
 	}
-	ok, missing := permits(r.Context(), tool)
-	if ok {
+	visible, missing := access(r.Context(), tool)
+	if !visible || len(missing) == 0 {
 		return false
 	}
-	challenge := `Bearer error="insufficient_scope"`
-	if len(missing) > 0 {
-		challenge += fmt.Sprintf(`, scope=%q`, strings.Join(missing, " "))
-	}
+	challenge := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(missing, " "))
 	if a := s.httpAuth; a != nil && a.ResourceMetadataURL != "" {
 		challenge += fmt.Sprintf(`, resource_metadata=%q`, a.ResourceMetadataURL)
 	}

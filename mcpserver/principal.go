@@ -36,23 +36,24 @@ func principalOf(ctx context.Context) string {
 	return mapping.LocalPrincipal
 }
 
-// permits reports whether the request's caller may use tool: the local principal may use every
-// tool; others what the tool's allow grants. missing lists the scopes they lack.
-func permits(ctx context.Context, tool *mapping.Tool) (ok bool, missing []string) {
+// access says what the request's caller may do with tool: see it, and call it when it lacks none
+// of the scopes it needs (missing). A tool whose allow names other principals is hidden: to the
+// caller it does not exist. So is one that needs scopes an API key lacks (a key's scopes are
+// what they are); an OAuth caller sees it, to ask its authorization server for them (step-up).
+// The local principal sees and calls every tool.
+func access(ctx context.Context, tool *mapping.Tool) (visible bool, missing []string) {
 	id, _ := ctx.Value(identityKey{}).(identity)
 	if id.principal == "" {
 		return true, nil
 	}
-	return tool.Allow.Permits(id.principal, id.scopes)
+	missing = tool.Allow.Missing(id.scopes)
+	return tool.Allow.Admits(id.principal) && (len(missing) == 0 || mapping.IsOAuthPrincipal(id.principal)), missing
 }
 
-// errNotPermitted is the answer to a call of a tool the caller may not use.
+// errNotPermitted is the answer to a call of a tool the caller sees but lacks scopes for.
 func errNotPermitted(ctx context.Context, tool *mapping.Tool, missing []string) *jsonrpc.Error {
-	msg := fmt.Sprintf("tool %q is not available to %s", tool.Name, principalOf(ctx))
-	if len(missing) > 0 {
-		msg += fmt.Sprintf(": it needs the scopes %s", strings.Join(missing, " "))
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+		Message: fmt.Sprintf("tool %q is not available to %s: it needs the scopes %s", tool.Name, principalOf(ctx), strings.Join(missing, " "))}
 }
 
 // callerOf is the caller recorded in the tasks a request starts and checked on every request

@@ -66,17 +66,20 @@ type toolCall struct {
 // callTool serves tools/call of a mapped tool, or of a handle tool.
 func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
 	tool, ok := s.set.Tool(p.Name)
+	visible, missing := false, []string(nil)
 	if ok {
-		observeTask(ctx, tool, adapters.Ref{})
-	} else {
-		if s.noTask == NoTaskHandles && isHandleTool(p.Name) {
-			return s.handleTool(ctx, c, p.Name, p.Arguments).wire(c.modern), nil
-		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+		visible, missing = access(ctx, tool)
 	}
-	if ok, missing := permits(ctx, tool); !ok {
+	switch {
+	case !visible && s.noTask == NoTaskHandles && isHandleTool(p.Name):
+		return s.handleTool(ctx, c, p.Name, p.Arguments).wire(c.modern), nil
+	case !visible:
+		// A tool hidden from the caller is answered exactly as one that does not exist.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+	case len(missing) > 0:
 		return nil, errNotPermitted(ctx, tool, missing)
 	}
+	observeTask(ctx, tool, adapters.Ref{})
 	a, err := s.ask(ctx, c, tool, p)
 	switch {
 	case err != nil:
@@ -245,7 +248,7 @@ func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
 	// Handle tools are for clients that may not do tasks: known not to, or legacy ones over HTTP.
 	mayGetHandles := s.noTask == NoTaskHandles && (c.noTasks() || !c.known)
 	for _, t := range s.set.Tools {
-		if ok, _ := permits(ctx, t); !ok {
+		if visible, _ := access(ctx, t); !visible {
 			continue
 		}
 		e := toolEntry{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
