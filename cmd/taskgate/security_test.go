@@ -267,3 +267,39 @@ func TestValidateRefusesPrincipalsThatCollide(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsOnlyOnOpsWithAuth: with auth:, the MCP listener serves no /metrics (which needs no
+// credentials and names every tool), only --ops-http does, unless --metrics-on-mcp-listener.
+func TestMetricsOnlyOnOpsWithAuth(t *testing.T) {
+	file := authMapping(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := ln.Addr().String()
+	ln.Close()
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	p := startServing(t, serveEnv("TASKGATE_TEST_KEY="+ciKey), "serve", "--config", file, "--http", "127.0.0.1:0", "--ops-http", ops)
+	base := strings.TrimSuffix(p.endpoint, "/mcp")
+	for path, want := range map[string]int{"/metrics": 404, "/healthz": 200, "/readyz": 200} {
+		if code, body := get(base + path); code != want {
+			t.Errorf("GET %s on the MCP listener: %d %.100s, want %d", path, code, body, want)
+		}
+	}
+	if code, body := get("http://" + ops + "/metrics"); code != 200 || !strings.Contains(body, "taskgate_tasks_started_total") && !strings.Contains(body, "# HELP taskgate_") {
+		t.Errorf("GET /metrics on --ops-http: %d %.200s", code, body)
+	}
+	p = startServing(t, serveEnv("TASKGATE_TEST_KEY="+ciKey), "serve", "--config", file, "--http", "127.0.0.1:0", "--metrics-on-mcp-listener")
+	if code, body := get(strings.TrimSuffix(p.endpoint, "/mcp") + "/metrics"); code != 200 || !strings.Contains(body, "# HELP taskgate_") {
+		t.Errorf("GET /metrics with --metrics-on-mcp-listener: %d %.200s", code, body)
+	}
+}

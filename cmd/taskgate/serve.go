@@ -38,6 +38,7 @@ type transportFlags struct {
 	idleTimeout            time.Duration
 	logLevel, logFormat    string
 	opsHTTP                string
+	metricsOnMCP           bool
 	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
 	// go-sdk logs every stateless request's session at info) is the server's
 	// (setUpObservability); nil for call and validate.
@@ -75,7 +76,8 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
-	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them)")
+	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them; with auth:, the only place of /metrics)")
+	fs.BoolVar(&f.metricsOnMCP, "metrics-on-mcp-listener", false, "serve /metrics on the --http listener although the mapping has auth: (it names every tool, and needs no credentials)")
 }
 
 // setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
@@ -282,10 +284,12 @@ func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, 
 	}
 }
 
-// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz, /metrics) and, with
-// OAuth, the protected resource metadata. A request must arrive whole within the read timeout and
-// an idle connection closes: a client that trickles bytes holds nothing for long. There is no
-// write timeout, since tasks/result and waiting calls answer when the workflow ends.
+// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz and, unless the
+// mapping has auth: and --metrics-on-mcp-listener is not given, /metrics: the metrics name every
+// tool, and go unauthenticated) and, with OAuth, the protected resource metadata. A request must
+// arrive whole within the read timeout and an idle connection closes: a client that trickles
+// bytes holds nothing for long. There is no write timeout, since tasks/result and waiting calls
+// answer when the workflow ends.
 func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
 	if tf.tel != nil {
@@ -293,7 +297,7 @@ func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Ser
 	} else {
 		mux.Handle("/mcp", srv.HTTPHandler())
 	}
-	operations(mux, srv, tf)
+	operations(mux, srv, tf, a == nil || tf.metricsOnMCP)
 	if a != nil && a.metadata != nil {
 		for _, p := range a.paths {
 			mux.Handle(p, a.metadata)
@@ -303,15 +307,15 @@ func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Ser
 }
 
 // operations adds liveness (/healthz: the process answers), readiness (/readyz: every engine
-// answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
-// the metrics (/metrics).
-func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags) {
+// answers and serves the mapped targets, checked at most every 5 seconds; the details go to the
+// log) and, for serve and dev when withMetrics, the metrics (/metrics).
+func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags, withMetrics bool) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Reason: notReadyReason, Check: func(ctx context.Context) error {
 		_, err := srv.CheckTargets(ctx)
 		return err
 	}})
-	if tf.tel != nil {
+	if tf.tel != nil && withMetrics {
 		mux.Handle("/metrics", tf.tel.Metrics())
 	}
 }
@@ -323,7 +327,7 @@ func serveOperations(ctx context.Context, srv *mcpserver.Server, tf transportFla
 		return fmt.Errorf("--ops-http %s: %w", tf.opsHTTP, err)
 	}
 	mux := http.NewServeMux()
-	operations(mux, srv, tf)
+	operations(mux, srv, tf, true)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
 	go func() {
 		<-ctx.Done()
@@ -405,6 +409,9 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	}()
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
 	fmt.Fprintf(stderr, "taskgate: serving %d tools on %s\n", len(set.Tools), endpoint)
+	if a != nil && !tf.metricsOnMCP && tf.tel != nil {
+		fmt.Fprintln(stderr, "taskgate: /metrics is served on --ops-http only, since the mapping has auth: (--metrics-on-mcp-listener serves it here too)")
+	}
 	if ready != nil {
 		ready(endpoint)
 	}
