@@ -38,14 +38,21 @@ func (s *Server) sdkHTTP() http.Handler {
 func (s *Server) localhostUnchecked() bool { return len(s.hosts) > 0 }
 
 // httpFront is the HTTP entry. Before the SDK sees a request it refuses, each with its own
-// status: more requests than the server takes at once (503), a browser page of another origin or
-// a Host the operator did not list (403), a caller without a valid bearer token when auth is on
-// (401, by go-sdk's auth middleware), more body than the memory budget holds (503) or than a
-// message may have (413), a body that is not one JSON-RPC message every decoder reads alike, or
-// a batch (400), a task method whose Mcp-Name header names another task (400, -32020), and a
-// principal over its rate (429). It reads each body once (reading): every check judges that
-// reading, and go-sdk gets the bytes it was made from. It rewrites the requests that carry params
-// the SDK would drop, and carries the client's lifetime to the handlers.
+// status: a browser page of another origin or a Host the operator did not list (403), a caller
+// without a valid bearer token when auth is on (401, by go-sdk's auth middleware), a principal
+// with its share of the requests in flight (429) or of the body bytes in memory (429), more
+// requests (503) or body bytes (503) than the server holds at once, more body than a message may
+// have (413), a body that is not one JSON-RPC message every decoder reads alike, or a batch
+// (400), a task method whose Mcp-Name header names another task (400, -32020), and a principal
+// over its rate (429). It reads each body once (reading): every check judges that reading, and
+// go-sdk gets the bytes it was made from. It rewrites the requests that carry params the SDK
+// would drop, and carries the client's lifetime and the longest a request may wait to the
+// handlers.
+//
+// Authentication comes before the body is read: it needs only the headers, and the key sets it
+// uses are fetched off the request path (package bearer), so it costs a refused caller little;
+// and the shares need the principal before the body is read, or one principal's trickled uploads
+// would hold the memory that the others' polls need.
 func (s *Server) httpFront(next http.Handler) http.Handler {
 	inner := s.httpRequest(next)
 	if a := s.httpAuth; a != nil {
@@ -60,13 +67,6 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 				writeError(w, http.StatusInternalServerError, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the request could not be served"})
 			}
 		}()
-		select {
-		case s.inFlight <- struct{}{}:
-			defer func() { <-s.inFlight }()
-		default:
-			busy(w, "too many requests in flight")
-			return
-		}
 		if !originAllowed(r, s.origins) || !hostAllowed(r, s.hosts) {
 			http.Error(w, "Forbidden: this Origin or Host is not allowed; the operator lists the allowed ones", http.StatusForbidden)
 			return
@@ -107,6 +107,12 @@ func (b bearerChallenge) Unwrap() http.ResponseWriter { return b.ResponseWriter 
 // httpRequest serves one request of a caller that may be served.
 func (s *Server) httpRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		principal := principalOf(r.Context())
+		if ok, own := s.inFlight.take(principal, 1); !ok {
+			refuseHeld(w, own, principal, fmt.Sprintf("requests in flight (%d at once)", s.inFlight.each), "too many requests in flight")
+			return
+		}
+		defer s.inFlight.give(principal, 1)
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -115,20 +121,13 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
 			return
 		}
-		// Bodies in memory at once stay within the budget: a flood of large bodies is refused
-		// instead of growing the process.
-		reserve := r.ContentLength
-		if reserve < 0 {
-			reserve = maxMessage
-		}
-		if !s.bodies.TryAcquire(reserve) {
-			busy(w, "too many request bodies in memory")
-			return
-		}
-		defer s.bodies.Release(reserve)
-		body, err := readBody(w, r)
+		body, held, err := s.readBody(w, r, principal)
+		defer s.bodies.give(principal, held)
 		var tooLarge *http.MaxBytesError
 		switch {
+		case errors.Is(err, errOwnBodies), errors.Is(err, errAllBodies):
+			refuseHeld(w, errors.Is(err, errOwnBodies), principal, fmt.Sprintf("request body bytes in memory (%d at once)", s.bodies.each), "too many request bodies in memory")
+			return
 		case errors.As(err, &tooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
 			return
@@ -162,6 +161,7 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(rd.body))
 		r.ContentLength = int64(len(rd.body))
 		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
+		ctx = context.WithValue(ctx, maxWaitKey{}, s.maxWait)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
 	})
 }
@@ -193,16 +193,67 @@ func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *readi
 var errTooLarge = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 	Message: fmt.Sprintf("Invalid Request: the body is longer than the limit of %d bytes", maxMessage)}
 
-// readBody reads a body of at most maxMessage bytes, into a buffer of its announced length.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+var (
+	errOwnBodies = errors.New("the principal's share of the body budget is held")
+	errAllBodies = errors.New("the body budget is held")
+)
+
+// bodyChunk is what a body of unknown length takes of the budget at a time, as it arrives.
+const bodyChunk = 64 << 10
+
+// readBody reads a body of at most maxMessage bytes, holding its bytes in principal's share of the
+// body budget (and so in the whole) while they are in memory: its announced length before it is
+// read, else chunk by chunk as it arrives. held is what it took, to give back once the request
+// is served, whatever err says.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, principal string) (body []byte, held int64, err error) {
 	defer r.Body.Close()
-	size := int64(64 << 10)
-	if r.ContentLength >= 0 {
-		size = r.ContentLength + 1
+	take := func(n int64) error {
+		if ok, own := s.bodies.take(principal, n); !ok {
+			if own {
+				return errOwnBodies
+			}
+			return errAllBodies
+		}
+		held += n
+		return nil
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxMessage))
-	return buf.Bytes(), err
+	in := http.MaxBytesReader(w, r.Body, maxMessage)
+	if r.ContentLength >= 0 {
+		if err := take(r.ContentLength); err != nil {
+			return nil, held, err
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1))
+		_, err := buf.ReadFrom(in)
+		return buf.Bytes(), held, err
+	}
+	var buf bytes.Buffer
+	for {
+		if err := take(bodyChunk); err != nil {
+			return nil, held, err
+		}
+		n, err := io.CopyN(&buf, in, bodyChunk)
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf.Bytes(), held, nil
+		case err != nil:
+			return nil, held, err
+		case n < bodyChunk:
+			return buf.Bytes(), held, nil
+		}
+	}
+}
+
+// refuseHeld answers a request that would exceed what its principal may hold at once (own: 429,
+// the principal may retry once one of its requests is answered) or what the server holds (503).
+func refuseHeld(w http.ResponseWriter, own bool, principal, share, whole string) {
+	if !own {
+		busy(w, whole)
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	data, _ := json.Marshal(map[string]any{"retryable": true, "retryAfterMs": 1000})
+	writeError(w, http.StatusTooManyRequests, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: data,
+		Message: fmt.Sprintf("Too many requests of %s at once: it holds its share of the %s; retry once one of them is answered", principal, share)})
 }
 
 // busy answers 503: the request was not served, and may be sent again in a moment.
@@ -225,6 +276,9 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrp
 // readingKey carries the front's reading of a request to the fast path, which so reads neither
 // the body nor its method again.
 type readingKey struct{}
+
+// maxWaitKey carries the longest an HTTP request may wait for a workflow (0: no bound).
+type maxWaitKey struct{}
 
 // clientGoneKey carries the HTTP request's context to the handlers: the stateless SDK handler runs
 // them in a context that outlives the request, so a blocking call (tasks/result, a waiting tool)

@@ -9,17 +9,33 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"golang.org/x/time/rate"
+
+	"github.com/taskgate/taskgate/mapping"
 )
 
 // Limits protect the engines' API quotas and the process's memory from any one caller. Zero
-// fields take the defaults; a negative rate turns that limit off.
+// fields take the defaults; a negative rate or wait turns that limit off.
+//
+// Over HTTP, each authenticated principal has a share of the requests in flight and of the body
+// bytes in memory, taken before the whole: a principal that holds its share is answered 429, and
+// the others are still served.
 type Limits struct {
 	// MaxInFlight bounds the HTTP requests served at once; more are answered 503. Default 512.
 	MaxInFlight int
+	// MaxInFlightPerPrincipal bounds one principal's share of MaxInFlight; more are answered 429.
+	// Default a quarter of MaxInFlight.
+	MaxInFlightPerPrincipal int
 	// BodyBudget bounds the bytes of HTTP request bodies held at once; a body that does not fit is
 	// answered 503. Default 16 MiB: each byte of a body costs about four in memory while it is
 	// decoded, so the bodies of the requests in flight cost at most about 64 MiB.
 	BodyBudget int64
+	// BodyBudgetPerPrincipal bounds one principal's share of BodyBudget; a body that does not fit
+	// is answered 429. Default a quarter of BodyBudget (4 MiB: one body of the largest size).
+	BodyBudgetPerPrincipal int64
+	// MaxWait bounds how long an HTTP request waits for a workflow: a 2025-11-25 tasks/result
+	// (then answered with the task's status, to poll), and a call that waits for its result.
+	// Default 60s.
+	MaxWait time.Duration
 	// CallsPerSecond bounds each principal's tools/call, with bursts of twice as many. Default 10.
 	CallsPerSecond float64
 	// PollsPerSecond bounds each principal's other task requests (tasks/*, tools/async/*), with
@@ -31,8 +47,17 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxInFlight == 0 {
 		l.MaxInFlight = 512
 	}
+	if l.MaxInFlightPerPrincipal == 0 {
+		l.MaxInFlightPerPrincipal = max(1, l.MaxInFlight/4)
+	}
 	if l.BodyBudget == 0 {
 		l.BodyBudget = 16 << 20
+	}
+	if l.BodyBudgetPerPrincipal == 0 {
+		l.BodyBudgetPerPrincipal = l.BodyBudget / 4
+	}
+	if l.MaxWait == 0 {
+		l.MaxWait = time.Minute
 	}
 	if l.CallsPerSecond == 0 {
 		l.CallsPerSecond = 10
@@ -122,4 +147,43 @@ func errRateLimited(method string, retry time.Duration) *jsonrpc.Error {
 	data, _ := json.Marshal(map[string]any{"retryAfterMs": ms, "retryable": true})
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: data,
 		Message: fmt.Sprintf("Rate limit exceeded for %s: retry in %d ms (the limit protects the workflow engine's API quota)", method, ms)}
+}
+
+// shares bounds what requests hold at once of one capacity (requests in flight, bytes of bodies):
+// each principal within its share, and all of them within the whole. The local principal (no one
+// authenticated) is the only one, and has the whole.
+type shares struct {
+	total, each int64
+	mu          sync.Mutex
+	used        int64
+	held        map[string]int64
+}
+
+func newShares(total, each int64) *shares {
+	return &shares{total: total, each: min(each, total), held: map[string]int64{}}
+}
+
+// take takes n for principal, unless that would exceed its share (own) or the whole.
+func (c *shares) take(principal string, n int64) (ok, own bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if principal != mapping.LocalPrincipal && c.held[principal]+n > c.each {
+		return false, true
+	}
+	if c.used+n > c.total {
+		return false, false
+	}
+	c.used += n
+	c.held[principal] += n
+	return true, false
+}
+
+// give gives back what take took.
+func (c *shares) give(principal string, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used -= n
+	if c.held[principal] -= n; c.held[principal] <= 0 {
+		delete(c.held, principal)
+	}
 }

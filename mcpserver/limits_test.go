@@ -1,11 +1,15 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +17,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/mcpserver/bearer"
 )
 
 // TestRateLimitsAnswerWhenToRetry: a principal over its rate gets HTTP 429 with Retry-After and a
@@ -164,4 +170,205 @@ func TestUnknownClientTokensCostOnce(t *testing.T) {
 	// Starting an operation with the token makes it known at once.
 	sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "now known"}, "operation": map[string]any{"token": probe}})
 	pollOperation(t, sep, probe, "completed")
+}
+
+// TestFairShare: bob tries to take everything (tasks/result calls parked on his running task,
+// bodies trickled in), and holds no more than his share of the requests in flight and of the
+// body bytes; alice's polls meanwhile are answered within 100 ms of their usual latency.
+func TestFairShare(t *testing.T) {
+	verify, err := bearer.NewVerifier(bearer.Config{APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
+		c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, MaxInFlight: 8, MaxInFlightPerPrincipal: 4,
+			BodyBudget: 8 << 20, BodyBudgetPerPrincipal: 4 << 20, MaxWait: time.Minute}
+	})
+	alice := e.as(aliceKey, ext)
+	hers := call(t, alice, "wait_and_echo", map[string]any{"seconds": 120, "text": "alice's"})["taskId"].(string)
+	defer alice.Call(t, "tasks/cancel", map[string]any{"taskId": hers})
+	polls := func() (latencies []time.Duration) {
+		for range 20 {
+			start := time.Now()
+			if got := alice.Decode(t, "tasks/get", map[string]any{"taskId": hers}); got["status"] != "working" {
+				t.Fatalf("alice's poll: %v", got)
+			}
+			latencies = append(latencies, time.Since(start))
+			time.Sleep(20 * time.Millisecond)
+		}
+		slices.Sort(latencies)
+		return latencies
+	}
+	usual := polls()
+
+	bob := rpctest.Legacy(rpctest.HTTP{URL: e.url, Header: http.Header{"Authorization": {"Bearer " + bobKey}}})
+	created := bob.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 120, "text": "bob's"}, "task": map[string]any{}})
+	his := created["task"].(map[string]any)["taskId"].(string)
+	defer bob.Call(t, "tasks/cancel", map[string]any{"taskId": his})
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr := strings.TrimPrefix(e.url, "http://")
+	uploads := make(chan string, 3)
+	for range 3 { // 1.5 MiB announced each, trickled: two fit in his share of the bytes
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n{", addr, bobKey, 3<<19)
+		go func() {
+			for ctx.Err() == nil && conn.SetWriteDeadline(time.Now().Add(time.Second)) == nil {
+				if _, err := conn.Write([]byte(" ")); err != nil {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+		go func() {
+			if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+				raw, _ := io.ReadAll(resp.Body)
+				uploads <- fmt.Sprintf("%d %s", resp.StatusCode, raw)
+			}
+		}()
+	}
+	select {
+	case refused := <-uploads:
+		if !strings.HasPrefix(refused, "429 ") || !strings.Contains(refused, "Too many requests of bob at once: it holds its share of the request body bytes in memory (4194304 at once)") {
+			t.Fatalf("one of bob's uploads: %s", refused)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("none of bob's three uploads was refused")
+	}
+	var parked sync.WaitGroup
+	refused := make(chan string, 8)
+	for i := range 6 {
+		parked.Go(func() {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, i, his)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(body))
+			req.Header = http.Header{"Authorization": {"Bearer " + bobKey}, "Content-Type": {"application/json"},
+				"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			refused <- fmt.Sprintf("%d %s", resp.StatusCode, raw)
+		})
+	}
+	// bob's share is held once his requests beyond it are refused.
+	var answers []string
+	for deadline := time.After(10 * time.Second); len(answers) < 4; {
+		select {
+		case a := <-refused:
+			answers = append(answers, a)
+		case <-deadline:
+			t.Fatalf("bob's requests beyond his share were not refused: %v", answers)
+		}
+	}
+	for _, a := range answers {
+		if !strings.HasPrefix(a, "429 ") || !strings.Contains(a, "Too many requests of bob at once: it holds its share of the requests in flight (4 at once); retry once one of them is answered") {
+			t.Errorf("bob beyond his share: %s", a)
+		}
+	}
+	status, body := postAs(t, e.url, bobKey, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if status != http.StatusTooManyRequests {
+		t.Errorf("bob's ping while he holds his share: %d %s", status, body)
+	}
+
+	during := polls()
+	t.Logf("alice's polls: usual median %s, max %s; while bob holds his share: median %s, max %s",
+		usual[len(usual)/2], usual[len(usual)-1], during[len(during)/2], during[len(during)-1])
+	if during[len(during)/2] > usual[len(usual)/2]+100*time.Millisecond {
+		t.Fatalf("alice's polls took %s (median) while bob held his share, %s usually", during[len(during)/2], usual[len(usual)/2])
+	}
+	if tools := toolsByName(t, alice); tools["wait_and_echo"] == nil {
+		t.Fatalf("alice's tools/list: %v", tools)
+	}
+	stop()
+	parked.Wait()
+}
+
+// TestTrickledBodiesHoldOnlyTheirShare: bodies of unknown length take their principal's share of
+// the budget as they arrive; one that outgrows it is refused with 429, and the others' are read.
+func TestTrickledBodiesHoldOnlyTheirShare(t *testing.T) {
+	verify, _ := bearer.NewVerifier(bearer.Config{APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}}})
+	e := newEnvConfig(t, func(c *mcpserver.Config) {
+		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
+		c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, BodyBudget: 2 << 20, BodyBudgetPerPrincipal: 1 << 20}
+	})
+	pad := strings.Repeat("x", 3<<19) // 1.5 MiB: more than a share, less than the whole
+	chunked := func(key string) (int, string) {
+		pr, pw := io.Pipe()
+		go func() {
+			io.WriteString(pw, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"`+pad+`"}}}`)
+			pw.Close()
+		}()
+		req, _ := http.NewRequest(http.MethodPost, e.url, pr) // no Content-Length: chunked
+		req.Header = http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	if status, body := chunked(bobKey); status != http.StatusTooManyRequests || !strings.Contains(body, "it holds its share of the request body bytes in memory (1048576 at once)") {
+		t.Fatalf("a chunked body over the share: %d %.300s", status, body)
+	}
+	if status, body := postAs(t, e.url, aliceKey, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusOK {
+		t.Fatalf("alice after bob's refused body: %d %s", status, body)
+	}
+}
+
+// TestWaitsAreBounded: over HTTP a 2025-11-25 tasks/result answers, once it has waited --max-wait,
+// with the task's status and when to poll; a call that waits for its result is cut there too.
+func TestWaitsAreBounded(t *testing.T) {
+	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Limits.MaxWait = time.Second })
+	legacy := rpctest.Legacy(rpctest.HTTP{URL: e.url})
+	created := legacy.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 30, "text": "later"}, "task": map[string]any{}})
+	id := created["task"].(map[string]any)["taskId"].(string)
+	defer legacy.Call(t, "tasks/cancel", map[string]any{"taskId": id})
+	start := time.Now()
+	_, rerr := legacy.Call(t, "tasks/result", map[string]any{"taskId": id})
+	took := time.Since(start)
+	wantError(t, "tasks/result of a running task", rerr, -32603,
+		"Task still working after 1s, the longest this server holds a request: poll tasks/get every 1000 ms, and call tasks/result again once it has ended")
+	var data struct {
+		Retryable    bool
+		RetryAfterMs int64
+		Task         map[string]any
+		Meta         map[string]map[string]any `json:"_meta"`
+	}
+	mustUnmarshal(t, rerr.Data, &data)
+	if !data.Retryable || data.RetryAfterMs != 1000 || data.Task["taskId"] != id || data.Task["status"] != "working" ||
+		data.Meta["io.modelcontextprotocol/related-task"]["taskId"] != id || took < time.Second || took > 5*time.Second {
+		t.Fatalf("after %s: %s", took, rerr.Data)
+	}
+	if got := legacy.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
+		t.Fatalf("the task after tasks/result gave up waiting: %v", got)
+	}
+
+	waiting := e.client() // no tasks extension: echo_optional waits for its result
+	start = time.Now()
+	r := call(t, waiting, "echo_optional", map[string]any{"seconds": 30, "text": "later"})
+	if took := time.Since(start); r["isError"] != true || firstText(t, r) != "echo_optional did not finish within 1s, the longest this server holds a request; the execution goes on in the engine" || took > 5*time.Second {
+		t.Fatalf("a waiting call after %s: %v", took, r)
+	}
+}
+
+// postAs posts body with key as its bearer token, as a 2025-11-25 client.
+func postAs(t *testing.T, url, key, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header = http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/coalesce"
@@ -86,10 +85,10 @@ type Server struct {
 	audit          *slog.Logger
 	httpAuth       *HTTPAuth
 	origins, hosts []string
-	// rates, inFlight and bodies enforce Config.Limits.
-	rates    *rateLimits
-	inFlight chan struct{}
-	bodies   *semaphore.Weighted
+	// rates, inFlight, bodies and maxWait enforce Config.Limits.
+	rates            *rateLimits
+	inFlight, bodies *shares
+	maxWait          time.Duration
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
 	// unknownTokens are client tokens that named no operation, until when (a shortcut only).
@@ -124,8 +123,9 @@ func New(cfg Config) (*Server, error) {
 	s.unknownTokens = lru.New[time.Time](10000)
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
-	s.inFlight = make(chan struct{}, limits.MaxInFlight)
-	s.bodies = semaphore.NewWeighted(limits.BodyBudget)
+	s.inFlight = newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal))
+	s.bodies = newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal)
+	s.maxWait = max(limits.MaxWait, 0)
 	if s.grace == 0 {
 		s.grace = 10 * time.Second
 	}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -146,12 +147,16 @@ func (s *Server) tasksUpdate(ctx context.Context, c caps, d dialect, p *taskPara
 }
 
 // tasksResult exists only on 2025-11-25: it blocks until the task has ended (or the client goes
-// away) and returns what the call would have returned, tagged with the task.
+// away) and returns what the call would have returned, tagged with the task. Over HTTP it blocks
+// for at most the server's longest wait (a request holds its principal's share meanwhile); then
+// it answers with the task's status and how to go on (errStillRunning).
 func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, p *taskParams) (mcp.Result, error) {
 	id := p.TaskID
 	if _, isLegacy := d.(legacy); !isLegacy {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result does not exist in the tasks extension: poll tasks/get"}
 	}
+	waitCtx, bound, stop := withWaitBound(ctx)
+	defer stop()
 	for waited := false; ; waited = true {
 		t, err := s.read(ctx, id)
 		if err != nil {
@@ -175,16 +180,39 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, p *taskPara
 			out.Meta = related
 			return out, nil
 		}
+		if waitCtx.Err() != nil {
+			return nil, errStillRunning(t, bound, related)
+		}
 		// Wait blocks cheaply in the engine until the execution ends, asking the client the
 		// workflow's questions on the way where it can; then read again, which also re-checks the
 		// id's expiry.
-		if _, err := s.waitAsking(ctx, c, t, related); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+		if _, err := s.waitAsking(waitCtx, c, t, related); err != nil && waitCtx.Err() == nil {
 			return nil, engineError("Failed to wait for the task", err)
 		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
+}
+
+// errStillRunning answers a tasks/result that waited as long as a request may, with the task's
+// status: 2025-11-25 lets a client whose tasks/result failed poll tasks/get, and call
+// tasks/result again once the task has ended.
+func errStillRunning(t *task, bound time.Duration, related mcp.Meta) error {
+	info := legacyInfo(t)
+	data, _ := json.Marshal(map[string]any{"retryable": true, "retryAfterMs": info.PollInterval, "task": info, "_meta": related})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: data,
+		Message: fmt.Sprintf("Task still %s after %s, the longest this server holds a request: poll tasks/get every %d ms, and call tasks/result again once it has ended", info.Status, bound, info.PollInterval)}
+}
+
+// withWaitBound is ctx, ended after the longest its request may wait for a workflow (bound) when
+// its transport set one (HTTP).
+func withWaitBound(ctx context.Context) (bounded context.Context, bound time.Duration, stop context.CancelFunc) {
+	if bound, _ = ctx.Value(maxWaitKey{}).(time.Duration); bound <= 0 {
+		return ctx, 0, func() {}
+	}
+	bounded, stop = context.WithTimeout(ctx, bound)
+	return bounded, bound, stop
 }
 
 // legacyCreate starts a task for a `task`-augmented tools/call; the client's ttl can only shorten

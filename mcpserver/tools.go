@@ -131,11 +131,12 @@ func errMissingTasksCapability(tool string) error {
 	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: msg, Data: data}
 }
 
-// callAndWait serves a call that waits for its result, up to the tool's timeout: tools that may
-// not run as tasks, and clients that take no task. A client that gives up the call (cancels it, or
-// closes the HTTP request) cancels the execution: it has no other way to. Progress notifications
-// carry the engine's status when the client asked for them; the workflow's questions are asked
-// with elicitation/create when the client takes it.
+// callAndWait serves a call that waits for its result, up to the tool's timeout (and, over HTTP,
+// the longest a request may wait): tools that may not run as tasks, and clients that take no
+// task. A client that gives up the call (cancels it, or closes the HTTP request) cancels the
+// execution: it has no other way to. Progress notifications carry the engine's status when the
+// client asked for them; the workflow's questions are asked with elicitation/create when the
+// client takes it.
 func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOutput {
 	tool := call.tool
 	input, toolErr := prepare(tool, call.args, call.answers)
@@ -143,7 +144,9 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		return toolErr
 	}
 	e := s.engines[tool.Engine]
-	waitCtx, stop := context.WithTimeout(ctx, tool.Timeout)
+	bounded, bound, stopBound := withWaitBound(ctx)
+	defer stopBound()
+	waitCtx, stop := context.WithTimeout(bounded, tool.Timeout)
 	defer stop()
 	var ref adapters.Ref
 	var t *task // the execution the call waits on, once started
@@ -177,10 +180,14 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		s.abandon(ctx, tool, ref)
 		return toolError("%s was cancelled: the client stopped waiting", tool.Name)
 	case errors.Is(err, context.DeadlineExceeded):
-		if t != nil && s.describe(ctx, t) == nil && t.status.State == adapters.InputRequired {
-			return toolError("%s did not finish within its timeout of %s: it is %s, and this client takes neither tasks nor elicitation to answer; the execution goes on in the engine", tool.Name, tool.Timeout, t.message())
+		within := fmt.Sprintf("within its timeout of %s", tool.Timeout)
+		if bounded.Err() != nil && bound < tool.Timeout {
+			within = fmt.Sprintf("within %s, the longest this server holds a request", bound)
 		}
-		return toolError("%s did not finish within its timeout of %s; the execution goes on in the engine", tool.Name, tool.Timeout)
+		if t != nil && s.describe(ctx, t) == nil && t.status.State == adapters.InputRequired {
+			return toolError("%s did not finish %s: it is %s, and this client takes neither tasks nor elicitation to answer; the execution goes on in the engine", tool.Name, within, t.message())
+		}
+		return toolError("%s did not finish %s; the execution goes on in the engine", tool.Name, within)
 	default:
 		id := s.report(engineError("Failed to run "+tool.Name, err))
 		return toolError("%s could not be run: the engine did not answer as expected; retry in a moment (error id %s)", tool.Name, id)

@@ -72,6 +72,10 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.Float64Var(&f.limits.CallsPerSecond, "calls-per-second", 10, "tools/call per second and principal, in bursts of twice as many; -1: no limit")
 	fs.Float64Var(&f.limits.PollsPerSecond, "polls-per-second", 50, "other task requests per second and principal, in bursts of twice as many; -1: no limit")
 	fs.IntVar(&f.limits.MaxInFlight, "max-in-flight", 512, "HTTP requests served at once; more are answered 503")
+	fs.IntVar(&f.limits.MaxInFlightPerPrincipal, "max-in-flight-per-principal", 0, "HTTP requests one authenticated principal has served at once, within --max-in-flight; more are answered 429 (default a quarter of --max-in-flight)")
+	fs.Int64Var(&f.limits.BodyBudget, "body-budget", 16<<20, "bytes of HTTP request bodies held in memory at once; a body that does not fit is answered 503")
+	fs.Int64Var(&f.limits.BodyBudgetPerPrincipal, "body-budget-per-principal", 0, "bytes of one authenticated principal's request bodies held at once, within --body-budget; a body that does not fit is answered 429 (default a quarter of --body-budget)")
+	fs.DurationVar(&f.limits.MaxWait, "max-wait", time.Minute, "longest an HTTP request waits for a workflow: a 2025-11-25 tasks/result (then answered with the task's status, to poll) or a call that waits for its result; negative: no bound")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send an HTTP request, body included")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
@@ -288,8 +292,8 @@ func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, 
 // mapping has auth: and --metrics-on-mcp-listener is not given, /metrics: the metrics name every
 // tool, and go unauthenticated) and, with OAuth, the protected resource metadata. A request must
 // arrive whole within the read timeout and an idle connection closes: a client that trickles
-// bytes holds nothing for long. There is no write timeout, since tasks/result and waiting calls
-// answer when the workflow ends.
+// bytes holds nothing for long. There is no write timeout: tasks/result and waiting calls answer
+// within --max-wait.
 func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
 	if tf.tel != nil {
