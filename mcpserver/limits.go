@@ -92,7 +92,7 @@ func newRateLimits(l Limits) *rateLimits {
 	return &rateLimits{calls: limit(l.CallsPerSecond), polls: limit(l.PollsPerSecond), buckets: map[string]*buckets{}}
 }
 
-// limited is the method's bucket of a request, or nil for methods that are not limited.
+// bucket is the method's bucket of a request, or nil for methods that are not limited.
 func (r *rateLimits) bucket(b *buckets, method string) *rate.Limiter {
 	switch method {
 	case "tools/call":
@@ -103,9 +103,8 @@ func (r *rateLimits) bucket(b *buckets, method string) *rate.Limiter {
 	return nil
 }
 
-// allow takes one request of principal from its bucket; when the bucket is empty it says how
-// long until it would not be.
-func (r *rateLimits) allow(principal, method string, now time.Time) (time.Duration, bool) {
+// limiter is principal's bucket for method, nil for methods that are not limited.
+func (r *rateLimits) limiter(principal, method string, now time.Time) *rate.Limiter {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if now.Sub(r.swept) > time.Minute {
@@ -122,7 +121,13 @@ func (r *rateLimits) allow(principal, method string, now time.Time) (time.Durati
 		r.buckets[principal] = b
 	}
 	b.seen = now
-	lim := r.bucket(b, method)
+	return r.bucket(b, method)
+}
+
+// allow takes one request of principal from its bucket; when the bucket is empty (or in debt
+// for the engine calls of its earlier requests) it says how long until it would not be.
+func (r *rateLimits) allow(principal, method string, now time.Time) (time.Duration, bool) {
+	lim := r.limiter(principal, method, now)
 	if lim == nil {
 		return 0, true
 	}

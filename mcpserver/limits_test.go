@@ -372,3 +372,28 @@ func postAs(t *testing.T, url, key, body string) (int, string) {
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(raw)
 }
+
+// TestEngineCallsAreCharged: a client token that names no operation costs one engine read per
+// tool that may run as a task; its principal's rate pays for every one, so its next poll waits.
+func TestEngineCallsAreCharged(t *testing.T) {
+	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: 1} })
+	sep := e.client()
+	sep.Experimental = []string{"sep1391"}
+	before := e.count.reads.Load()
+	_, rerr := sep.Call(t, "tools/async/status", map[string]any{"token": "probe-" + uuid.NewString()})
+	wantError(t, "an unknown client token", rerr, -32602, "Failed to retrieve operation: Operation not found")
+	n := e.count.reads.Load() - before
+	if n < 3 {
+		t.Fatalf("the lookup made %d engine reads; the test mapping must have at least 3 task tools", n)
+	}
+	poll := `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"x","_meta":` + modernMeta + `}}`
+	status, body := post(t, e.url, poll, "2026-07-28", "tasks/get")
+	var answer struct {
+		Error struct{ Data struct{ RetryAfterMs int64 } }
+	}
+	json.Unmarshal([]byte(strings.TrimPrefix(body, "event: message\ndata: ")), &answer)
+	if status != http.StatusTooManyRequests || answer.Error.Data.RetryAfterMs < (n-2)*1000 {
+		t.Fatalf("the poll after a lookup of %d engine reads at 1 per second: HTTP %d %s", n, status, body)
+	}
+	t.Logf("a lookup of %d engine reads; the next poll may come in %d ms", n, answer.Error.Data.RetryAfterMs)
+}

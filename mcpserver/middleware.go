@@ -44,6 +44,7 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		c := capsFromRequest(req)
 		observeCaps(ctx, c, method)
+		ctx = charged(ctx, s.rates.limiter(principalOf(ctx), method, s.now()), s.now)
 		ctx, cancel := withClient(context.WithValue(ctx, capsKey{}, c))
 		defer cancel()
 		switch {

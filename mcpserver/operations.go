@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -29,6 +30,44 @@ const maxClientToken = 256
 // the engines again: a token that opens as no task id costs one engine call per tool that may run
 // as a task, and repeating it must cost nothing.
 const unknownFor = 30 * time.Second
+
+// unknownTokens are, per caller, the client tokens that named no operation, until when (a shortcut
+// only). Each caller keeps its own few, so that one caller's misses cannot push out another's,
+// and the callers kept are few too: 16,384 tokens at most in all.
+type unknownTokens struct {
+	callers *lru.Cache[*lru.Cache[time.Time]]
+}
+
+const unknownCallers, unknownPerCaller = 128, 128
+
+func newUnknownTokens() unknownTokens {
+	return unknownTokens{callers: lru.New[*lru.Cache[time.Time]](unknownCallers)}
+}
+
+// until is when caller's token stops being known as unknown.
+func (u unknownTokens) until(caller, token string) (time.Time, bool) {
+	if tokens, ok := u.callers.Get(caller); ok {
+		return tokens.Get(token)
+	}
+	return time.Time{}, false
+}
+
+func (u unknownTokens) remember(caller, token string, until time.Time) {
+	var tokens *lru.Cache[time.Time]
+	u.callers.Update(caller, func(c **lru.Cache[time.Time]) {
+		if *c == nil {
+			*c = lru.New[time.Time](unknownPerCaller)
+		}
+		tokens = *c
+	})
+	tokens.Update(token, func(t *time.Time) { *t = until })
+}
+
+func (u unknownTokens) forget(caller, token string) {
+	if tokens, ok := u.callers.Get(caller); ok {
+		tokens.DeleteIf(token, func(time.Time) bool { return true })
+	}
+}
 
 func (s *Server) addOperationMethods() error {
 	for method, h := range map[string]func(context.Context, caps, string, *task) (mcp.Result, error){
@@ -83,7 +122,7 @@ func (s *Server) startOperation(ctx context.Context, c caps, call toolCall) (mcp
 		return s.toolAnswer(c, operations{}, toolErr, err)
 	}
 	if opts.key != "" {
-		s.unknownTokens.DeleteIf(adapters.ScopedKey(opts.key, callerOf(ctx)), func(time.Time) bool { return true })
+		s.unknownTokens.forget(callerOf(ctx), opts.key)
 	}
 	started := &toolOutput{text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", tool.Name)}
 	return &operationStarted{callToolResult: *started.wire(c.modern), Operation: operationInfo{
@@ -135,8 +174,7 @@ func (s *Server) readOperation(ctx context.Context, tok string) (*task, error) {
 // token derives one engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*task, error) {
 	caller := callerOf(ctx)
-	scoped := adapters.ScopedKey(clientToken, caller)
-	if until, ok := s.unknownTokens.Get(scoped); ok && s.now().Before(until) {
+	if until, ok := s.unknownTokens.until(caller, clientToken); ok && s.now().Before(until) {
 		return nil, &taskError{kind: errNotFound}
 	}
 	type found struct {
@@ -177,7 +215,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 		if engineErr != nil {
 			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
-		s.unknownTokens.Update(scoped, func(until *time.Time) { *until = s.now().Add(unknownFor) })
+		s.unknownTokens.remember(caller, clientToken, s.now().Add(unknownFor))
 		return nil, &taskError{kind: errNotFound}
 	}
 	tool := candidates[best]

@@ -17,7 +17,6 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/coalesce"
-	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -91,8 +90,8 @@ type Server struct {
 	maxWait          time.Duration
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
-	// unknownTokens are client tokens that named no operation, until when (a shortcut only).
-	unknownTokens *lru.Cache[time.Time]
+	// unknownTokens are client tokens that named no operation (a shortcut only).
+	unknownTokens unknownTokens
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
 	observer  Observer
@@ -120,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 		s.audit = s.log
 	}
 	s.httpAuth, s.origins, s.hosts = cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts
-	s.unknownTokens = lru.New[time.Time](10000)
+	s.unknownTokens = newUnknownTokens()
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
 	s.inFlight = newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal))
@@ -147,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 			if s.observer != nil {
 				ended = s.ended
 			}
-			s.engines[t.Engine] = coalesce.Wrap(e, size, max(fresh, 0), ended)
+			s.engines[t.Engine] = coalesce.Wrap(billed{e}, size, max(fresh, 0), ended)
 		}
 	}
 
