@@ -26,13 +26,15 @@ type AnswerSchema struct {
 	c    *compiled
 }
 
-// CompileAnswerSchema reads a JSON Schema of answers, such as a running workflow declares.
+// CompileAnswerSchema reads a JSON Schema of answers, such as a running workflow declares. It must
+// be whole in itself: a reference to any other schema (a file, a URL) makes it invalid, and
+// nothing is loaded.
 func CompileAnswerSchema(raw json.RawMessage) (*AnswerSchema, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, fmt.Errorf("the answer schema is not a JSON object: %s", raw)
 	}
-	c, err := compile(raw)
+	c, err := compile(raw, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the answer schema is not a valid JSON Schema: %w", err)
 	}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -95,10 +98,10 @@ func (d *doc) schema(e entry) (json.RawMessage, *compiled) {
 	if !d.jsonValue(e.value, e.path, &buf) || len(d.l.errs) > before {
 		return nil, nil
 	}
-	c, err := compile(buf.Bytes())
+	c, err := compile(buf.Bytes(), besideMapping{dir: filepath.Dir(d.file)})
 	if err != nil {
-		// The compiler names the schema by the URL it was given, which means nothing to a reader.
-		msg := strings.ReplaceAll(err.Error(), schemaURL, "")
+		// The compiler names schemas by the URLs it was given, which mean nothing to a reader.
+		msg := strings.ReplaceAll(strings.ReplaceAll(err.Error(), schemaURL, ""), schemaBase, "")
 		d.errorf(e.keyAt, schemaHint, "%s: invalid JSON Schema: %s", e.path, msg)
 		return nil, nil
 	}
@@ -119,16 +122,26 @@ func (d *doc) schema(e entry) (json.RawMessage, *compiled) {
 	return json.RawMessage(buf.Bytes()), c
 }
 
-// schemaURL is where a compiled schema lives: only for the compiler, nothing is fetched.
-const schemaURL = "mem:///schema.json"
+// schemaURL is where a compiled schema lives, only for the compiler: a $ref relative to it
+// resolves under schemaBase, which stands for the folder of the mapping file.
+const (
+	schemaBase = "mem:///"
+	schemaURL  = schemaBase + "schema.json"
+)
 
-// compile compiles a JSON Schema (draft 2020-12 unless its $schema says otherwise).
-func compile(schema []byte) (*compiled, error) {
+// compile compiles a JSON Schema (draft 2020-12 unless its $schema says otherwise). The schemas it
+// refers to are loaded by load alone: nil loads none (jsonschema's own loader would read any
+// file:// URL).
+func compile(schema []byte, load jsonschema.URLLoader) (*compiled, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, err
 	}
+	if load == nil {
+		load = loadsNothing{}
+	}
 	c := jsonschema.NewCompiler()
+	c.UseLoader(load)
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
@@ -140,6 +153,40 @@ func compile(schema []byte) (*compiled, error) {
 	at := map[string]*jsonschema.Schema{}
 	collect(root, at)
 	return &compiled{root: root, at: at}, nil
+}
+
+// loadsNothing is the loader of a schema that must be whole in itself.
+type loadsNothing struct{}
+
+func (loadsNothing) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is not in the schema: taskgate loads no other schema for it", url)
+}
+
+// besideMapping loads the schemas a mapping's schema refers to by a path relative to the mapping
+// file: JSON files in its folder or below, and nothing from anywhere else.
+type besideMapping struct{ dir string }
+
+func (b besideMapping) Load(url string) (any, error) {
+	rel, ok := strings.CutPrefix(url, schemaBase)
+	if ok {
+		rel, ok = unescapedLocal(rel)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s is not beside the mapping file: taskgate loads schemas only by a path relative to it", url)
+	}
+	f, err := os.Open(filepath.Join(b.dir, rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return jsonschema.UnmarshalJSON(f)
+}
+
+// unescapedLocal is a URL path, unescaped, when it names a file in the folder it is relative to
+// or below (filepath.IsLocal).
+func unescapedLocal(p string) (string, bool) {
+	p, err := url.PathUnescape(p)
+	return p, err == nil && p != "" && filepath.IsLocal(filepath.FromSlash(p))
 }
 
 // collect records s and every subschema it reaches by location.
@@ -285,7 +332,9 @@ func (d *doc) checkKeyword(kw keywordKind, e entry) {
 			d.errorf(e.value, suggest(s, jsonTypes, "one of string, number, integer, boolean, object, array, null"), "%s: %q is not a JSON type", e.path, s)
 		}
 	case kwString:
-		d.str(e.value, e.path)
+		if s, ok := d.str(e.value, e.path); ok && (e.key == "$ref" || e.key == "$dynamicRef") {
+			d.checkRef(e, s)
+		}
 	case kwRegex:
 		if s, ok := d.str(e.value, e.path); ok {
 			d.checkRegex(s, e.value, e.path)
@@ -311,6 +360,23 @@ func (d *doc) checkKeyword(kw keywordKind, e entry) {
 		d.checkList(e, kwAny)
 	case kwStrings:
 		d.checkList(e, kwString)
+	}
+}
+
+// checkRef refuses a reference that would load a schema from anywhere but beside the mapping
+// file: a URL (file://, http(s)://, ...), an absolute path, or a path out of the mapping's folder.
+func (d *doc) checkRef(e entry, ref string) {
+	const hint = `refer within the schema ("#/$defs/name") or to a JSON file beside the mapping ("common.json#/$defs/name"); taskgate fetches nothing`
+	u, err := url.Parse(ref)
+	switch {
+	case err != nil:
+		d.errorf(e.value, hint, "%s: %q is not a URI reference", e.path, ref)
+	case u.Scheme != "" || u.Host != "" || strings.HasPrefix(u.Path, "/"):
+		d.errorf(e.value, hint, "%s: %q is outside the mapping", e.path, ref)
+	case u.Path != "":
+		if _, local := unescapedLocal(u.Path); !local {
+			d.errorf(e.value, hint, "%s: %q leaves the mapping's folder", e.path, ref)
+		}
 	}
 }
 

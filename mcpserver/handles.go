@@ -150,7 +150,7 @@ func handleStatus(t *task) *toolOutput {
 	fmt.Fprintf(&b, "%s: %s", status, t.message())
 	var qs []handleQuestion
 	if t.status.State == adapters.InputRequired {
-		for _, q := range t.status.Inputs {
+		for _, q := range shownQuestions(t) {
 			qs = append(qs, handleQuestion{Key: q.Key, Message: q.Message, Schema: q.Schema})
 			fmt.Fprintf(&b, "\nQuestion %q: %s\n  The answer is an object of this JSON Schema: %s", q.Key, q.Message, q.Schema)
 		}

@@ -26,20 +26,44 @@ func questions(t *task) ([]*mapping.Question, error) {
 	for _, in := range t.status.Inputs {
 		schema, err := mapping.CompileAnswerSchema(in.Schema)
 		if err != nil {
-			return nil, &taskError{kind: errInternal, msg: fmt.Sprintf("The workflow asks %q with a schema taskgate cannot use", in.Key), cause: err}
+			return nil, &taskError{kind: errInternal, msg: unaskable(in.Key, err), cause: err}
 		}
 		qs = append(qs, &mapping.Question{Key: in.Key, Message: in.Message, Schema: schema})
 	}
 	return qs, nil
 }
 
-// openRequests are a task's open questions as form-mode elicitations, oldest first.
-func openRequests(t *task) inputRequests {
+// shownQuestions are a task's open questions as clients are shown them, oldest first. A question
+// whose schema taskgate cannot use (among them one that refers to another schema, which taskgate
+// never loads: the workflow is less trusted than the mapping) is shown as such, with a schema
+// that holds nothing of the workflow's: no client is handed a reference to follow.
+func shownQuestions(t *task) []adapters.Question {
 	if t.status.State != adapters.InputRequired {
 		return nil
 	}
-	reqs := make(inputRequests, 0, len(t.status.Inputs))
-	for _, q := range t.status.Inputs {
+	shown := make([]adapters.Question, 0, len(t.status.Inputs))
+	for _, in := range t.status.Inputs {
+		if _, err := mapping.CompileAnswerSchema(in.Schema); err != nil {
+			in.Message, in.Schema = unaskable(in.Key, err), json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		shown = append(shown, in)
+	}
+	return shown
+}
+
+// unaskable says why the question key cannot be answered through taskgate.
+func unaskable(key string, err error) string {
+	return fmt.Sprintf("The workflow's question %q cannot be answered through taskgate: %v", key, err)
+}
+
+// openRequests are a task's open questions as form-mode elicitations, oldest first.
+func openRequests(t *task) inputRequests {
+	qs := shownQuestions(t)
+	if qs == nil {
+		return nil
+	}
+	reqs := make(inputRequests, 0, len(qs))
+	for _, q := range qs {
 		reqs = append(reqs, keyedRequest{q.Key, elicitation(q.Message, q.Schema)})
 	}
 	return reqs

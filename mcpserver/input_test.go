@@ -3,12 +3,16 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mcpserver"
@@ -301,5 +305,45 @@ func TestInputRequiredWaitModeWithoutElicitation(t *testing.T) {
 	res := call(t, e.client(), "ask_within_a_second", map[string]any{"message": "Anyone?"})
 	if text := firstText(t, res); res["isError"] != true || !strings.Contains(text, `waiting for an answer to "confirm"`) || !strings.Contains(text, "takes neither tasks nor elicitation") {
 		t.Fatalf("the timed-out call: %v", res)
+	}
+}
+
+// TestElicitationSchemasLoadNothing: go-sdk checks an elicitation's answer against its requested
+// schema with the other JSON Schema library in use (google/jsonschema-go), on the server and on
+// the client; taskgate never hands it a schema that refers elsewhere (shownQuestions), and were it
+// handed one, it would fetch nothing either.
+func TestElicitationSchemasLoadNothing(t *testing.T) {
+	var hits atomic.Int64
+	schemas := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{"type":"string"}`))
+	}))
+	defer schemas.Close()
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"pw": "x"}}, nil
+		}})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // the era of elicitation/create
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, ref := range []string{schemas.URL + "/pw.json", "file:///etc/passwd"} {
+		_, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: "pw?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"pw": map[string]any{"type": "string", "$ref": ref}}}})
+		if err == nil || !strings.Contains(err.Error(), "loading "+ref+": cannot resolve remote schemas") {
+			t.Errorf("an elicitation whose schema refers to %s: %v", ref, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the schema server was asked %d times", n)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -355,5 +357,70 @@ func TestStepFunctionsQuestionThroughHandles(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("task_result after declining: %v", res)
 		}
+	}
+}
+
+// TestQuestionSchemasFromWorkflowsLoadNothing: a .waitForTaskToken state asks a question whose
+// schema refers to a file and to a URL. The question is shown as one taskgate cannot ask, with
+// none of the workflow's schema; an answer to it reaches no engine; nothing is read or fetched.
+func TestQuestionSchemasFromWorkflowsLoadNothing(t *testing.T) {
+	e := newSFNEnv(t)
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	os.WriteFile(secret, []byte(`{"type":"boolean","description":"hunter2"}`), 0o600)
+	var hits atomic.Int64
+	schemas := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{"type":"boolean"}`))
+	}))
+	defer schemas.Close()
+	schema := `{"type":"object","properties":{"confirm":{"$ref":"file://` + secret + `"},"why":{"$ref":"` + schemas.URL + `/why.json"}}}`
+	def := sfnexamples.Definitions()["taskgate-sfn-ask-and-echo"]
+	def = strings.Replace(def, `"schema": {`, `"schema": `+schema+`, "unused": {`, 1)
+	name := "taskgate-test-bad-question-" + uuid.NewString()[:8]
+	out, err := e.engine.Client().CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String(name),
+		Definition: aws.String(def), RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-examples")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	os.WriteFile(file, []byte(`engines:
+  aws:
+    stepfunctions: {region: us-east-1, endpoint: "${SFN_ENDPOINT}"}
+tools:
+  - name: bad_question
+    description: Asks a question whose schema refers elsewhere.
+    engine: aws
+    stateMachine: `+aws.ToString(out.StateMachineArn)+`
+    inputSchema: {type: object, properties: {message: {type: string}}, required: [message]}
+`), 0o600)
+	set, err := mapping.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler())
+	defer hs.Close()
+	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	id := call(t, c, "bad_question", map[string]any{"message": "Deploy?"})["taskId"].(string)
+	defer c.Call(t, "tasks/cancel", map[string]any{"taskId": id})
+	got := waitFor(t, c, id, "input_required")
+	params := got["inputRequests"].(map[string]any)["confirm"].(map[string]any)["params"].(map[string]any)
+	if msg, _ := params["message"].(string); !strings.HasPrefix(msg, `The workflow's question "confirm" cannot be answered through taskgate: `) ||
+		!strings.Contains(msg, "taskgate loads no other schema for it") || jsonOf(params["requestedSchema"]) != `{"properties":{},"type":"object"}` {
+		t.Fatalf("the question as shown: %v", params)
+	}
+	sends := e.calls.count("SendTaskSuccess") + e.calls.count("SendTaskFailure")
+	_, rerr := c.Call(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": true})}})
+	if rerr == nil || rerr.Code != -32603 || !strings.Contains(rerr.Message, `The workflow's question "confirm" cannot be answered through taskgate`) {
+		t.Fatalf("an answer to the question: %v", rerr)
+	}
+	if n := e.calls.count("SendTaskSuccess") + e.calls.count("SendTaskFailure"); n != sends {
+		t.Fatal("an answer to a question taskgate cannot ask reached the engine")
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the schema server was asked %d times", n)
 	}
 }
