@@ -9,6 +9,8 @@ package strictjson
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -294,25 +296,22 @@ func (s *scanner) object(depth int) error {
 			}
 			name = unescaped
 		}
-		key := fold(name)
+		repeated := false
 		switch {
 		case seen != nil:
-			if seen[key] {
-				return &Error{Offset: at, Msg: fmt.Sprintf("the member name %q appears twice in one object (names may not repeat, whatever their case or escapes)", name)}
-			}
-			seen[key] = true
+			key := fold(name)
+			repeated, seen[key] = seen[key], true
 		default:
-			for _, n := range names {
-				if n == key {
-					return &Error{Offset: at, Msg: fmt.Sprintf("the member name %q appears twice in one object (names may not repeat, whatever their case or escapes)", name)}
-				}
-			}
-			if names = append(names, key); len(names) > smallObject {
+			repeated = slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) })
+			if names = append(names, name); len(names) > smallObject {
 				seen = make(map[string]bool, 2*len(names))
 				for _, n := range names {
-					seen[n] = true
+					seen[fold(n)] = true
 				}
 			}
+		}
+		if repeated {
+			return &Error{Offset: at, Msg: fmt.Sprintf("the member name %q appears twice in one object (names may not repeat, whatever their case or escapes)", name)}
 		}
 		if s.space(); s.i >= len(s.data) || s.data[s.i] != ':' {
 			return s.fail(true, "an object member without ':' after its name")
@@ -342,9 +341,8 @@ func (s *scanner) object(depth int) error {
 	}
 }
 
-// fold is name with every letter replaced by the smallest of the letters that fold to it (as
-// strings.EqualFold and encoding/json compare names), so that names equal under folding have
-// one fold.
+// fold is name with every letter replaced by the smallest of the letters that fold to it, so that
+// names strings.EqualFold (and encoding/json) hold equal have one fold.
 func fold(name string) string {
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c >= 0x80 || c >= 'a' && c <= 'z' {
