@@ -268,16 +268,32 @@ func TestValidateRefusesPrincipalsThatCollide(t *testing.T) {
 	}
 }
 
-// TestMetricsOnlyOnOpsWithAuth: with auth:, the MCP listener serves no /metrics (which needs no
-// credentials and names every tool), only --ops-http does, unless --metrics-on-mcp-listener.
-func TestMetricsOnlyOnOpsWithAuth(t *testing.T) {
-	file := authMapping(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// TestDetailsOnlyOnOpsWithAuth: with auth:, the MCP listener serves no /metrics (which names every
+// tool) and a /readyz that names no engine, both unauthenticated; --ops-http serves them, and so
+// does the MCP listener with --metrics-on-mcp-listener.
+func TestDetailsOnlyOnOpsWithAuth(t *testing.T) {
+	closed := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
 	}
-	ops := ln.Addr().String()
-	ln.Close()
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	os.WriteFile(file, []byte(`engines:
+  late:
+    temporal: {address: "`+closed()+`"}
+tools:
+  - name: wait_and_echo
+    description: Waits, then echoes the text.
+    engine: late
+    workflow: {type: WaitAndEcho, taskQueue: q}
+    inputSchema: {type: object}
+auth:
+  apiKeys:
+    - {principal: ci-bot, keyEnv: TASKGATE_TEST_KEY}
+`), 0o600)
 	get := func(url string) (int, string) {
 		t.Helper()
 		resp, err := http.Get(url)
@@ -288,18 +304,28 @@ func TestMetricsOnlyOnOpsWithAuth(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
+	const generic, named = "not ready: an engine is unreachable or does not serve every mapped target; the server's log says which\n",
+		"not ready: engine \"late\" does not answer; the server's log says why\n"
+	ops := closed()
 	p := startServing(t, serveEnv("TASKGATE_TEST_KEY="+ciKey), "serve", "--config", file, "--http", "127.0.0.1:0", "--ops-http", ops)
 	base := strings.TrimSuffix(p.endpoint, "/mcp")
-	for path, want := range map[string]int{"/metrics": 404, "/healthz": 200, "/readyz": 200} {
-		if code, body := get(base + path); code != want {
-			t.Errorf("GET %s on the MCP listener: %d %.100s, want %d", path, code, body, want)
+	for path, want := range map[string]string{"/metrics": "404 page not found\n", "/healthz": "ok\n", "/readyz": generic} {
+		if _, body := get(base + path); body != want {
+			t.Errorf("GET %s on the MCP listener: %q, want %q", path, body, want)
 		}
 	}
-	if code, body := get("http://" + ops + "/metrics"); code != 200 || !strings.Contains(body, "taskgate_tasks_started_total") && !strings.Contains(body, "# HELP taskgate_") {
+	if code, body := get("http://" + ops + "/metrics"); code != 200 || !strings.Contains(body, "# HELP taskgate_") {
 		t.Errorf("GET /metrics on --ops-http: %d %.200s", code, body)
 	}
+	if _, body := get("http://" + ops + "/readyz"); body != named {
+		t.Errorf("GET /readyz on --ops-http: %q, want %q", body, named)
+	}
 	p = startServing(t, serveEnv("TASKGATE_TEST_KEY="+ciKey), "serve", "--config", file, "--http", "127.0.0.1:0", "--metrics-on-mcp-listener")
-	if code, body := get(strings.TrimSuffix(p.endpoint, "/mcp") + "/metrics"); code != 200 || !strings.Contains(body, "# HELP taskgate_") {
+	base = strings.TrimSuffix(p.endpoint, "/mcp")
+	if code, body := get(base + "/metrics"); code != 200 || !strings.Contains(body, "# HELP taskgate_") {
 		t.Errorf("GET /metrics with --metrics-on-mcp-listener: %d %.200s", code, body)
+	}
+	if _, body := get(base + "/readyz"); body != named {
+		t.Errorf("GET /readyz with --metrics-on-mcp-listener: %q, want %q", body, named)
 	}
 }

@@ -81,7 +81,7 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
 	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them; with auth:, the only place of /metrics)")
-	fs.BoolVar(&f.metricsOnMCP, "metrics-on-mcp-listener", false, "serve /metrics on the --http listener although the mapping has auth: (it names every tool, and needs no credentials)")
+	fs.BoolVar(&f.metricsOnMCP, "metrics-on-mcp-listener", false, "serve /metrics, and why /readyz is not ready, on the --http listener although the mapping has auth: (they name every tool and engine, and need no credentials)")
 }
 
 // setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
@@ -288,9 +288,10 @@ func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, 
 	}
 }
 
-// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz and, unless the
-// mapping has auth: and --metrics-on-mcp-listener is not given, /metrics: the metrics name every
-// tool, and go unauthenticated) and, with OAuth, the protected resource metadata. A request must
+// httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz and /metrics; when the
+// mapping has auth: and --metrics-on-mcp-listener is not given, no /metrics and no reason for
+// /readyz's 503: they name tools and engines, and go unauthenticated) and, with OAuth, the
+// protected resource metadata. A request must
 // arrive whole within the read timeout and an idle connection closes: a client that trickles
 // bytes holds nothing for long. There is no write timeout: tasks/result and waiting calls answer
 // within --max-wait.
@@ -311,15 +312,20 @@ func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Ser
 }
 
 // operations adds liveness (/healthz: the process answers), readiness (/readyz: every engine
-// answers and serves the mapped targets, checked at most every 5 seconds; the details go to the
-// log) and, for serve and dev when withMetrics, the metrics (/metrics).
-func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags, withMetrics bool) {
+// answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
+// the metrics (/metrics). Without details, a 503 of /readyz names no engine and there are no
+// metrics: the log has the reasons.
+func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags, details bool) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("/readyz", &observe.Readiness{Log: tf.log, Reason: notReadyReason, Check: func(ctx context.Context) error {
+	ready := &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
 		_, err := srv.CheckTargets(ctx)
 		return err
-	}})
-	if tf.tel != nil && withMetrics {
+	}}
+	if details {
+		ready.Reason = notReadyReason
+	}
+	mux.Handle("/readyz", ready)
+	if tf.tel != nil && details {
 		mux.Handle("/metrics", tf.tel.Metrics())
 	}
 }
@@ -414,7 +420,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
 	fmt.Fprintf(stderr, "taskgate: serving %d tools on %s\n", len(set.Tools), endpoint)
 	if a != nil && !tf.metricsOnMCP && tf.tel != nil {
-		fmt.Fprintln(stderr, "taskgate: /metrics is served on --ops-http only, since the mapping has auth: (--metrics-on-mcp-listener serves it here too)")
+		fmt.Fprintln(stderr, "taskgate: /metrics, and why /readyz is not ready, are served on --ops-http only, since the mapping has auth: (--metrics-on-mcp-listener serves them here too)")
 	}
 	if ready != nil {
 		ready(endpoint)
