@@ -1,0 +1,77 @@
+package restate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/restate/taskgatehandler"
+)
+
+// answerTaken bounds how long Answer waits for the handler to take an answer it delivered.
+const answerTaken = 10 * time.Second
+
+// Answer resolves the awakeable of the open question key with the answer, through the ingress,
+// then waits (up to answerTaken) until the handler has taken it: until the question is no longer
+// open, so that the next read shows it answered. The handler may be suspended, and Restate then
+// has to invoke it again first; an answer it has not taken by then is still delivered.
+func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+	what := fmt.Sprintf("answer %q of %v", key, r)
+	if err := a.Check(); err != nil {
+		return fmt.Errorf("restate: %s: %w", what, err)
+	}
+	inv, err := e.read(ctx, what, t, r)
+	if err != nil {
+		return err
+	}
+	q, ok := inv.open(key)
+	if !ok {
+		if inv.Status == completed {
+			return fmt.Errorf("restate: %s: %w: the invocation has completed (%s), no question is open", what, adapters.ErrNotFound, inv.native())
+		}
+		return fmt.Errorf("restate: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
+	}
+	reply := taskgatehandler.Reply{Action: a.Action}
+	if a.Action == adapters.ActionAccept {
+		reply.Content = a.Content
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		return fmt.Errorf("restate: %s: encoding the answer: %w", what, err)
+	}
+	status, resp, err := e.call(ctx, what, http.MethodPost, e.ingress+"/restate/awakeables/"+url.PathEscape(q.Awakeable)+"/resolve", nil, body)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK && status != http.StatusAccepted {
+		return refused(what, status, resp)
+	}
+	deadline := time.Now().Add(answerTaken)
+	for time.Now().Before(deadline) {
+		if inv, err = e.read(ctx, what, t, r); err != nil {
+			return err
+		}
+		if _, open := inv.open(key); !open {
+			return nil
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return fmt.Errorf("restate: %s: the answer was delivered; waiting for the handler to take it: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// open finds the open question key of a running invocation.
+func (inv invocation) open(key string) (taskgatehandler.Question, bool) {
+	open, _ := inv.questions()
+	i := slices.IndexFunc(open, func(q taskgatehandler.Question) bool { return q.Key == key })
+	if i < 0 {
+		return taskgatehandler.Question{}, false
+	}
+	return open[i], true
+}

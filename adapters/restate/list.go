@@ -1,0 +1,57 @@
+package restate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// List reads one page of the caller's invocations of t from sys_invocation, newest first, by
+// their task keys (which carry the caller's tag). A page is where the one before ended: the
+// creation time and id of its last invocation, "MILLISECONDS.INVOCATION-ID".
+func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
+	h, err := handlerOf(t)
+	if err != nil {
+		return nil, "", err
+	}
+	what := "list " + t.Name
+	after := ""
+	if page != "" {
+		ms, id, ok := strings.Cut(page, ".")
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if !ok || err != nil || !validInvocation(id) {
+			return nil, "", fmt.Errorf("restate: %s: %w: not a page this adapter gave", what, adapters.ErrInvalid)
+		}
+		at := "to_timestamp_millis(" + strconv.FormatInt(n, 10) + ")"
+		after = " AND (created_at < " + at + " OR (created_at = " + at + " AND id > " + literal(id) + "))"
+	}
+	svc, err := e.service(ctx, what, h.service)
+	if err != nil {
+		return nil, "", err
+	}
+	limit = max(limit, 1)
+	sql := "SELECT " + invocationColumns + " FROM sys_invocation WHERE target_service_name = " + literal(h.service) +
+		" AND target_handler_name = " + literal(h.handler) +
+		" AND starts_with(" + svc.keyColumn() + ", " + literal(adapters.CallerTag(caller)+"-") + ")" + after +
+		" ORDER BY created_at DESC, id LIMIT " + strconv.Itoa(limit+1)
+	var rows []invocation
+	if err := e.query(ctx, what, sql, &rows); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1]
+		next = strconv.FormatInt(last.Created.UnixMilli(), 10) + "." + last.ID
+	}
+	listed := make([]adapters.Listed, 0, len(rows))
+	for _, inv := range rows {
+		if validTaskKey(inv.taskKey()) {
+			listed = append(listed, adapters.Listed{Ref: ref(h, inv.taskKey(), inv.ID), Status: inv.status()})
+		}
+	}
+	return listed, next, nil
+}

@@ -1,0 +1,187 @@
+// Package restate serves Restate handlers as taskgate executions: an adapters.Engine on a Restate
+// server's ingress (to start and answer invocations) and admin API (to read and cancel them).
+//
+// A task is one invocation of a service's handler, a workflow's run handler or a virtual object's
+// exclusive handler, started with a send: workflows and virtual objects get a key of their own per
+// task. Every read asks the admin API's SQL (the sys_invocation table, and the state table for
+// what a handler asks and reports, package taskgatehandler); outputs come from the ingress.
+// Nothing is kept but what never changes: each service's type, read once.
+package restate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Config is how to reach one Restate server.
+type Config struct {
+	// Ingress is the ingress URL, like http://127.0.0.1:8080.
+	Ingress string
+	// Admin is the admin API URL, like http://127.0.0.1:9070.
+	Admin string
+	// Token, when set, is sent to both as a bearer token (Restate Cloud's API tokens).
+	Token string
+	// HTTPClient sends the requests; nil is a client of the engine's own.
+	HTTPClient *http.Client
+}
+
+// Engine is a connection to one Restate server. It is safe for concurrent use.
+type Engine struct {
+	ingress, admin string
+	token          string
+	hc             *http.Client
+	// services are the services' metadata by name, read once each: a service's type cannot change
+	// without a breaking re-registration.
+	services sync.Map
+}
+
+var _ adapters.Engine = (*Engine)(nil)
+
+// New configures an engine; it makes no call.
+func New(cfg Config) (*Engine, error) {
+	for _, u := range []struct{ what, url string }{{"ingress", cfg.Ingress}, {"admin API", cfg.Admin}} {
+		if !validURL(u.url) {
+			return nil, fmt.Errorf("restate: the %s URL %q is not an http:// or https:// URL", u.what, u.url)
+		}
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true}}
+	}
+	return &Engine{ingress: trimSlash(cfg.Ingress), admin: trimSlash(cfg.Admin), token: cfg.Token, hc: hc}, nil
+}
+
+// Close releases idle connections.
+func (e *Engine) Close() error {
+	e.hc.CloseIdleConnections()
+	return nil
+}
+
+// inputHeader carries the SHA-256 of a start's input, which Restate keeps in the invocation's
+// journal: a repeated key's start compares it (Restate does not compare inputs itself).
+const inputHeader = "x-taskgate-input-sha256"
+
+// sendResponse is the ingress's answer to a send.
+type sendResponse struct {
+	InvocationID string `json:"invocationId"`
+	Status       string `json:"status"`
+}
+
+// Start sends one invocation through the ingress. With a Key, the task key comes from the key and
+// the caller, and a second Start with the same ones is the first invocation (running or ended,
+// within the service's retention) if the input matches, else an error wrapping
+// adapters.ErrKeyConflict.
+func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	h, err := handlerOf(t)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	input, sum, err := canonicalInput(req.Input)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	what := "start " + t.Name
+	svc, err := e.service(ctx, what, h.service)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	if err := svc.serves(h.handler); err != nil {
+		return adapters.Ref{}, fmt.Errorf("restate: %s: %w: %w", what, adapters.ErrInvalid, err)
+	}
+	key := taskKey(req.Key, req.Caller)
+	path := "/" + url.PathEscape(h.service) + "/" + url.PathEscape(h.handler) + "/send"
+	header := http.Header{inputHeader: {sum}}
+	if svc.keyed() {
+		path = "/" + url.PathEscape(h.service) + "/" + url.PathEscape(key) + "/" + url.PathEscape(h.handler) + "/send"
+	}
+	if svc.Type != workflowType {
+		// Workflows refuse idempotency keys: their key already is one.
+		header.Set("idempotency-key", key)
+	}
+	for k, v := range req.Trace {
+		header.Set(k, v)
+	}
+	status, body, err := e.call(ctx, what, http.MethodPost, e.ingress+path, header, input)
+	if err != nil {
+		return adapters.Ref{}, err
+	}
+	if status != http.StatusOK && status != http.StatusAccepted {
+		return adapters.Ref{}, refused(what, status, body)
+	}
+	var sent sendResponse
+	if err := json.Unmarshal(body, &sent); err != nil || !validInvocation(sent.InvocationID) {
+		return adapters.Ref{}, fmt.Errorf("restate: %s: the ingress answered a send without an invocation id: %.200s", what, body)
+	}
+	if sent.Status == "PreviouslyAccepted" && req.Key != "" {
+		if err := e.sameInput(ctx, what, sent.InvocationID, sum); err != nil {
+			return adapters.Ref{}, err
+		}
+	}
+	return ref(h, key, sent.InvocationID), nil
+}
+
+// canonicalInput validates and compacts the input (empty means JSON null) and returns it with its
+// hex SHA-256. The ingress passes any bytes on; the handler would fail on what is not JSON.
+func canonicalInput(in json.RawMessage) ([]byte, string, error) {
+	if len(in) == 0 {
+		in = json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, in); err != nil {
+		return nil, "", fmt.Errorf("restate: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return b.Bytes(), hex.EncodeToString(sum[:]), nil
+}
+
+// journalInput is the input command of an invocation's journal, as the admin API shows it.
+type journalInput struct {
+	Command struct {
+		Input struct {
+			Headers []struct{ Name, Value string } `json:"headers"`
+		} `json:"Input"`
+	} `json:"Command"`
+}
+
+// sameInput checks that the invocation a repeated key names was started with the input of hash
+// sum, from the input header its journal kept.
+func (e *Engine) sameInput(ctx context.Context, what, invocation, sum string) error {
+	var rows []struct {
+		EntryJSON string `json:"entry_json"`
+	}
+	sql := "SELECT entry_json FROM sys_journal WHERE id = " + literal(invocation) + " AND index = 0"
+	if err := e.query(ctx, what, sql, &rows); err != nil {
+		return err
+	}
+	var in journalInput
+	if len(rows) == 1 && json.Unmarshal([]byte(rows[0].EntryJSON), &in) == nil {
+		for _, h := range in.Command.Input.Headers {
+			if h.Name == inputHeader {
+				if h.Value == sum {
+					return nil
+				}
+				return fmt.Errorf("restate: %s: %w: invocation %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, invocation)
+			}
+		}
+	}
+	return fmt.Errorf("restate: %s: %w: invocation %s was started under this key, and Restate no longer keeps its input (its journal is kept for less than the invocation): use a new key", what, adapters.ErrKeyConflict, invocation)
+}
+
+// Run starts an invocation and waits for its outcome.
+func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+	r, err := e.Start(ctx, t, req)
+	if err != nil {
+		return adapters.Ref{}, adapters.Outcome{}, err
+	}
+	out, err := e.Wait(ctx, t, r)
+	return r, out, err
+}
