@@ -14,6 +14,12 @@ func TemporalAddress(t testing.TB) string { return need(t, "TEMPORAL_ADDRESS", "
 // server of their own.
 func TemporalCLI(t testing.TB) string { return need(t, "TEMPORAL_CLI", "the Temporal CLI") }
 
+// RestateIngress and RestateAdmin are the URLs of a running Restate server's ingress and admin API
+// (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL), where scripts/with-engines registers the example
+// deployment.
+func RestateIngress(t testing.TB) string { return need(t, "RESTATE_INGRESS_URL", "a Restate server") }
+func RestateAdmin(t testing.TB) string   { return need(t, "RESTATE_ADMIN_URL", "a Restate server") }
+
 // SFNEndpoint is the URL of a running Step Functions endpoint (SFN_ENDPOINT).
 func SFNEndpoint(t testing.TB) string { return need(t, "SFN_ENDPOINT", "a Step Functions endpoint") }
 
