@@ -25,12 +25,13 @@ import (
 
 // env is one engine on the server of RESTATE_ADMIN_URL, where scripts/with-engines registered the
 // example deployment, and this test process's own services: Flaky (its handler always fails, and
-// is retried), and Unpolled (its deployment is gone, so nothing ever runs its invocations). Their
-// names end with a suffix of this process's, so that test processes running at once do not
-// replace each other's deployments.
+// is retried), Counter (a virtual object with an exclusive and a shared handler), Workflow (with a
+// shared handler beside run), and Unpolled (its deployment is gone, so nothing ever runs its
+// invocations). Their names end with a suffix of this process's, so that test processes running
+// at once do not replace each other's deployments.
 type env struct {
-	engine          *restate.Engine
-	flaky, unpolled string
+	engine                             *restate.Engine
+	flaky, counter, workflow, unpolled string
 }
 
 func newEnv(t *testing.T) *env {
@@ -41,9 +42,25 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { e.Close() })
 	suffix := randomHex(4)
-	v := &env{engine: e, flaky: "Flaky" + suffix, unpolled: "Unpolled" + suffix}
-	deploy(t, e, false, sdk.NewService(v.flaky).Handler("run", sdk.NewServiceHandler(
-		func(sdk.Context, struct{}) (sdk.Void, error) { return sdk.Void{}, errors.New("not yet") })))
+	v := &env{engine: e, flaky: "Flaky" + suffix, counter: "Counter" + suffix, workflow: "Workflow" + suffix, unpolled: "Unpolled" + suffix}
+	deploy(t, e, false,
+		sdk.NewService(v.flaky).Handler("run", sdk.NewServiceHandler(
+			func(sdk.Context, struct{}) (sdk.Void, error) { return sdk.Void{}, errors.New("not yet") })),
+		sdk.NewObject(v.counter).
+			Handler("add", sdk.NewObjectHandler(func(ctx sdk.ObjectContext, n int) (int, error) {
+				sum, err := sdk.Get[int](ctx, "sum")
+				if err != nil {
+					return 0, err
+				}
+				sdk.Set(ctx, "sum", sum+n)
+				return sum + n, nil
+			})).
+			Handler("get", sdk.NewObjectSharedHandler(func(ctx sdk.ObjectSharedContext, _ struct{}) (int, error) {
+				return sdk.Get[int](ctx, "sum")
+			})),
+		sdk.NewWorkflow(v.workflow).
+			Handler("run", sdk.NewWorkflowHandler(func(sdk.WorkflowContext, struct{}) (string, error) { return "ran", nil })).
+			Handler("peek", sdk.NewWorkflowSharedHandler(func(sdk.WorkflowSharedContext, struct{}) (string, error) { return "", nil })))
 	deploy(t, e, true, sdk.NewService(v.unpolled).Handler("run", sdk.NewServiceHandler(
 		func(sdk.Context, restateexamples.EchoInput) (restateexamples.EchoOutput, error) {
 			return restateexamples.EchoOutput{}, nil

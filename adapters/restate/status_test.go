@@ -1,0 +1,62 @@
+package restate
+
+import (
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// TestStatuses: every invocation status Restate's sys_invocation names, onto the contract (the
+// table of docs/restate.md).
+func TestStatuses(t *testing.T) {
+	next := time.Date(2026, 12, 1, 10, 30, 5, 0, time.UTC)
+	started := invocation{ID: "inv_1", Pinned: "dp_1", AttemptServer: "restate-sdk-go/v1.2.0"}
+	questions := `{"invocation":"inv_1","open":[{"key":"approve","message":"Deploy?","schema":{"type":"object"},"awakeable":"sign_1"}]}`
+	progress := `"step 2 of 3: test"`
+	with := func(inv invocation, edit func(*invocation)) invocation { edit(&inv); return inv }
+	for _, c := range []struct {
+		inv     invocation
+		state   adapters.State
+		native  string
+		message string
+	}{
+		{invocation{Status: pending}, adapters.Submitted, "pending", "waiting for the invocations before it on its key to end"},
+		{invocation{Status: scheduled}, adapters.Submitted, "scheduled", "scheduled to start later"},
+		{invocation{Status: ready}, adapters.Submitted, "ready", "waiting to be sent to its deployment"},
+		{invocation{Status: running}, adapters.Submitted, "running", "waiting for a deployment to take it"},
+		{invocation{Status: backingOff, Attempts: 3, LastFailure: "[500 Internal] error when calling 'http://10.0.0.1:9080/': Connection refused"},
+			adapters.Submitted, "backing-off", "waiting for a deployment to take it; attempt 3 failed, last failure: [500 Internal] error when calling 'http://10.0.0.1:9080/': Connection refused"},
+		{with(started, func(i *invocation) { i.Status = running }), adapters.Working, "running", ""},
+		{with(started, func(i *invocation) { i.Status, i.Progress = running, &progress }), adapters.Working, "running", "step 2 of 3: test"},
+		{with(started, func(i *invocation) { i.Status = suspended }), adapters.Working, "suspended", ""},
+		{with(started, func(i *invocation) {
+			i.Status, i.Attempts, i.LastFailure, i.NextRetry = backingOff, 2, "[500 Internal] not yet\ngoroutine 1 [running]:", &next
+		}), adapters.Working, "backing-off", "attempt 2 failed, last failure: [500 Internal] not yet; next attempt at 10:30:05"},
+		{with(started, func(i *invocation) { i.Status, i.Attempts, i.LastFailure = paused, 70, "[500 Internal] not yet" }),
+			adapters.Working, "paused", "paused after 70 attempts, last failure: [500 Internal] not yet"},
+		{with(started, func(i *invocation) { i.Status, i.Questions = suspended, &questions }), adapters.InputRequired, "suspended", `waiting for an answer to "approve"`},
+		{with(started, func(i *invocation) { i.Status, i.Questions, i.Progress = running, &questions, &progress }), adapters.InputRequired, "running", "step 2 of 3: test"},
+		{with(started, func(i *invocation) { i.ID, i.Status, i.Questions = "inv_2", suspended, &questions }), adapters.Working, "suspended", ""},
+		{invocation{Status: completed, Result: "success"}, adapters.Succeeded, "success", ""},
+		{invocation{Status: completed, Result: "failure", Failure: "[500] disk full"}, adapters.Failed, "failure", "[500] disk full"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] Cancelled"}, adapters.Cancelled, "failure", "[409] Cancelled"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] killed"}, adapters.Cancelled, "failure", "[409] killed"},
+	} {
+		st := c.inv.status()
+		if st.State != c.state || st.Native != c.native || st.Message != c.message {
+			t.Errorf("%s %s: %v %q %q, want %v %q %q", c.inv.Status, c.inv.Result, st.State, st.Native, st.Message, c.state, c.native, c.message)
+		}
+	}
+}
+
+func TestParseRetention(t *testing.T) {
+	for s, want := range map[string]time.Duration{
+		"1d": 24 * time.Hour, "1h 30m": 90 * time.Minute, "5 hours": 5 * time.Hour, "1w": 7 * 24 * time.Hour,
+		"500ms": 500 * time.Millisecond, "": 0, "forever": 0, "1d x": 0, "P1D": 0,
+	} {
+		if got := parseRetention(s); got != want {
+			t.Errorf("parseRetention(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
