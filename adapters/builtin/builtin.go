@@ -1,5 +1,5 @@
-// Package builtin registers the engine drivers that the taskgate command is built with, Temporal
-// and Step Functions. Import it for its side effects:
+// Package builtin registers the engine drivers that the taskgate command is built with, Temporal,
+// Step Functions and Restate. Import it for its side effects:
 //
 //	import _ "github.com/taskgate/taskgate/adapters/builtin"
 //
@@ -8,6 +8,7 @@
 package builtin
 
 import (
+	_ "github.com/taskgate/taskgate/adapters/restate"       // the "restate" engine kind
 	_ "github.com/taskgate/taskgate/adapters/stepfunctions" // the "stepfunctions" engine kind
 	_ "github.com/taskgate/taskgate/adapters/temporal"      // the "temporal" engine kind
 )

@@ -32,7 +32,15 @@ m.yaml:8:5: tools[0].workflow: engine "sfn" is Step Functions, not Temporal (Ste
 m.yaml:8:5: tools[0].stateMachine: engine "temporal" is Temporal, not Step Functions (Temporal engines take workflow: {type: ..., taskQueue: ...})`},
 		{"engine without kind", `engines:
   a: {}
-`, `m.yaml:2:6: engines.a: needs stepfunctions: or temporal: (add stepfunctions: {region: us-east-1} or temporal: {address: 127.0.0.1:7233})`},
+`, `m.yaml:2:6: engines.a: needs restate:, stepfunctions: or temporal: (add restate: {ingress: http://127.0.0.1:8080, admin: http://127.0.0.1:9070}, stepfunctions: {region: us-east-1} or temporal: {address: 127.0.0.1:7233})`},
+		{"invoke on Temporal", engines + `tools:
+  - name: a
+    description: d
+    engine: temporal
+    invoke: {service: A, handler: run}
+    inputSchema: {type: object}
+`, `m.yaml:5:5: tools[0]: missing required key "workflow": engine "temporal" is Temporal (add workflow: {type: ..., taskQueue: ...})
+m.yaml:8:5: tools[0].invoke: engine "temporal" is Temporal, not Restate (Temporal engines take workflow: {type: ..., taskQueue: ...})`},
 		{"engine with both kinds", `engines:
   a:
     temporal: {address: "a:1"}

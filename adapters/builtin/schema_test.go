@@ -106,6 +106,10 @@ func TestSchemaRejects(t *testing.T) {
 		"tools: [" + tool + "stateMachine: 'arn:aws:states:us-east-1:123456789012:execution:a:b'}]\n",
 		"tools: [" + tool + "workflow: {type: A}}]\n",
 		"tools: [" + tool + "workflow: {type: A, taskQueue: q, executionTimeout: 1d}}]\n",
+		"engines: {a: {restate: {ingress: '127.0.0.1:8080'}}}\n",
+		"engines: {a: {restate: {authTokenEnv: 'key_abc.123'}}}\n",
+		"tools: [" + tool + "invoke: {service: A}}]\n",
+		"tools: [" + tool + "invoke: {service: A, handler: run, cancel: abort}}]\n",
 		"tools: [" + tool + "}]\n",
 	} {
 		if err := rs.Validate(asJSON(t, []byte(src))); err == nil {
