@@ -96,8 +96,8 @@ func TestBackingOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := v.engine.Wait(ctx, flaky, r)
-	if err != nil || out.State != adapters.Cancelled || out.Native != "failure" || out.Cause != "killed" {
-		t.Errorf("Wait after a kill: %+v, %v; want cancelled, native failure, cause killed", out, err)
+	if err != nil || out.State != adapters.Cancelled || out.Native != "killed" || out.Cause != "killed" {
+		t.Errorf("Wait after a kill: %+v, %v; want cancelled, native killed, cause killed", out, err)
 	}
 }
 

@@ -140,16 +140,30 @@ func (inv invocation) status() adapters.Status {
 	return st
 }
 
-// native is the status as Restate names it, and a completed one's result (success or failure).
+// native is the status as Restate names it, and a completed invocation's ending as its UI does:
+// succeeded, failed, cancelled or killed.
 func (inv invocation) native() string {
-	if inv.Status == completed && inv.Result != "" {
-		return inv.Result
+	if inv.Status != completed {
+		return inv.Status
 	}
-	return inv.Status
+	switch inv.ending() {
+	case adapters.Succeeded:
+		return "succeeded"
+	case adapters.Cancelled:
+		if inv.Failure == killed {
+			return "killed"
+		}
+		return "cancelled"
+	}
+	return "failed"
 }
 
-// abortedCode is the code of Restate's cancellations and kills (its ABORTED, 409).
-const abortedCode = 409
+// abortedCode is the code of Restate's cancellations and kills (its ABORTED, 409); killed is the
+// failure of a kill.
+const (
+	abortedCode = 409
+	killed      = "[409] killed"
+)
 
 // ending is how a completed invocation ended: cancelled (Restate's 409, for cancel and kill),
 // failed, or succeeded.

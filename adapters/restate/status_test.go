@@ -38,10 +38,11 @@ func TestStatuses(t *testing.T) {
 		{with(started, func(i *invocation) { i.Status, i.Questions = suspended, &questions }), adapters.InputRequired, "suspended", `waiting for an answer to "approve"`},
 		{with(started, func(i *invocation) { i.Status, i.Questions, i.Progress = running, &questions, &progress }), adapters.InputRequired, "running", "step 2 of 3: test"},
 		{with(started, func(i *invocation) { i.ID, i.Status, i.Questions = "inv_2", suspended, &questions }), adapters.Working, "suspended", ""},
-		{invocation{Status: completed, Result: "success"}, adapters.Succeeded, "success", ""},
-		{invocation{Status: completed, Result: "failure", Failure: "[500] disk full"}, adapters.Failed, "failure", "[500] disk full"},
-		{invocation{Status: completed, Result: "failure", Failure: "[409] Cancelled"}, adapters.Cancelled, "failure", "[409] Cancelled"},
-		{invocation{Status: completed, Result: "failure", Failure: "[409] killed"}, adapters.Cancelled, "failure", "[409] killed"},
+		{invocation{Status: completed, Result: "success"}, adapters.Succeeded, "succeeded", ""},
+		{invocation{Status: completed, Result: "failure", Failure: "[500] disk full"}, adapters.Failed, "failed", "[500] disk full"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] Cancelled"}, adapters.Cancelled, "cancelled", "[409] Cancelled"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] canceled"}, adapters.Cancelled, "cancelled", "[409] canceled"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] killed"}, adapters.Cancelled, "killed", "[409] killed"},
 	} {
 		st := c.inv.status()
 		if st.State != c.state || st.Native != c.native || st.Message != c.message {
