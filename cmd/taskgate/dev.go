@@ -34,17 +34,21 @@ type devOptions struct {
 	tf                   transportFlags
 	temporalPort         int
 	sfnEndpoint, sfnRole string
+	restate              bool
+	restatePort          int
 	configs              []string
 }
 
 func newDevCmd() *cobra.Command {
 	var o devOptions
 	cmd := &cobra.Command{
-		Use:   "dev [--stdio | --http ADDR] [--sfn-endpoint URL] [--config PATH]",
+		Use:   "dev [--stdio | --http ADDR] [--sfn-endpoint URL] [--restate] [--config PATH]",
 		Short: "Run the built-in example (or your mapping) on a local Temporal dev server",
 		Long: `Starts a local Temporal dev server (unless TEMPORAL_ADDRESS names one), runs the example
 worker and serves the example tools, or the mapping of --config next to the example worker.
 --sfn-endpoint also creates the Step Functions examples in that endpoint and serves them.
+--restate also runs a Restate server (unless RESTATE_ADMIN_URL names one) with the Restate
+examples' deployment, and serves them.
 Everything dev builds or keeps (the Temporal CLI, the dev server's history, the token key) is
 in one folder of the user's cache, <cache>/taskgate; TASKGATE_TOOLS moves the built tools.`,
 		Args: args(cobra.NoArgs),
@@ -56,6 +60,8 @@ in one folder of the user's cache, <cache>/taskgate; TASKGATE_TOOLS moves the bu
 	cmd.Flags().IntVar(&o.temporalPort, "temporal-port", 7233, "port of the local Temporal dev server (its web UI is on port+1000)")
 	cmd.Flags().StringVar(&o.sfnEndpoint, "sfn-endpoint", "", "also create the Step Functions examples in this endpoint (e.g. a local emulator) and serve them")
 	cmd.Flags().StringVar(&o.sfnRole, "sfn-role-arn", "arn:aws:iam::123456789012:role/taskgate-examples", "execution role for the Step Functions examples")
+	cmd.Flags().BoolVar(&o.restate, "restate", false, "also run a Restate server (unless RESTATE_ADMIN_URL names one) with the Restate examples, and serve them")
+	cmd.Flags().IntVar(&o.restatePort, "restate-port", 18080, "ingress port of the local Restate server (its admin API is on port+1, its node on port+2)")
 	cmd.Flags().StringArrayVar(&o.configs, "config", nil, "serve this mapping file or folder (repeatable) instead of the built-in example's, next to the example worker")
 	return cmd
 }
@@ -115,6 +121,16 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 		}
 		files, env = append(files, f), sfnEnv
 	}
+	restateAt := ""
+	if o.restate {
+		rs, f, restateEnv, err := startRestate(ctx, env, cache, state, o.restatePort, stderr)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		files, env = append(files, f), restateEnv
+		restateAt = fmt.Sprintf("%s (admin %s)", rs.ingress, rs.admin)
+	}
 	set, err := mapping.Loader{Env: env}.Load(files...)
 	if err == nil {
 		err = set.CheckNeeds(env)
@@ -148,7 +164,7 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 	awaitPollers(ctx, workerClient, temporalexamples.TaskQueue)
 
 	return serve(ctx, set, engines, tokens, o.tf, stderr, func(endpoint string) {
-		printWelcome(stdout, endpoint, address, ui)
+		printWelcome(stdout, endpoint, address, ui, restateAt)
 	})
 }
 
@@ -268,7 +284,7 @@ func temporalBinary(ctx context.Context, cache string, stderr io.Writer) (string
 	return bin, nil
 }
 
-func printWelcome(w io.Writer, endpoint, temporalAddr, ui string) {
+func printWelcome(w io.Writer, endpoint, temporalAddr, ui, restateAt string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\ntaskgate dev is running the built-in example.\n")
 	if endpoint == "stdio" {
@@ -279,6 +295,9 @@ func printWelcome(w io.Writer, endpoint, temporalAddr, ui string) {
 	fmt.Fprintf(&b, "  Temporal:    %s\n", temporalAddr)
 	if ui != "" {
 		fmt.Fprintf(&b, "  Temporal UI: %s\n", ui)
+	}
+	if restateAt != "" {
+		fmt.Fprintf(&b, "  Restate:     %s\n", restateAt)
 	}
 	fmt.Fprintf(&b, "\nClient config (e.g. .mcp.json):\n")
 	if endpoint == "stdio" {
