@@ -10,7 +10,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 
-import { assert, config, devArgs, marker, serverCrash, serverEnv, show, sleep, textOf } from "./lib.mjs";
+import { assert, config, devArgs, engines, marker, serverCrash, serverEnv, show, sleep, textOf } from "./lib.mjs";
 
 export const NAME = "client@2.4.0+ext-tasks@0.2.2";
 const VERSION = "2026-07-28";
@@ -110,10 +110,14 @@ async function settle(execution) {
   return { outcome, statuses };
 }
 
-function checksFor(transport) {
+function checksFor(transport, engine) {
   const c = (name, fn) => ({ client: NAME, transport, name, fn });
+  const echo = engine.tool("wait_and_echo"),
+    fail = engine.tool("wait_and_fail"),
+    approve = engine.tool("approve_deployment");
+  const temporalOnly = (...checks) => (engine.name === "temporal" ? checks : []);
   return [
-    c("server/discover + tools/list on 2026-07-28", () =>
+    ...temporalOnly(c("server/discover + tools/list on 2026-07-28", () =>
       using(transport, async ({ client, session }) => {
         assert(client.getProtocolEra() === "modern", `protocol era ${client.getProtocolEra()}, want modern`);
         assert(session.capabilities.execution, `ext-tasks sees no task support: ${show(session.capabilities)}`);
@@ -121,12 +125,12 @@ function checksFor(transport) {
         for (const n of ["wait_and_echo", "wait_and_fail", "quick_echo"]) assert(tools.some((t) => t.name === n), `tools/list lacks ${n}: ${show(tools.map((t) => t.name))}`);
         return `era modern, tasks extension, ${tools.length} tools`;
       }),
-    ),
+    )),
 
-    c("call, poll, result: wait_and_echo", () =>
+    c(`call, poll, result: ${echo}`, () =>
       using(transport, async ({ session }) => {
         const text = marker("v2-echo");
-        const execution = await session.callTool("wait_and_echo", { seconds: 1, text });
+        const execution = await session.callTool(echo, { seconds: 1, text });
         assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
         const { outcome, statuses } = await settle(execution);
         assert(outcome.status === "completed", `outcome ${show(outcome)}, want completed`);
@@ -136,10 +140,10 @@ function checksFor(transport) {
       }),
     ),
 
-    c("failure: wait_and_fail", () =>
+    c(`failure: ${fail}`, () =>
       using(transport, async ({ session }) => {
         const reason = marker("v2-reason");
-        const execution = await session.callTool("wait_and_fail", { seconds: 1, reason });
+        const execution = await session.callTool(fail, { seconds: 1, reason });
         assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
         const { outcome, statuses } = await settle(execution);
         // On 2026-07-28 a failed workflow is a completed task whose result is a tool error.
@@ -149,9 +153,9 @@ function checksFor(transport) {
       }),
     ),
 
-    c("cancel: wait_and_echo", () =>
+    c(`cancel: ${echo}`, () =>
       using(transport, async ({ session }) => {
-        const execution = await session.callTool("wait_and_echo", { seconds: 120, text: "never" });
+        const execution = await session.callTool(echo, { seconds: 120, text: "never" });
         assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
         await execution.cancel();
         const { outcome } = await settle(execution);
@@ -172,7 +176,7 @@ function checksFor(transport) {
       }),
     ),
 
-    c("input_required answered through tasks/update: approve_deployment", () => {
+    c(`input_required answered through tasks/update: ${approve}`, () => {
       const asked = [];
       const onInputRequest = async (request) => {
         asked.push(request);
@@ -182,7 +186,7 @@ function checksFor(transport) {
         transport,
         async ({ session }) => {
           const version = marker("v2-v");
-          const execution = await session.callTool("approve_deployment", { version, env: "staging", stepSeconds: 0 });
+          const execution = await session.callTool(approve, { version, env: "staging", stepSeconds: 0 });
           assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
           const { outcome, statuses } = await settle(execution);
           assert(statuses.includes("input_required"), `polls saw ${show(statuses)}, want input_required`);
@@ -194,7 +198,7 @@ function checksFor(transport) {
       );
     }),
 
-    c("plain Client.callTool quick_echo (sync tool)", () =>
+    ...temporalOnly(c("plain Client.callTool quick_echo (sync tool)", () =>
       using(transport, async ({ client }) => {
         await client.listTools();
         const text = marker("v2-quick");
@@ -202,8 +206,8 @@ function checksFor(transport) {
         assert(!result.isError && textOf(result).includes(text), `quick_echo answered ${show(result)}`);
         return `text ${show(textOf(result), 120)}`;
       }),
-    ),
+    )),
   ];
 }
 
-export const checks = [...checksFor("http"), ...checksFor("stdio")];
+export const checks = engines.flatMap((e) => [...checksFor("http", e), ...checksFor("stdio", e)]);

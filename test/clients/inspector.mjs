@@ -1,6 +1,7 @@
 // MCP Inspector @modelcontextprotocol/inspector 2.12.0 in CLI mode (`mcp-inspector --cli`):
-// tools/list and tools/call of the sync tool quick_echo, over HTTP and stdio, in both protocol
-// eras the Inspector speaks (legacy: initialize and 2025-11-25; modern: 2026-07-28).
+// tools/list (the Temporal and Restate examples) and tools/call of the sync tool quick_echo, over HTTP
+// and stdio, in both protocol eras the Inspector speaks (legacy: initialize and 2025-11-25; modern:
+// 2026-07-28).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -25,7 +26,9 @@ process.on("exit", () => fs.rmSync(home, { recursive: true, force: true }));
 /** Runs the Inspector CLI against taskgate and returns its JSON result. */
 async function inspect(transport, era, args) {
   const target =
-    transport === "stdio" ? ["-e", `TEMPORAL_ADDRESS=${config.temporal}`, "--", config.bin, ...devArgs()] : [config.url];
+    transport === "stdio"
+      ? ["-e", `TEMPORAL_ADDRESS=${config.temporal}`, "-e", `RESTATE_INGRESS_URL=${config.restateIngress}`, "-e", `RESTATE_ADMIN_URL=${config.restateAdmin}`, "--", config.bin, ...devArgs()]
+      : [config.url];
   const { code, stdout, stderr } = await runCommand(bin, ["--cli", "--format", "json", "--protocol-era", era, ...args, ...target], { env, timeoutMs: 60000 });
   let out;
   try {
@@ -43,7 +46,7 @@ function checksFor(transport, era) {
     c("tools/list", async () => {
       const result = await inspect(transport, era, ["--method", "tools/list"]);
       const names = (result?.tools ?? []).map((t) => t.name);
-      for (const n of ["quick_echo", "wait_and_echo"]) assert(names.includes(n), `tools/list gave ${show(names)}, lacks ${n}`);
+      for (const n of ["quick_echo", "wait_and_echo", "restate_wait_and_echo"]) assert(names.includes(n), `tools/list gave ${show(names)}, lacks ${n}`);
       return `${names.length} tools: ${names.join(", ")}`;
     }),
     c("tools/call quick_echo", async () => {

@@ -13,7 +13,20 @@ export const config = {
   waitUrl: need("TASKGATE_WAIT_URL"),
   // The Temporal CLI, to see what became of a workflow whose call a client abandoned.
   temporalCLI: need("TEMPORAL_CLI"),
+  // A running Restate server with the example deployment: every taskgate dev serves its examples too.
+  restateIngress: need("RESTATE_INGRESS_URL"),
+  restateAdmin: need("RESTATE_ADMIN_URL"),
 };
+
+/**
+ * The engines whose examples the checks call: the same example tools on each, the Restate ones
+ * named with a prefix. Checks that need an engine's own tools (Temporal's quick_echo) or its own
+ * client (the Temporal CLI) run on that engine only.
+ */
+export const engines = [
+  { name: "temporal", tool: (n) => n },
+  { name: "restate", tool: (n) => `restate_${n}` },
+];
 
 function need(name) {
   const v = process.env[name];
@@ -26,12 +39,12 @@ function need(name) {
 
 /** The environment for a stdio server: only what taskgate dev needs, as a client host would pass it. */
 export function serverEnv(base) {
-  return { ...base, TEMPORAL_ADDRESS: config.temporal };
+  return { ...base, TEMPORAL_ADDRESS: config.temporal, RESTATE_INGRESS_URL: config.restateIngress, RESTATE_ADMIN_URL: config.restateAdmin };
 }
 
-/** The arguments of `taskgate dev --stdio`, with any extra flags. */
+/** The arguments of `taskgate dev --stdio --restate`, with any extra flags. */
 export function devArgs(...extra) {
-  return ["dev", "--stdio", ...extra];
+  return ["dev", "--stdio", "--restate", ...extra];
 }
 
 /** The panic line of a Go server's stderr and the first frames after it, else its last lines, on one line. */

@@ -5,7 +5,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { assert, config, devArgs, marker, serverCrash, serverEnv, show, sleep, textOf, watchWorkflow } from "./lib.mjs";
+import { assert, config, devArgs, engines, marker, serverCrash, serverEnv, show, sleep, textOf, watchWorkflow } from "./lib.mjs";
 
 export const NAME = "sdk@1.32.2";
 
@@ -84,15 +84,16 @@ function approver() {
  * The workflow approve_deployment asks "Deploy VERSION to ENV?" while it runs. On stdio taskgate
  * asks with elicitation/create: while tasks/result waits (tasks), or while the call waits.
  */
-function askingChecks(c) {
+function askingChecks(c, engine) {
   const transport = "stdio";
+  const approve = engine.tool("approve_deployment");
   return [
-    c("callToolStream approve_deployment, answered through elicitation/create while tasks/result waits", () => {
+    c(`callToolStream ${approve}, answered through elicitation/create while tasks/result waits`, () => {
       const { asked, onElicit } = approver();
       return using(transport, { capabilities: { ...TASKS, elicitation: {} }, onElicit }, async (client) => {
         await client.listTools();
         const version = marker("sdk1-v");
-        const messages = await drain(client.experimental.tasks.callToolStream({ name: "approve_deployment", arguments: { version, env: "staging", stepSeconds: 0 } }));
+        const messages = await drain(client.experimental.tasks.callToolStream({ name: approve, arguments: { version, env: "staging", stepSeconds: 0 } }));
         const created = messages.find((m) => m.type === "taskCreated");
         const last = messages.at(-1);
         assert(last?.type === "result", `stream ended ${show(last?.error?.message ?? last)} (${summary(messages)})`);
@@ -103,12 +104,12 @@ function askingChecks(c) {
         return `${summary(messages)}; asked ${show(asked[0].message)}; text ${show(textOf(last.result))}`;
       });
     }),
-    c("plain callTool approve_deployment asks through elicitation/create while it waits (--no-task-clients wait)", () => {
+    c(`plain callTool ${approve} asks through elicitation/create while it waits (--no-task-clients wait)`, () => {
       const { asked, onElicit } = approver();
       return using(transport, { mode: "wait", capabilities: { elicitation: {} }, onElicit }, async (client) => {
         await client.listTools();
         const version = marker("sdk1-w");
-        const result = await client.callTool({ name: "approve_deployment", arguments: { version, env: "dev", stepSeconds: 0 } });
+        const result = await client.callTool({ name: approve, arguments: { version, env: "dev", stepSeconds: 0 } });
         assert(asked.length === 1 && asked[0].message === `Deploy ${version} to dev?`, `asked ${show(asked)}`);
         assert(!result.isError && result.structuredContent?.deployed === true, `the call answered ${show(result)}`);
         return `asked ${show(asked[0].message)}; text ${show(textOf(result))}`;
@@ -117,10 +118,13 @@ function askingChecks(c) {
   ];
 }
 
-function checksFor(transport) {
+function checksFor(transport, engine) {
   const c = (name, fn) => ({ client: NAME, transport, name, fn });
+  const echo = engine.tool("wait_and_echo"),
+    fail = engine.tool("wait_and_fail");
+  const temporalOnly = (...checks) => (engine.name === "temporal" ? checks : []);
   return [
-    c("tools/list (declaring tasks)", () =>
+    ...temporalOnly(c("tools/list (declaring tasks)", () =>
       using(transport, { capabilities: TASKS }, async (client) => {
         const { tools } = await client.listTools();
         const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
@@ -132,13 +136,13 @@ function checksFor(transport) {
         assert(byName.wait_and_echo.execution?.taskSupport === want, `wait_and_echo execution ${show(byName.wait_and_echo.execution)}, want taskSupport ${want}`);
         return `${tools.length} tools, wait_and_echo taskSupport ${byName.wait_and_echo.execution.taskSupport}`;
       }),
-    ),
+    )),
 
-    c("callToolStream wait_and_echo", () =>
+    c(`callToolStream ${echo}`, () =>
       using(transport, { capabilities: TASKS }, async (client) => {
         await client.listTools(); // the SDK learns which tools take tasks from the list
         const text = marker("sdk1-echo");
-        const messages = await drain(client.experimental.tasks.callToolStream({ name: "wait_and_echo", arguments: { seconds: 1, text } }));
+        const messages = await drain(client.experimental.tasks.callToolStream({ name: echo, arguments: { seconds: 1, text } }));
         const last = messages.at(-1);
         assert(messages[0]?.type === "taskCreated", `first message ${show(messages[0])}, want taskCreated (${summary(messages)})`);
         assert(last?.type === "result", `stream ended ${show(last?.error?.message ?? last)} (${summary(messages)})`);
@@ -148,13 +152,13 @@ function checksFor(transport) {
       }),
     ),
 
-    ...(transport === "stdio" ? [askingChecks(c)] : []).flat(),
+    ...(transport === "stdio" ? askingChecks(c, engine) : []),
 
-    c("callToolStream wait_and_fail", () =>
+    c(`callToolStream ${fail}`, () =>
       using(transport, { capabilities: TASKS }, async (client) => {
         await client.listTools();
         const reason = marker("sdk1-reason");
-        const messages = await drain(client.experimental.tasks.callToolStream({ name: "wait_and_fail", arguments: { seconds: 1, reason } }));
+        const messages = await drain(client.experimental.tasks.callToolStream({ name: fail, arguments: { seconds: 1, reason } }));
         const created = messages.find((m) => m.type === "taskCreated");
         const last = messages.at(-1);
         assert(created, `no taskCreated (${summary(messages)})`);
@@ -167,10 +171,10 @@ function checksFor(transport) {
       }),
     ),
 
-    c("cancel a running task", () =>
+    c(`cancel a running task (${echo})`, () =>
       using(transport, { capabilities: TASKS }, async (client) => {
         await client.listTools();
-        const stream = client.experimental.tasks.callToolStream({ name: "wait_and_echo", arguments: { seconds: 120, text: "never" } });
+        const stream = client.experimental.tasks.callToolStream({ name: echo, arguments: { seconds: 120, text: "never" } });
         const seen = [];
         let cancelled;
         for await (const m of stream) {
@@ -190,11 +194,11 @@ function checksFor(transport) {
     // A client that declares no tasks capability and asks for a task explicitly, as the SDK's own
     // task client example (simpleTaskInteractiveClient) does: in 2025-11-25 the client's `tasks`
     // capability is about requests the client receives, and the `task` option is the request.
-    c("callToolStream wait_and_echo with an explicit task option, client declares no tasks capability (as the SDK's task client example)", () =>
+    c(`callToolStream ${echo} with an explicit task option, client declares no tasks capability (as the SDK's task client example)`, () =>
       using(transport, { capabilities: { elicitation: {}, sampling: {} } }, async (client) => {
         await client.listTools();
         const text = marker("sdk1-nocap");
-        const messages = await drain(client.experimental.tasks.callToolStream({ name: "wait_and_echo", arguments: { seconds: 1, text } }, CallToolResultSchema, { task: { ttl: 60000 } }));
+        const messages = await drain(client.experimental.tasks.callToolStream({ name: echo, arguments: { seconds: 1, text } }, CallToolResultSchema, { task: { ttl: 60000 } }));
         const last = messages.at(-1);
         assert(messages[0]?.type === "taskCreated", `first message ${show(messages[0])}, want taskCreated (${summary(messages)})`);
         assert(last?.type === "result" && last.result.structuredContent?.text === text, `stream ${summary(messages)} ended ${show(last?.result ?? last?.error?.message ?? last)}, want the echoed text ${text}`);
@@ -202,12 +206,12 @@ function checksFor(transport) {
       }),
     ),
 
-    c("plain callTool wait_and_echo -> handle -> task_result (default --no-task-clients handles)", () =>
+    c(`plain callTool ${echo} -> handle -> task_result (default --no-task-clients handles)`, () =>
       using(transport, {}, async (client) => {
         const { tools } = await client.listTools();
         for (const n of ["task_status", "task_result", "task_cancel"]) assert(tools.some((t) => t.name === n), `tools/list lacks ${n}: ${show(tools.map((t) => t.name))}`);
         const text = marker("sdk1-handle");
-        const started = await client.callTool({ name: "wait_and_echo", arguments: { seconds: 1, text } });
+        const started = await client.callTool({ name: echo, arguments: { seconds: 1, text } });
         const handle = started.structuredContent?.handle;
         assert(!started.isError && typeof handle === "string", `the call answered ${show(started)}, want a handle`);
         let status;
@@ -223,24 +227,24 @@ function checksFor(transport) {
       }),
     ),
 
-    c("plain callTool wait_and_echo waits for the result (--no-task-clients wait)", () =>
+    c(`plain callTool ${echo} waits for the result (--no-task-clients wait)`, () =>
       using(transport, { mode: "wait" }, async (client) => {
         const { tools } = await client.listTools();
         assert(!tools.some((t) => t.name === "task_result"), `wait mode lists the handle tools: ${show(tools.map((t) => t.name))}`);
         const text = marker("sdk1-wait");
         const t0 = Date.now();
-        const result = await client.callTool({ name: "wait_and_echo", arguments: { seconds: 1, text } });
+        const result = await client.callTool({ name: echo, arguments: { seconds: 1, text } });
         assert(!result.isError && result.structuredContent?.text === text && textOf(result).includes(text), `the call answered ${show(result)}, want the echoed ${text}`);
         assert(Date.now() - t0 >= 1000, `answered after ${Date.now() - t0} ms, before the workflow's 1 s wait`);
         return `text ${show(result.structuredContent.text)} after ${((Date.now() - t0) / 1000).toFixed(1)} s`;
       }),
     ),
 
-    c("plain callTool wait_and_fail waits for the failure (--no-task-clients wait)", () =>
+    c(`plain callTool ${fail} waits for the failure (--no-task-clients wait)`, () =>
       using(transport, { mode: "wait" }, async (client) => {
         await client.listTools(); // as a client does before it calls
         const reason = marker("sdk1-waitfail");
-        const result = await client.callTool({ name: "wait_and_fail", arguments: { seconds: 0.5, reason } });
+        const result = await client.callTool({ name: fail, arguments: { seconds: 0.5, reason } });
         assert(result.isError === true && textOf(result).includes(reason), `the call answered ${show(result)}, want isError with ${reason}`);
         return `isError, text ${show(textOf(result), 120)}`;
       }),
@@ -253,7 +257,7 @@ function checksFor(transport) {
     // transport's AbortController, aborted by close(); a stateless server cannot tie that
     // notification to a request), so there the client abandons the call by closing: the request's
     // connection closes.
-    c(`abandoning a waiting call cancels its workflow (--no-task-clients wait; ${transport === "stdio" ? "AbortSignal: notifications/cancelled" : "client.close(): the request closes"})`, () =>
+    ...temporalOnly(c(`abandoning a waiting call cancels its workflow (--no-task-clients wait; ${transport === "stdio" ? "AbortSignal: notifications/cancelled" : "client.close(): the request closes"})`, () =>
       using(transport, { mode: "wait" }, async (client) => {
         const text = marker("sdk1-abandon");
         const since = Date.now();
@@ -268,9 +272,9 @@ function checksFor(transport) {
         assert(ended.status === "CANCELED", `after the client abandoned the call its workflow is ${ended.status}, want CANCELED (${ended.workflowId})`);
         return `workflow ${ended.status}`;
       }),
-    ),
+    )),
 
-    c("plain callTool quick_echo (sync tool)", () =>
+    ...temporalOnly(c("plain callTool quick_echo (sync tool)", () =>
       using(transport, {}, async (client) => {
         await client.listTools();
         const text = marker("sdk1-quick");
@@ -278,8 +282,8 @@ function checksFor(transport) {
         assert(!result.isError && textOf(result).includes(text), `quick_echo answered ${show(result)}`);
         return `text ${show(textOf(result), 120)}`;
       }),
-    ),
+    )),
   ];
 }
 
-export const checks = [...checksFor("stdio"), ...checksFor("http")];
+export const checks = engines.flatMap((e) => [...checksFor("stdio", e), ...checksFor("http", e)]);
