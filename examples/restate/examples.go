@@ -1,5 +1,6 @@
 // Package restateexamples is a Restate service deployment with taskgate's example tools (the same
-// as the Temporal and Step Functions examples) and what the conformance suite runs: bind
+// as the Temporal and Step Functions examples), what taskgate's conformance suite runs, and the
+// fixture tools of the official MCP conformance suite (conformance.go): bind
 // Definitions to a Restate server handler, serve it over HTTP/2, and register it with the
 // Restate server (Serve does all three). tools.yaml (Mapping) serves them as MCP tools.
 //
@@ -29,9 +30,9 @@ const (
 	RunHandler        = "run"
 )
 
-// Definitions are the example services.
+// Definitions are the example services, and those of the conformance suite's fixture tools.
 func Definitions() []restate.ServiceDefinition {
-	return []restate.ServiceDefinition{
+	return append(conformanceDefinitions(),
 		restate.NewService(WaitAndEcho, restate.WithDocumentation("Waits the given number of seconds, then returns the text.")).
 			Handler(RunHandler, restate.NewServiceHandler(waitAndEcho)),
 		restate.NewService(WaitAndFail, restate.WithDocumentation("Waits the given number of seconds, then fails with the given reason.")).
@@ -44,7 +45,7 @@ func Definitions() []restate.ServiceDefinition {
 			Handler(RunHandler, restate.NewWorkflowHandler(approveDeployment)),
 		restate.NewWorkflow(BuildRelease, restate.WithDocumentation("Compiles, tests and packages a version, saying which step runs.")).
 			Handler(RunHandler, restate.NewWorkflowHandler(buildRelease)),
-	}
+	)
 }
 
 // EchoInput is the input of WaitAndEcho.
