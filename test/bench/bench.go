@@ -39,10 +39,11 @@ import (
 
 // The bench's tools (tools.yaml) and what they start.
 const (
-	toolRunning    = "bench_running"  // Temporal, a queue no worker polls: stays in flight
-	toolEcho       = "bench_echo"     // Temporal, the bench's own worker: ends
-	toolSFN        = "bench_sfn_echo" // Step Functions wait-and-echo
-	toolHold       = "bench_hold"     // Temporal, the bench's own worker: ends when signalled
+	toolRunning    = "bench_running"      // Temporal, a queue no worker polls: stays in flight
+	toolEcho       = "bench_echo"         // Temporal, the bench's own worker: ends
+	toolSFN        = "bench_sfn_echo"     // Step Functions wait-and-echo
+	toolRestate    = "bench_restate_echo" // the Restate example WaitAndEcho
+	toolHold       = "bench_hold"         // Temporal, the bench's own worker: ends when signalled
 	unpolledQueue  = "taskgate-bench-unpolled"
 	workerQueue    = "taskgate-bench-worker"
 	extTasks       = "io.modelcontextprotocol/tasks"
@@ -60,6 +61,7 @@ type bench struct {
 	tc       client.Client
 	se       *stepfunctions.Engine
 	sfnARN   string
+	restate  restateServer
 	keys     string
 	tokens   *token.Sealed
 	http     *http.Client
@@ -80,6 +82,7 @@ type bench struct {
 	mu       sync.Mutex
 	cleanupT []adapters.Ref
 	cleanupS []string
+	cleanupR []string
 }
 
 func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) {
@@ -101,6 +104,11 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 		return nil, fmt.Errorf("creating the example state machines: %w", err)
 	}
 	b.sfnARN = arns[sfnMachineName]
+	if opts.engines["restate"] {
+		if b.restate, err = restateFromEnv(); err != nil {
+			return nil, err
+		}
+	}
 	b.keys = token.NewKey("bench")
 	keys, err := token.ParseKeys(b.keys)
 	if err != nil {
@@ -184,22 +192,26 @@ func (b *bench) remember(refs ...adapters.Ref) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, r := range refs {
-		if strings.HasPrefix(r.ID, "arn:") {
+		switch {
+		case strings.HasPrefix(r.ID, "arn:"):
 			b.cleanupS = append(b.cleanupS, r.ID)
-		} else {
+		case isRestate(r):
+			b.cleanupR = append(b.cleanupR, invocationOf(r))
+		default:
 			b.cleanupT = append(b.cleanupT, r)
 		}
 	}
 }
 
-// cleanup terminates the Temporal workflows and stops the Step Functions executions the bench
-// started (those that already ended answer an error, which is ignored).
+// cleanup terminates the Temporal workflows, stops the Step Functions executions and kills the
+// Restate invocations the bench started (those that already ended answer an error, which is
+// ignored).
 func (b *bench) cleanup() {
 	b.mu.Lock()
-	tw, sx := b.cleanupT, b.cleanupS
-	b.cleanupT, b.cleanupS = nil, nil
+	tw, sx, ri := b.cleanupT, b.cleanupS, b.cleanupR
+	b.cleanupT, b.cleanupS, b.cleanupR = nil, nil, nil
 	b.mu.Unlock()
-	if len(tw)+len(sx) == 0 {
+	if len(tw)+len(sx)+len(ri) == 0 {
 		return
 	}
 	start := time.Now()
@@ -214,7 +226,11 @@ func (b *bench) cleanup() {
 		b.se.Client().StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(sx[i])})
 		return nil
 	})
-	b.logf("  ended %d Temporal workflows and %d Step Functions executions in %s", len(tw), len(sx), time.Since(start).Round(time.Millisecond))
+	parallel(len(ri), 16, func(i int) error {
+		b.killRestate(ctx, ri[i])
+		return nil
+	})
+	b.logf("  ended %d Temporal workflows, %d Step Functions executions and %d Restate invocations in %s", len(tw), len(sx), len(ri), time.Since(start).Round(time.Millisecond))
 }
 
 // ensureWorker runs a worker for the queue of the bench_echo and bench_hold tools in the bench

@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 func TestShort(t *testing.T) {
 	testenv.TemporalAddress(t)
 	testenv.SFNEndpoint(t)
+	testenv.RestateAdmin(t)
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"} {
 		if os.Getenv(k) == "" {
 			t.Setenv(k, v)
@@ -59,7 +60,7 @@ func TestShort(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, engine := range []string{"Temporal", "Step Functions"} {
+	for _, engine := range []string{"Temporal", "Step Functions", "Restate"} {
 		for _, state := range []string{"running", "ended"} {
 			for _, v := range []string{"tasks/get over HTTP", "tasks/get over stdio", "2025-11-25 tasks/get over HTTP", "task_status (handle tool) over HTTP"} {
 				for _, p := range []string{"p50", "p90", "p99"} {

@@ -132,6 +132,15 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			return err
 		}
 	}
+	restateDirect := func(want ...string) func(ctx context.Context, r adapters.Ref) error {
+		return func(ctx context.Context, r adapters.Ref) error {
+			st, err := b.describeRestate(ctx, invocationOf(r))
+			if err == nil && !slices.Contains(want, st) {
+				err = fmt.Errorf("the admin API's status %s, want %v", st, want)
+			}
+			return err
+		}
+	}
 	// What taskgate reads of a running Step Functions execution: its status, then its newest
 	// events (the questions it waits on, the states that run).
 	sfnDirectWithHistory := func(ctx context.Context, r adapters.Ref) error {
@@ -171,6 +180,12 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			target{"Step Functions (direct: Describe + history)", "running", running(toolSFN), sfnDirectWithHistory},
 			target{"Step Functions", "ended", ended(toolSFN), sfnDirect("SUCCEEDED")})
 	}
+	if b.opts.engines["restate"] {
+		// A sleeping handler is running, or suspended once its deployment let it go.
+		targets = append(targets,
+			target{"Restate", "running", running(toolRestate), restateDirect("running", "suspended")},
+			target{"Restate", "ended", ended(toolRestate), restateDirect("completed")})
+	}
 	for _, tg := range targets {
 		if !b.opts.states[tg.state] {
 			continue
@@ -201,7 +216,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			b.logf("  %s %s task, rep %d: direct p50 %.2f ms; %s", tg.engine, tg.state, rep+1, percentile(lat[0], 50), medians(names[1:], lat[1:]))
 		}
 	}
-	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal) or DescribeExecution call (Step Functions) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal: the direct column counts the Describe alone). A running Step Functions execution is also measured against DescribeExecution followed by GetExecutionHistory (newest 200 events, reverse order), which is what taskgate reads of it to show its questions and progress. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
+	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal), DescribeExecution call (Step Functions) or query of the admin API (Restate: SELECT status FROM sys_invocation WHERE id = ... ORDER BY created_at DESC LIMIT 1, the fastest form found: without ORDER BY ... LIMIT 1 the same point read takes 5 to 45 ms) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal and Restate: the direct column counts the status read alone). taskgate's Restate read is one query too, of the invocation's columns and, in two point-read subqueries, its workflow's or object's questions and progress. A running Step Functions execution is also measured against DescribeExecution followed by GetExecutionHistory (newest 200 events, reverse order), which is what taskgate reads of it to show its questions and progress. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
 	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
 	return nil
@@ -246,6 +261,11 @@ func (b *bench) startFigure(ctx context.Context) error {
 			func(ctx context.Context) error { _, err := b.startSFN(ctx, input); return err },
 			func(ctx context.Context) error { _, err := b.start(ctx, client, toolSFN, args); return err }})
 	}
+	if b.opts.engines["restate"] {
+		targets = append(targets, target{"Restate",
+			func(ctx context.Context) error { _, err := b.sendRestate(ctx, input); return err },
+			func(ctx context.Context) error { _, err := b.start(ctx, client, toolRestate, args); return err }})
+	}
 	for _, tg := range targets {
 		for rep := range b.opts.reps {
 			names := []string{"direct start", "tools/call"}
@@ -258,7 +278,7 @@ func (b *bench) startFigure(ctx context.Context) error {
 			b.cleanup() // the executions started end between repetitions, so that none accumulate
 		}
 	}
-	b.res.note(2, "Direct: one StartWorkflowExecution RPC (WaitAndEcho on a queue no worker polls) or StartExecution call (the wait-and-echo state machine, waiting 3 hours), from the bench process. taskgate: tools/call of the same workflow or state machine, answered with a CreateTaskResult (its id sealed), over HTTP. Note that taskgate's Step Functions start is StartExecution followed by DescribeExecution (the adapter waits until the execution is visible, so that no id it hands out reads as missing): two engine calls against one.")
+	b.res.note(2, "Direct: one StartWorkflowExecution RPC (WaitAndEcho on a queue no worker polls), StartExecution call (the wait-and-echo state machine, waiting 3 hours) or send through the Restate ingress (the example WaitAndEcho, waiting 3 hours), from the bench process. taskgate: tools/call of the same workflow or state machine, answered with a CreateTaskResult (its id sealed), over HTTP. Note that taskgate's Step Functions start is StartExecution followed by DescribeExecution (the adapter waits until the execution is visible, so that no id it hands out reads as missing): two engine calls against one.")
 	b.res.note(2, "Method: %d warm-up rounds, then %d interleaved rounds per repetition, %d repetitions; the executions started are ended between repetitions.", min(3, b.opts.startN), b.opts.startN, b.opts.reps)
 	return nil
 }

@@ -2,9 +2,10 @@
 // themselves, in one run on one machine, and prints one table (optionally written as JSON and
 // Markdown):
 //
-//  1. poll latency: a direct Describe against tasks/get over HTTP and over stdio, 2025-11-25
-//     tasks/get and the task_status handle tool, for a running and an ended task, both engines;
-//  2. start latency: a direct start against tools/call -> CreateTaskResult, both engines;
+//  1. poll latency: a direct read of the engine against tasks/get over HTTP and over stdio,
+//     2025-11-25 tasks/get and the task_status handle tool, for a running and an ended task, on
+//     each engine (Temporal, Step Functions, Restate);
+//  2. start latency: a direct start against tools/call -> CreateTaskResult, on each engine;
 //  3. throughput: 1, 16, 64 and 256 concurrent pollers over 1 and over 1,000 running tasks;
 //  4. memory: RSS and goroutines of a taskgate process with 0, 1,000 and 10,000 tasks in flight;
 //  5. scale-out: one against two taskgate processes behind a round-robin client;
@@ -103,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.economyTask, "economy-task", 2*time.Hour, "simulated length of the engine-economy task")
 	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default of 250ms; negative: every poll asks the engine)")
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
-	engines := fs.String("engine", "temporal,sfn", "engines of the poll and start figures: temporal, sfn")
+	engines := fs.String("engine", "temporal,sfn,restate", "engines of the poll and start figures: temporal, sfn, restate")
 	states := fs.String("poll-tasks", "running,ended", "tasks of the poll figure: running, ended")
 	fs.StringVar(&o.jsonFile, "json", "", "write the rows as JSON to FILE")
 	fs.StringVar(&o.markdownFile, "markdown", "", "write the table as Markdown to FILE")
@@ -156,7 +157,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("-only %q: want poll, %s", k, strings.Join(figureKeys, ", "))
 		}
 	}
-	if o.engines, err = choices("-engine", *engines, "temporal", "sfn"); err != nil {
+	if o.engines, err = choices("-engine", *engines, "temporal", "sfn", "restate"); err != nil {
 		return o, err
 	}
 	if o.states, err = choices("-poll-tasks", *states, "running", "ended"); err != nil {

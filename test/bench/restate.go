@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// The Restate side of the bench: what a client of the Restate server sends without taskgate.
+
+// restateServer is the Restate server of the test environment.
+type restateServer struct {
+	ingress, admin string
+}
+
+func restateFromEnv() (restateServer, error) {
+	s := restateServer{ingress: os.Getenv("RESTATE_INGRESS_URL"), admin: os.Getenv("RESTATE_ADMIN_URL")}
+	if s.ingress == "" || s.admin == "" {
+		return s, fmt.Errorf("RESTATE_INGRESS_URL and RESTATE_ADMIN_URL must name a running Restate server with the example deployment: run ./scripts/with-engines go run ./test/bench, or leave restate out of -engine")
+	}
+	return s, nil
+}
+
+// invocationOf is the Restate invocation id of a Ref of taskgate's Restate driver, which ends
+// with it ("SERVICE/HANDLER/TASK-KEY/INVOCATION-ID").
+func invocationOf(r adapters.Ref) string { return r.ID[strings.LastIndexByte(r.ID, '/')+1:] }
+
+func isRestate(r adapters.Ref) bool { return strings.Contains(r.ID, "/inv_") }
+
+// post sends one request and decodes a JSON answer into out (nil: the answer is dropped).
+func (b *bench) post(ctx context.Context, method, url string, body any, header http.Header, out any) error {
+	var rd io.Reader
+	if body != nil {
+		payload, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header = header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, url, resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+// describeRestate is one query of the admin API for an invocation's status, what a client that
+// follows an invocation sends: the fastest form found, with ORDER BY ... LIMIT 1 (without it, the
+// same point read took 5 to 45 ms here: Restate's query engine then waits for its scans to end).
+func (b *bench) describeRestate(ctx context.Context, invocation string) (string, error) {
+	var out struct {
+		Rows []struct {
+			Status string `json:"status"`
+		} `json:"rows"`
+	}
+	q := map[string]string{"query": "SELECT status FROM sys_invocation WHERE id = '" + invocation + "' ORDER BY created_at DESC LIMIT 1"}
+	if err := b.post(ctx, http.MethodPost, b.restate.admin+"/query", q, nil, &out); err != nil {
+		return "", err
+	}
+	if len(out.Rows) != 1 {
+		return "", fmt.Errorf("the admin API has no invocation %s", invocation)
+	}
+	return out.Rows[0].Status, nil
+}
+
+// sendRestate is one send of the example WaitAndEcho through the ingress.
+func (b *bench) sendRestate(ctx context.Context, input string) (adapters.Ref, error) {
+	var out struct {
+		InvocationID string `json:"invocationId"`
+	}
+	if err := b.post(ctx, http.MethodPost, b.restate.ingress+"/WaitAndEcho/run/send", json.RawMessage(input), nil, &out); err != nil {
+		return adapters.Ref{}, err
+	}
+	ref := adapters.Ref{ID: "WaitAndEcho/run/direct/" + out.InvocationID}
+	b.remember(ref)
+	return ref, nil
+}
+
+// killRestate ends an invocation the bench started (one that already ended answers an error,
+// which is ignored).
+func (b *bench) killRestate(ctx context.Context, invocation string) {
+	_ = b.post(ctx, http.MethodPatch, b.restate.admin+"/invocations/"+invocation+"/kill", nil, nil, nil)
+}
