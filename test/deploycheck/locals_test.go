@@ -65,6 +65,16 @@ func source(t *testing.T, expr hclsyntax.Expression) string {
 // count or for_each is sensitive. It returns the locals' values.
 func evalModuleLocals(t *testing.T, m *tfModule, inputs map[string]cty.Value) map[string]json.RawMessage {
 	t.Helper()
+	values, err := tryModuleLocals(t, m, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return values
+}
+
+// tryModuleLocals is evalModuleLocals that returns OpenTofu's refusal (a validation's message).
+func tryModuleLocals(t *testing.T, m *tfModule, inputs map[string]cty.Value) (map[string]json.RawMessage, error) {
+	t.Helper()
 	dir := t.TempDir()
 	var vars, locals, outputs strings.Builder
 	files := make([]string, 0, len(m.files))
@@ -137,7 +147,7 @@ func evalModuleLocals(t *testing.T, m *tfModule, inputs map[string]cty.Value) ma
 	}
 	out, err := tofuApply(t, dir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var result map[string]struct {
 		Value json.RawMessage `json:"value"`
@@ -156,7 +166,7 @@ func evalModuleLocals(t *testing.T, m *tfModule, inputs map[string]cty.Value) ma
 			values[name] = json.RawMessage("null") // tofu output leaves out null values
 		}
 	}
-	return values
+	return values, nil
 }
 
 func decode[T any](t *testing.T, raw json.RawMessage) T {
@@ -261,6 +271,11 @@ func TestKubernetesModuleLocals(t *testing.T) {
 		"server_name": cty.StringVal("temporal.internal"),
 	})
 	more["api_keys"] = cty.MapVal(map[string]cty.Value{"OPS_API_KEY": cty.StringVal("k")})
+	more["restate"] = cty.ObjectVal(map[string]cty.Value{
+		"ingress_url": cty.StringVal("http://restate.restate.svc.cluster.local:8080"),
+		"admin_url":   cty.StringVal("http://restate.restate.svc.cluster.local:9070"),
+	})
+	more["restate_auth_token"] = cty.StringVal("restate-token")
 	more["oauth"] = cty.ObjectVal(map[string]cty.Value{
 		"issuer": cty.StringVal("https://id.example.com"), "audience": cty.StringVal("taskgate"),
 		"jwks_url": cty.NullVal(cty.String), "scopes": cty.ListVal([]cty.Value{cty.StringVal("tools:call"), cty.StringVal("tasks:read")}),
@@ -271,6 +286,8 @@ func TestKubernetesModuleLocals(t *testing.T) {
 		"TEMPORAL_TLS_SERVER_CA_CERT_PATH": "/etc/taskgate/temporal/ca.crt", "TEMPORAL_TLS_CLIENT_CERT_PATH": "/etc/taskgate/temporal/tls.crt",
 		"TEMPORAL_TLS_CLIENT_KEY_PATH": "/etc/taskgate/temporal/tls.key", "TEMPORAL_TLS_SERVER_NAME": "temporal.internal",
 		"TASKGATE_OAUTH_ISSUER": "https://id.example.com", "TASKGATE_OAUTH_SCOPES": "tools:call tasks:read",
+		"RESTATE_INGRESS_URL": "http://restate.restate.svc.cluster.local:8080",
+		"RESTATE_ADMIN_URL":   "http://restate.restate.svc.cluster.local:9070",
 	} {
 		if env[k] != v {
 			t.Errorf("environment[%s] = %q, want %q", k, env[k], v)
@@ -279,10 +296,26 @@ func TestKubernetesModuleLocals(t *testing.T) {
 	if _, ok := env["TASKGATE_OAUTH_JWKS_URL"]; ok {
 		t.Error("TASKGATE_OAUTH_JWKS_URL is set without a jwks_url")
 	}
-	if names := decode[[]string](t, got["secret_env_names"]); !slices.Equal(names, []string{"OPS_API_KEY", "TASKGATE_TOKEN_KEYS"}) {
+	if names := decode[[]string](t, got["secret_env_names"]); !slices.Equal(names, []string{"OPS_API_KEY", "RESTATE_AUTH_TOKEN", "TASKGATE_TOKEN_KEYS"}) {
 		t.Errorf("secret_env_names = %v", names)
 	}
 	if s := decode[string](t, got["token_keys_secret"]); s != "taskgate-token-keys" {
 		t.Errorf("token_keys_secret = %q", s)
+	}
+}
+
+// A Restate URL without a scheme is refused with the module's own message.
+func TestKubernetesModuleRestateURLs(t *testing.T) {
+	mods := loadModules(t)
+	m := mods["terraform/modules/taskgate-kubernetes"]
+	inputs := newEvaluator(t, mods, k8sExample, nil).moduleArgs("taskgate")
+	inputs["restate"] = cty.ObjectVal(map[string]cty.Value{
+		"ingress_url": cty.StringVal("restate.restate.svc.cluster.local:8080"),
+		"admin_url":   cty.StringVal("http://restate.restate.svc.cluster.local:9070"),
+	})
+	_, err := tryModuleLocals(t, m, inputs)
+	const want = "restate.ingress_url and restate.admin_url must be http:// or https:// URLs, such as http://restate.restate.svc.cluster.local:8080 and :9070."
+	if err == nil || !strings.Contains(strings.Join(strings.Fields(err.Error()), " "), want) {
+		t.Fatalf("err = %v, want one with %q", err, want)
 	}
 }

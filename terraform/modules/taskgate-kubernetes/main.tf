@@ -15,6 +15,7 @@ locals {
   secret_env = merge(
     var.token_keys == null ? {} : { TASKGATE_TOKEN_KEYS = var.token_keys },
     var.temporal_api_key == null ? {} : { TEMPORAL_API_KEY = var.temporal_api_key },
+    var.restate_auth_token == null ? {} : { RESTATE_AUTH_TOKEN = var.restate_auth_token },
     var.api_keys,
   )
   token_keys_secret = var.token_keys_secret_name != null ? var.token_keys_secret_name : "${var.name}-secrets"
@@ -53,6 +54,12 @@ locals {
     local.tls_server_name == null ? {} : { TEMPORAL_TLS_SERVER_NAME = local.tls_server_name },
   )
 
+  # A Restate server's URLs, as the driver reads them when an engine block leaves them out.
+  restate_env = var.restate == null ? {} : {
+    RESTATE_INGRESS_URL = var.restate.ingress_url
+    RESTATE_ADMIN_URL   = var.restate.admin_url
+  }
+
   environment = merge(
     var.environment,
     {
@@ -60,6 +67,7 @@ locals {
       TEMPORAL_NAMESPACE = var.temporal_namespace
     },
     local.tls_env,
+    local.restate_env,
     var.public_url == null ? {} : { TASKGATE_MCP_URL = var.public_url },
     var.oauth == null ? {} : merge(
       {
@@ -159,6 +167,10 @@ resource "kubernetes_deployment_v1" "this" {
       error_message = "Set exactly one of token_keys and token_keys_secret_name."
     }
     precondition {
+      condition     = var.restate_auth_token == null || var.restate_auth_token_secret_name == null
+      error_message = "Set at most one of restate_auth_token and restate_auth_token_secret_name."
+    }
+    precondition {
       condition     = var.min_replicas >= 1 && var.min_replicas <= var.max_replicas
       error_message = "min_replicas must be at least 1 and at most max_replicas."
     }
@@ -256,6 +268,19 @@ resource "kubernetes_deployment_v1" "this" {
                 secret_key_ref {
                   name = env.value == "TASKGATE_TOKEN_KEYS" ? local.token_keys_secret : "${var.name}-secrets"
                   key  = env.value
+                }
+              }
+            }
+          }
+
+          dynamic "env" {
+            for_each = var.restate_auth_token_secret_name == null ? [] : [var.restate_auth_token_secret_name]
+            content {
+              name = "RESTATE_AUTH_TOKEN"
+              value_from {
+                secret_key_ref {
+                  name = env.value
+                  key  = "RESTATE_AUTH_TOKEN"
                 }
               }
             }

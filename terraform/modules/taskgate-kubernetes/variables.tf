@@ -142,6 +142,37 @@ variable "environment" {
 }
 
 # ---------------------------------------------------------------------------------------------------
+# Restate
+# ---------------------------------------------------------------------------------------------------
+
+variable "restate" {
+  description = "The Restate server of the mapping's restate engine blocks: ingress_url (RESTATE_INGRESS_URL, in the same cluster usually http://restate.NAMESPACE.svc.cluster.local:8080) and admin_url (RESTATE_ADMIN_URL, the admin API, usually port 9070), which a block without ingress and admin uses; null for none."
+  type = object({
+    ingress_url = string
+    admin_url   = string
+  })
+  default = null
+
+  validation {
+    condition     = var.restate == null || alltrue([for u in [try(var.restate.ingress_url, ""), try(var.restate.admin_url, "")] : can(regex("^https?://[^/\\s]+", u))])
+    error_message = "restate.ingress_url and restate.admin_url must be http:// or https:// URLs, such as http://restate.restate.svc.cluster.local:8080 and :9070."
+  }
+}
+
+variable "restate_auth_token" {
+  description = "The API token taskgate presents to the Restate ingress and admin API (Restate Cloud, or an authenticating proxy), as RESTATE_AUTH_TOKEN from the module's Secret; null for none. It is kept in the Terraform state: prefer restate_auth_token_secret_name where the state is not encrypted."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "restate_auth_token_secret_name" {
+  description = "Instead of restate_auth_token: the name of an existing Secret in the namespace whose key RESTATE_AUTH_TOKEN holds the Restate API token, passed as RESTATE_AUTH_TOKEN."
+  type        = string
+  default     = null
+}
+
+# ---------------------------------------------------------------------------------------------------
 # Pods, probes and scaling
 # ---------------------------------------------------------------------------------------------------
 
