@@ -75,15 +75,7 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 			}
 		}
 	}
-	if name, ok := b.String("authTokenEnv"); ok && name != "" {
-		if adapters.ValidEnvName(name) {
-			c.tokenEnv = name
-		} else {
-			// The value is not repeated: it may be the token itself.
-			b.Errorf("authTokenEnv", "like RESTATE_AUTH_TOKEN; the token itself never goes in a mapping file",
-				"must be the name of an environment variable")
-		}
-	}
+	c.tokenEnv, _ = b.EnvName("authTokenEnv", "like RESTATE_AUTH_TOKEN; the token itself never goes in a mapping file")
 	return c
 }
 

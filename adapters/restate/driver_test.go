@@ -77,6 +77,21 @@ tools:
 	}
 }
 
+// taskgate validate and serve check that the variable authTokenEnv names is set.
+func TestTokenEnvNeeded(t *testing.T) {
+	set, err := mapping.Parse("m.yaml", []byte("engines:\n  a:\n    restate: {authTokenEnv: TASKGATE_TEST_TOKEN}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.CheckNeeds(adapters.Env{"TASKGATE_TEST_TOKEN=t"}); err != nil {
+		t.Errorf("with the variable set: %v", err)
+	}
+	const want = `m.yaml:3:29: engines.a.restate.authTokenEnv: $TASKGATE_TEST_TOKEN is not set (serving reads the secret from it: export it where taskgate runs)`
+	if err := set.CheckNeeds(adapters.Env{}); err == nil || err.Error() != want {
+		t.Errorf("got:\n%v\nwant:\n%s", err, want)
+	}
+}
+
 func TestRefs(t *testing.T) {
 	d := restate.Driver{}
 	id := "Releases/build/" + adapters.CallerTag("") + "-" + uuid.NewString() + "/" + missingInvocation()
