@@ -54,7 +54,8 @@ const invocationColumns = "id, target_service_name, target_service_key, target_h
 	"completion_result, completion_failure, created_at, modified_at, completed_at, retry_count, last_failure, next_retry_at, " +
 	"pinned_deployment_id, last_attempt_server"
 
-// read finds the invocation r names, with its questions and progress: one query. A Ref with an
+// read finds the invocation r names, with a workflow's or object's questions and progress: one
+// query (and, once per service, its type). A Ref with an
 // invocation id reads that invocation, and only if it is the task's; a KeyRef finds the
 // invocation by its task key (an idempotency key, or a workflow's or object's key).
 func (e *Engine) read(ctx context.Context, what string, t adapters.Target, r adapters.Ref) (invocation, error) {
@@ -66,20 +67,24 @@ func (e *Engine) read(ctx context.Context, what string, t adapters.Target, r ada
 	if !ok || p.service != h.service || p.handler != h.handler {
 		return invocation{}, errNoInvocation(what, r)
 	}
+	svc, err := e.service(ctx, what, h.service)
+	if err != nil {
+		return invocation{}, err
+	}
 	where := "id = " + literal(p.invocation)
 	if p.invocation == "" {
-		svc, err := e.service(ctx, what, h.service)
-		if err != nil {
-			return invocation{}, err
-		}
 		where = "target_service_name = " + literal(h.service) + " AND target_handler_name = " + literal(h.handler) +
 			" AND " + svc.keyColumn() + " = " + literal(p.key)
 	}
-	state := func(key string) string {
-		return "(SELECT value_utf8 FROM state WHERE service_name = " + literal(h.service) + " AND service_key = " + literal(p.key) + " AND key = " + literal(key) + ")"
+	columns := invocationColumns
+	if svc.keyed() {
+		// Only workflows and objects have state (a third of the query's time here).
+		state := func(key string) string {
+			return "(SELECT value_utf8 FROM state WHERE service_name = " + literal(h.service) + " AND service_key = " + literal(p.key) + " AND key = " + literal(key) + ")"
+		}
+		columns += ", " + state(taskgatehandler.StateQuestions) + " AS questions, " + state(taskgatehandler.StateProgress) + " AS progress"
 	}
-	sql := "SELECT " + invocationColumns + ", " + state(taskgatehandler.StateQuestions) + " AS questions, " +
-		state(taskgatehandler.StateProgress) + " AS progress FROM sys_invocation WHERE " + where + " ORDER BY created_at DESC LIMIT 1"
+	sql := "SELECT " + columns + " FROM sys_invocation WHERE " + where + " ORDER BY created_at DESC LIMIT 1"
 	var rows []invocation
 	if err := e.query(ctx, what, sql, &rows); err != nil {
 		return invocation{}, err
