@@ -105,7 +105,7 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 	}
 	b.sfnARN = arns[sfnMachineName]
 	if opts.engines["restate"] {
-		if b.restate, err = restateFromEnv(); err != nil {
+		if b.restate, err = restateFromEnv(b.http); err != nil {
 			return nil, err
 		}
 	}

@@ -141,6 +141,13 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			return err
 		}
 	}
+	restateLikeTaskgate := func(ctx context.Context, r adapters.Ref) error {
+		st, err := b.describeLikeTaskgate(ctx, r)
+		if err == nil && st != "running" && st != "suspended" {
+			err = fmt.Errorf("the driver's status %s, want running or suspended", st)
+		}
+		return err
+	}
 	// What taskgate reads of a running Step Functions execution: its status, then its newest
 	// events (the questions it waits on, the states that run).
 	sfnDirectWithHistory := func(ctx context.Context, r adapters.Ref) error {
@@ -184,6 +191,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 		// A sleeping handler is running, or suspended once its deployment let it go.
 		targets = append(targets,
 			target{"Restate", "running", running(toolRestate), restateDirect("running", "suspended")},
+			target{"Restate (direct: the driver's query)", "running", running(toolRestate), restateLikeTaskgate},
 			target{"Restate", "ended", ended(toolRestate), restateDirect("completed")})
 	}
 	for _, tg := range targets {
@@ -216,7 +224,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			b.logf("  %s %s task, rep %d: direct p50 %.2f ms; %s", tg.engine, tg.state, rep+1, percentile(lat[0], 50), medians(names[1:], lat[1:]))
 		}
 	}
-	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal), DescribeExecution call (Step Functions) or query of the admin API (Restate: SELECT status FROM sys_invocation WHERE id = ... ORDER BY created_at DESC LIMIT 1, the fastest form found: without ORDER BY ... LIMIT 1 the same point read takes 5 to 45 ms) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal and Restate: the direct column counts the status read alone). taskgate's Restate read is one query too, of the invocation's columns and, in two point-read subqueries, its workflow's or object's questions and progress. A running Step Functions execution is also measured against DescribeExecution followed by GetExecutionHistory (newest 200 events, reverse order), which is what taskgate reads of it to show its questions and progress. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
+	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal), DescribeExecution call (Step Functions) or query of the admin API (Restate: SELECT status FROM sys_invocation WHERE id = ... ORDER BY created_at DESC LIMIT 1, the fastest form found: without ORDER BY ... LIMIT 1 the same point read takes 5 to 45 ms) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal and Restate: the direct column counts the status read alone). taskgate's Restate read is one query too, of the invocation's columns (for a workflow or virtual object also its questions and progress, in two point-read subqueries; the bench's WaitAndEcho is a plain service, which has no state); the row \"Restate (direct: the driver's query)\" has in its direct column that same read, made by taskgate's driver from the bench process, which leaves what taskgate's server adds to it. A running Step Functions execution is also measured against DescribeExecution followed by GetExecutionHistory (newest 200 events, reverse order), which is what taskgate reads of it to show its questions and progress. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
 	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/restate"
 )
 
 // The Restate side of the bench: what a client of the Restate server sends without taskgate.
@@ -18,14 +19,18 @@ import (
 // restateServer is the Restate server of the test environment.
 type restateServer struct {
 	ingress, admin string
+	// driver is taskgate's Restate driver on the same server, called from the bench process.
+	driver *restate.Engine
 }
 
-func restateFromEnv() (restateServer, error) {
+func restateFromEnv(hc *http.Client) (restateServer, error) {
 	s := restateServer{ingress: os.Getenv("RESTATE_INGRESS_URL"), admin: os.Getenv("RESTATE_ADMIN_URL")}
 	if s.ingress == "" || s.admin == "" {
 		return s, fmt.Errorf("RESTATE_INGRESS_URL and RESTATE_ADMIN_URL must name a running Restate server with the example deployment: run ./scripts/with-engines go run ./test/bench, or leave restate out of -engine")
 	}
-	return s, nil
+	var err error
+	s.driver, err = restate.New(restate.Config{Ingress: s.ingress, Admin: s.admin, HTTPClient: hc})
+	return s, err
 }
 
 // invocationOf is the Restate invocation id of a Ref of taskgate's Restate driver, which ends
@@ -89,6 +94,14 @@ func (b *bench) describeRestate(ctx context.Context, invocation string) (string,
 		return "", fmt.Errorf("the admin API has no invocation %s", invocation)
 	}
 	return out.Rows[0].Status, nil
+}
+
+// describeLikeTaskgate is the read of a running task that taskgate's Restate driver makes (its one
+// query, of the invocation's columns and its questions and progress), made by the driver itself
+// from the bench process: what the query costs without taskgate's server around it.
+func (b *bench) describeLikeTaskgate(ctx context.Context, r adapters.Ref) (string, error) {
+	st, err := b.restate.driver.Describe(ctx, restate.Handler("WaitAndEcho", "run", restate.Cancel), r)
+	return st.Native, err
 }
 
 // sendRestate is one send of the example WaitAndEcho through the ingress.
