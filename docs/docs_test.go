@@ -320,7 +320,7 @@ func TestMappingExamplesValidate(t *testing.T) {
 		"TASKGATE_MCP_URL": "https://mcp.example.com/mcp"}
 	fileKey := regexp.MustCompile(`\b(?:caFile|certFile|keyFile):\s*"?([^",}\s]+)`)
 	keyFiles := regexp.MustCompile(`\bkeyFiles:\s*\[([^\]]*)\]`)
-	variable := regexp.MustCompile(`\b(?:apiKeyEnv|keyEnv):\s*([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	variable := regexp.MustCompile(`\b(?:apiKeyEnv|keyEnv|authTokenEnv):\s*([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 	n := 0
 	for _, file := range markdownFiles(t) {
 		for _, b := range mappingExamples(t, file) {
