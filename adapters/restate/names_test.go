@@ -28,6 +28,7 @@ var mayName = map[string]string{
 	"go.mod":                           "the Restate SDK the examples and the handler package use",
 	"go.sum":                           "the same",
 	"README.md":                        "the front page, which lists the engines",
+	"CHANGELOG.md":                     "the changes, in the words of a user",
 }
 
 // TestNoOtherPackageNamesRestate: outside the places above, no file of the repository names the
