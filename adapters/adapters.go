@@ -273,4 +273,34 @@ var (
 	ErrInvalid = errors.New("invalid request")
 	// ErrUnavailable: the engine is unreachable or throttling; retry later, nothing changed.
 	ErrUnavailable = errors.New("engine unavailable")
+	// ErrThrottled: the engine refused the call because its caller calls faster than the
+	// engine's quota allows (Step Functions' ThrottlingException, Temporal's ResourceExhausted), or
+	// a read budget in front of the engine refused it before it was made (a *Throttle). Every
+	// ErrThrottled error is also ErrUnavailable: nothing changed, retry later.
+	ErrThrottled error = throttled{}
 )
+
+type throttled struct{}
+
+func (throttled) Error() string { return "engine throttling" }
+
+func (throttled) Is(target error) bool { return target == ErrUnavailable }
+
+// Throttle is the ErrThrottled error of a call that says when to call again: the engine's own
+// throttling error (Cause), or, when Cause is nil, a read budget's refusal to make the call.
+type Throttle struct {
+	RetryAfter time.Duration
+	Cause      error
+}
+
+func (t *Throttle) Error() string {
+	after := t.RetryAfter.Round(time.Millisecond)
+	if t.Cause == nil {
+		return fmt.Sprintf("%v: taskgate's read budget for the engine is spent for now; retry in %s", ErrThrottled, after)
+	}
+	return fmt.Sprintf("%v; retry in %s", t.Cause, after)
+}
+
+func (t *Throttle) Is(target error) bool { return target == ErrThrottled || target == ErrUnavailable }
+
+func (t *Throttle) Unwrap() error { return t.Cause }

@@ -32,8 +32,9 @@ type Metrics struct {
 //   - taskgate_engine_call_duration_seconds{engine, operation, result}: the latency of each call
 //     that reached the engine (its _count: the calls). operation is check, start, describe,
 //     outcome, wait (which lasts until the execution ends), run, list, cancel or answer; result is ok,
-//     not_found, not_ended, ended, key_conflict, invalid, unavailable (unreachable or throttled,
-//     after the client's own retries), cancelled (the caller gave up) or error.
+//     not_found, not_ended, ended, key_conflict, invalid, throttled (the engine refused the call
+//     for its rate), unavailable (unreachable, after the client's own retries), cancelled (the
+//     caller gave up) or error.
 //   - taskgate_engine_retries_total{engine, reason}: retries the engine's client made on its own
 //     (the AWS SDK's), reason throttled or error.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -90,13 +91,14 @@ const (
 	resEnded
 	resKeyConflict
 	resInvalid
+	resThrottled
 	resUnavailable
 	resCancelled
 	resError
 	nResults
 )
 
-var resultNames = [nResults]string{"ok", "not_found", "not_ended", "ended", "key_conflict", "invalid", "unavailable", "cancelled", "error"}
+var resultNames = [nResults]string{"ok", "not_found", "not_ended", "ended", "key_conflict", "invalid", "throttled", "unavailable", "cancelled", "error"}
 
 // resultOf classifies an engine call's error by the contract's sentinels.
 func resultOf(err error) result {
@@ -115,6 +117,8 @@ func resultOf(err error) result {
 		return resKeyConflict
 	case errors.Is(err, adapters.ErrInvalid):
 		return resInvalid
+	case errors.Is(err, adapters.ErrThrottled):
+		return resThrottled
 	case errors.Is(err, adapters.ErrUnavailable):
 		return resUnavailable
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
@@ -18,14 +19,16 @@ func TestResultOf(t *testing.T) {
 	for err, want := range map[error]string{
 		nil:              "ok",
 		context.Canceled: "cancelled",
-		fmt.Errorf("x: %w", context.DeadlineExceeded):        "cancelled",
-		fmt.Errorf("x: %w", adapters.ErrNotFound):            "not_found",
-		fmt.Errorf("x: %w", adapters.ErrNotEnded):            "not_ended",
-		fmt.Errorf("x: %w", adapters.ErrEnded):               "ended",
-		adapters.ErrKeyConflict:                              "key_conflict",
-		adapters.ErrInvalid:                                  "invalid",
-		fmt.Errorf("%w: throttled", adapters.ErrUnavailable): "unavailable",
-		errors.New("something else"):                         "error",
+		fmt.Errorf("x: %w", context.DeadlineExceeded):          "cancelled",
+		fmt.Errorf("x: %w", adapters.ErrNotFound):              "not_found",
+		fmt.Errorf("x: %w", adapters.ErrNotEnded):              "not_ended",
+		fmt.Errorf("x: %w", adapters.ErrEnded):                 "ended",
+		adapters.ErrKeyConflict:                                "key_conflict",
+		adapters.ErrInvalid:                                    "invalid",
+		fmt.Errorf("%w: refused", adapters.ErrUnavailable):     "unavailable",
+		fmt.Errorf("%w: rate exceeded", adapters.ErrThrottled): "throttled",
+		&adapters.Throttle{RetryAfter: time.Second}:            "throttled",
+		errors.New("something else"):                           "error",
 	} {
 		if got := resultNames[resultOf(err)]; got != want {
 			t.Errorf("resultOf(%v) = %s, want %s", err, got, want)

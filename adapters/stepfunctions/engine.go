@@ -24,7 +24,9 @@ import (
 
 // Retries of one API call. Throttling retries start at 1 s (the SDK's throttle-aware backoff) and
 // other transient failures at 50 ms, doubling with full jitter up to maxBackoff: a call that stays
-// throttled gives up after about 6.5 s (13 s at most) and the caller sees ErrUnavailable.
+// throttled gives up after about 6.5 s (13 s at most) and the caller sees ErrThrottled. Reads of
+// executions are not retried when throttled: each retry would spend more of the account's quota,
+// and the caller (a read budget, adapters/budget) answers from what it read before instead.
 const (
 	maxAttempts = 8
 	maxBackoff  = 2 * time.Second
@@ -60,6 +62,8 @@ type Engine struct {
 	region   string
 	endpoint string
 	types    sync.Map // unqualified state machine ARN -> types.StateMachineType
+	// read are the options of the calls that read executions: throttling is not retried.
+	read func(*sfn.Options)
 }
 
 var _ adapters.Engine = (*Engine)(nil)
@@ -67,16 +71,7 @@ var _ adapters.Engine = (*Engine)(nil)
 // New configures a Step Functions client. It makes no API call.
 func New(ctx context.Context, cfg Config) (*Engine, error) {
 	opts := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer {
-			r := retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = maxAttempts
-				o.MaxBackoff = maxBackoff
-			})
-			if cfg.Retried != nil {
-				return countingRetryer{RetryerV2: r, retried: cfg.Retried}
-			}
-			return r
-		}),
+		config.WithRetryer(func() aws.Retryer { return newRetryer(cfg.Retried, true) }),
 	}
 	opts = append(opts, envOptions(cfg.Env)...)
 	if cfg.Region != "" {
@@ -103,7 +98,35 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 	})
-	return &Engine{client: client, region: awsCfg.Region, endpoint: cfg.Endpoint}, nil
+	reads := newRetryer(cfg.Retried, false)
+	return &Engine{client: client, region: awsCfg.Region, endpoint: cfg.Endpoint,
+		read: func(o *sfn.Options) { o.Retryer = reads }}, nil
+}
+
+// newRetryer is the SDK's standard retryer with taskgate's attempts and backoff, telling retried
+// of each retry; throttles says whether throttled calls are retried.
+func newRetryer(retried func(throttled bool), throttles bool) aws.Retryer {
+	r := retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = maxAttempts
+		o.MaxBackoff = maxBackoff
+		if !throttles {
+			o.Retryables = append([]retry.IsErrorRetryable{notThrottled{}}, o.Retryables...)
+		}
+	})
+	if retried != nil {
+		return countingRetryer{RetryerV2: r, retried: retried}
+	}
+	return r
+}
+
+// notThrottled keeps a retryer from retrying throttled calls.
+type notThrottled struct{}
+
+func (notThrottled) IsErrorRetryable(err error) aws.Ternary {
+	if throttle(err) {
+		return aws.FalseTernary
+	}
+	return aws.UnknownTernary
 }
 
 // envOptions passes on the AWS variables of env that the SDK would otherwise read from the
@@ -214,23 +237,27 @@ func (e *Engine) targetError(arn string, err error) error {
 	return apiError("reading state machine "+arn, err)
 }
 
-// apiError wraps an error of one API call. Throttling, transport failures and server errors (all
-// after the SDK's retries) wrap adapters.ErrUnavailable; a cancelled or expired context stays
-// recognisable with errors.Is.
+// apiError wraps an error of one API call. Throttling wraps adapters.ErrThrottled; transport
+// failures and server errors (after the SDK's retries) wrap adapters.ErrUnavailable; a cancelled
+// or expired context stays recognisable with errors.Is.
 func apiError(what string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s: %w", what, err)
-	}
-	if unavailable(err) {
+	case throttle(err):
+		return fmt.Errorf("%w: %s: %w; retry later", adapters.ErrThrottled, what, err)
+	case unavailable(err):
 		return fmt.Errorf("%w: %s: %w; retry later", adapters.ErrUnavailable, what, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// throttle reports whether Step Functions refused a call for the caller's rate (ThrottlingException).
+func throttle(err error) bool {
+	return retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err).Bool()
+}
+
 func unavailable(err error) bool {
-	if retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err).Bool() {
-		return true
-	}
 	var send *smithyhttp.RequestSendError
 	var quota ratelimit.QuotaExceededError
 	var limit *types.ExecutionLimitExceeded

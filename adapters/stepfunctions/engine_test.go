@@ -248,6 +248,8 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// Reads of executions are not retried when throttled: a retry spends more of the account's quota,
+// and the caller answers from what it read before. Other calls are retried as the SDK does.
 func TestThrottling(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -258,28 +260,45 @@ func TestThrottling(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 
-	t.Run("ThrottledThenServed", func(t *testing.T) {
+	t.Run("ReadsNotRetried", func(t *testing.T) {
 		t.Parallel()
-		c := &calls{throttleOp: "DescribeExecution", throttle: 5}
-		if _, err := newEngine(t, c).Describe(ctx, echo, r); err != nil {
-			t.Errorf("Describe throttled 5 times: %v", err)
+		c := &calls{throttleOp: "DescribeExecution", throttle: 1}
+		e := newEngine(t, c)
+		_, err := e.Describe(ctx, echo, r)
+		prefix := "engine throttling: reading execution " + r.ID + ": operation error SFN: DescribeExecution, "
+		if !errors.Is(err, adapters.ErrThrottled) || !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) ||
+			!strings.HasSuffix(err.Error(), "ThrottlingException: Rate exceeded; retry later") {
+			t.Errorf("Describe throttled: error %v\nwant ErrThrottled, starting with %s", err, prefix)
 		}
-		if n := c.count("DescribeExecution"); n != 6 {
-			t.Errorf("Describe throttled 5 times made %d attempts, want 6", n)
+		if n := c.count("DescribeExecution"); n != 1 {
+			t.Errorf("Describe throttled made %d attempts, want 1", n)
+		}
+		if _, err := e.Describe(ctx, echo, r); err != nil {
+			t.Errorf("Describe after the throttle: %v", err)
+		}
+	})
+	t.Run("OtherCallsRetried", func(t *testing.T) {
+		t.Parallel()
+		c := &calls{throttleOp: "StartExecution", throttle: 2}
+		if _, err := newEngine(t, c).Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"y"}`)}); err != nil {
+			t.Errorf("Start throttled twice: %v", err)
+		}
+		if n := c.count("StartExecution"); n != 3 {
+			t.Errorf("Start throttled twice made %d attempts, want 3", n)
 		}
 	})
 	t.Run("AlwaysThrottled", func(t *testing.T) {
 		t.Parallel()
-		c := &calls{throttleOp: "DescribeExecution", throttle: -1}
-		_, err := newEngine(t, c).Describe(ctx, echo, r)
-		prefix := "engine unavailable: reading execution " + r.ID + ": operation error SFN: DescribeExecution, " +
+		c := &calls{throttleOp: "StartExecution", throttle: -1}
+		_, err := newEngine(t, c).Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"z"}`)})
+		prefix := "engine throttling: starting an execution of " + echo.Name + ": operation error SFN: StartExecution, " +
 			"exceeded maximum number of attempts, 8, "
-		if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) ||
+		if !errors.Is(err, adapters.ErrThrottled) || !strings.HasPrefix(err.Error(), prefix) ||
 			!strings.HasSuffix(err.Error(), "ThrottlingException: Rate exceeded; retry later") {
-			t.Errorf("Describe always throttled: error %v\nwant ErrUnavailable, starting with %s", err, prefix)
+			t.Errorf("Start always throttled: error %v\nwant ErrThrottled, starting with %s", err, prefix)
 		}
-		if n := c.count("DescribeExecution"); n != 8 {
-			t.Errorf("Describe always throttled made %d attempts, want 8", n)
+		if n := c.count("StartExecution"); n != 8 {
+			t.Errorf("Start always throttled made %d attempts, want 8", n)
 		}
 	})
 }

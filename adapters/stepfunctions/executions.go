@@ -168,7 +168,7 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 	deadline := time.Now().Add(visibleWithin)
 	delay := 50 * time.Millisecond
 	for {
-		d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)}, e.read)
 		var missing *types.ExecutionDoesNotExist
 		switch {
 		case err == nil:
@@ -204,7 +204,7 @@ func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	if !ownsTarget(t, r) {
 		return nil, notOwned(t, r)
 	}
-	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)})
+	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)}, e.read)
 	if missing := missingExecution(r.ID, err); missing != nil {
 		return nil, missing
 	}
@@ -254,7 +254,7 @@ func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Out
 		ExecutionArn: aws.String(arn),
 		ReverseOrder: true,
 		MaxResults:   1,
-	})
+	}, e.read)
 	if err != nil {
 		return o
 	}

@@ -19,7 +19,7 @@ func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
 		ExecutionArn: aws.String(arn),
 		ReverseOrder: true,
 		MaxResults:   historyWindow,
-	})
+	}, e.read)
 	if missing := missingExecution(arn, err); missing != nil {
 		return reading{}, missing
 	}

@@ -187,7 +187,7 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	var throttled *serviceerror.ResourceExhausted
 	switch {
 	case errors.As(err, &throttled):
-		return fmt.Errorf("temporal: %s: %w at %s (%s), retry later: %w", what, adapters.ErrUnavailable, e.address, throttled.Cause, err)
+		return fmt.Errorf("temporal: %s: %w at %s (%s), retry later: %w", what, adapters.ErrThrottled, e.address, throttled.Cause, err)
 	case serviceerror.ToStatus(err).Code() == codes.ResourceExhausted:
 		// Not the server throttling (that is a serviceerror.ResourceExhausted with its cause): gRPC's
 		// own message size limit, which no retry can pass.
