@@ -1,0 +1,139 @@
+package apifaults_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	"github.com/taskgate/taskgate/adapters/temporal"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/testenv"
+	"github.com/taskgate/taskgate/test/apifaults"
+)
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// sfnThroughProxy is a Step Functions engine that reaches the endpoint through a proxy, and the
+// wait-and-echo state machine.
+func sfnThroughProxy(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine, adapters.Target) {
+	t.Helper()
+	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Endpoint: p.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Client().CreateStateMachine(testContext(t), &sfn.CreateStateMachineInput{
+		Name:       aws.String("apifaults-" + uuid.NewString()[:8]),
+		Definition: aws.String(sfnexamples.Definitions()[sfnexamples.WaitAndEcho]),
+		RoleArn:    aws.String("arn:aws:iam::123456789012:role/taskgate-test"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, e, adapters.Target{Name: aws.ToString(out.StateMachineArn)}
+}
+
+// The proxy throttles exactly the fraction asked of the operations named, as Step Functions does
+// (the SDK reads its answer as ThrottlingException), and passes everything else.
+func TestStepFunctionsThrottle(t *testing.T) {
+	ctx := testContext(t)
+	p, e, sm := sfnThroughProxy(t)
+	r, err := e.Start(ctx, sm, adapters.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Throttle(0.2, "DescribeExecution")
+	throttled := 0
+	for range 10 {
+		_, err := e.Describe(ctx, sm, r)
+		switch {
+		case errors.Is(err, adapters.ErrThrottled):
+			throttled++
+		case err != nil:
+			t.Fatalf("Describe through the proxy: %v", err)
+		}
+	}
+	if throttled != 2 || p.Throttled("DescribeExecution") != 2 || p.Calls("DescribeExecution") != 10 {
+		t.Errorf("10 Describes at 20%%: %d throttled (proxy: %d of %d calls), want 2 of 10",
+			throttled, p.Throttled("DescribeExecution"), p.Calls("DescribeExecution"))
+	}
+	if err := e.Cancel(ctx, sm, r, "done"); err != nil {
+		t.Errorf("Cancel, an operation the proxy does not throttle: %v", err)
+	}
+}
+
+// Executions the proxy saw start are not found by reads until they are old enough.
+func TestStepFunctionsHide(t *testing.T) {
+	ctx := testContext(t)
+	p, e, sm := sfnThroughProxy(t)
+	p.HideFor(time.Second)
+	r, err := e.Start(ctx, sm, adapters.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Describe(ctx, sm, r); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("Describe right after the start: %v, want ErrNotFound", err)
+	}
+	time.Sleep(time.Second)
+	if st, err := e.Describe(ctx, sm, r); err != nil || st.State != adapters.Working {
+		t.Errorf("Describe a second after the start: %v %v, want working", st.State, err)
+	}
+	if err := e.Cancel(ctx, sm, r, "done"); err != nil {
+		t.Error(err)
+	}
+}
+
+// The gRPC proxy passes calls to the Temporal frontend through, and throttles the fraction asked
+// with ResourceExhausted as the frontend does (the adapter reads it as ErrThrottled).
+func TestTemporalThrottle(t *testing.T) {
+	ctx := testContext(t)
+	p, err := apifaults.NewTemporal(testenv.TemporalAddress(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, err := temporal.New(ctx, temporal.Config{Address: p.Address()})
+	if err != nil {
+		t.Fatalf("dialing Temporal through the proxy: %v", err)
+	}
+	defer e.Close()
+	wf := adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: "apifaults-unpolled-" + uuid.NewString()}
+	r, err := e.Start(ctx, wf, adapters.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Cancel(context.WithoutCancel(ctx), wf, r, "done")
+	p.Throttle(0.5, "DescribeWorkflowExecution")
+	throttled := 0
+	for range 4 {
+		st, err := e.Describe(ctx, wf, r)
+		switch {
+		case errors.Is(err, adapters.ErrThrottled):
+			throttled++
+		case err != nil:
+			t.Fatalf("Describe through the proxy: %v", err)
+		case st.State != adapters.Submitted:
+			t.Errorf("Describe: %v, want submitted (no worker polls the queue)", st.State)
+		}
+	}
+	if throttled != 2 || p.Calls("DescribeWorkflowExecution") != 4 {
+		t.Errorf("4 Describes at 50%%: %d throttled of %d calls, want 2 of 4", throttled, p.Calls("DescribeWorkflowExecution"))
+	}
+}

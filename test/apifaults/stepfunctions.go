@@ -1,0 +1,144 @@
+package apifaults
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StepFunctions is an HTTP proxy in front of a Step Functions endpoint (the AWS JSON 1.0 protocol:
+// every call a POST whose X-Amz-Target header names the operation).
+type StepFunctions struct {
+	srv       *http.Server
+	url       string
+	throttle  throttler
+	calls     counts
+	throttled counts
+
+	mu      sync.Mutex
+	hideFor time.Duration
+	started map[string]time.Time // execution ARN -> when the proxy saw StartExecution answer it
+}
+
+// NewStepFunctions serves a proxy to the Step Functions endpoint at target (like
+// http://127.0.0.1:5055) on a loopback port of its own, until Close.
+func NewStepFunctions(target string) (*StepFunctions, error) {
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("apifaults: %q is not a Step Functions endpoint URL", target)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &StepFunctions{url: "http://" + ln.Addr().String(), started: map[string]time.Time{}}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = p.record
+	p.srv = &http.Server{Handler: p.handler(rp), ReadHeaderTimeout: 10 * time.Second}
+	go p.srv.Serve(ln)
+	return p, nil
+}
+
+// URL is the proxy's endpoint, for the SDK's BaseEndpoint.
+func (p *StepFunctions) URL() string { return p.url }
+
+// Close stops the proxy.
+func (p *StepFunctions) Close() error { return p.srv.Close() }
+
+// Throttle answers fraction (0 to 1) of the calls of ops (all operations when none are named)
+// with ThrottlingException, as Step Functions answers a caller over its quota, from now on.
+func (p *StepFunctions) Throttle(fraction float64, ops ...string) { p.throttle.set(fraction, ops) }
+
+// HideFor makes DescribeExecution and GetExecutionHistory answer ExecutionDoesNotExist for
+// executions that the proxy saw StartExecution start less than d ago, as an eventually consistent
+// read may right after a start; 0 hides nothing.
+func (p *StepFunctions) HideFor(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hideFor = d
+}
+
+// Calls is how many calls of op reached the proxy, throttled ones and hidden ones included.
+func (p *StepFunctions) Calls(op string) int64 { return p.calls.get(op) }
+
+// AllCalls are the calls that reached the proxy, by operation.
+func (p *StepFunctions) AllCalls() map[string]int64 { return p.calls.all() }
+
+// Throttled is how many calls of op the proxy answered with ThrottlingException.
+func (p *StepFunctions) Throttled(op string) int64 { return p.throttled.get(op) }
+
+func (p *StepFunctions) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AWSStepFunctions.")
+		p.calls.add(op)
+		if p.throttle.throttle(op) {
+			p.throttled.add(op)
+			awsError(w, "ThrottlingException", "com.amazon.coral.availability#ThrottlingException", "Rate exceeded")
+			return
+		}
+		if op == "DescribeExecution" || op == "GetExecutionHistory" {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var in struct{ ExecutionArn string }
+			if json.Unmarshal(body, &in) == nil && p.hidden(in.ExecutionArn) {
+				awsError(w, "ExecutionDoesNotExist", "com.amazonaws.swf.service.v2.model#ExecutionDoesNotExist",
+					"Execution Does Not Exist: '"+in.ExecutionArn+"'")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// record notes when each execution that StartExecution answered was started, while executions
+// are hidden.
+func (p *StepFunctions) record(resp *http.Response) error {
+	p.mu.Lock()
+	hiding := p.hideFor > 0
+	p.mu.Unlock()
+	if !hiding || resp.Request.Header.Get("X-Amz-Target") != "AWSStepFunctions.StartExecution" || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var out struct{ ExecutionArn string }
+	if json.Unmarshal(body, &out) == nil && out.ExecutionArn != "" {
+		p.mu.Lock()
+		p.started[out.ExecutionArn] = time.Now()
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+func (p *StepFunctions) hidden(arn string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at, ok := p.started[arn]
+	return ok && time.Since(at) < p.hideFor
+}
+
+// awsError answers as an AWS JSON 1.0 service answers an error of the caller.
+func awsError(w http.ResponseWriter, code, typ, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("X-Amzn-Errortype", code)
+	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("apifaults-%d", time.Now().UnixNano()))
+	w.WriteHeader(http.StatusBadRequest)
+	b, _ := json.Marshal(map[string]string{"__type": typ, "message": msg})
+	w.Write(b)
+}
