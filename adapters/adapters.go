@@ -206,7 +206,9 @@ type TargetInfo struct {
 type Engine interface {
 	// Check verifies that a target exists and can be served, before any tool is offered.
 	Check(ctx context.Context, t Target) (TargetInfo, error)
-	// Start starts one execution and returns only once Describe on the Ref would resolve.
+	// Start starts one execution. On an engine whose reads are eventually consistent (Step
+	// Functions), Describe, Outcome and Cancel may answer ErrNotFound for a short while after it
+	// returns: callers read that as not yet visible (Submitted). Wait waits through it.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
 	// KeyRef is a Ref of the execution that Start gives for an idempotency key and caller,
 	// computed without an engine call: it may be another form of the Ref that Start returns (one

@@ -24,6 +24,7 @@ import (
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/test/apifaults"
 )
 
 // awsCalls counts the Step Functions API calls that reach the endpoint, by action.
@@ -423,4 +424,67 @@ tools:
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("the schema server was asked %d times", n)
 	}
+}
+
+// A Step Functions start is one StartExecution: the task is answered before the execution is
+// visible to reads (the proxy in front of the endpoint hides it for two seconds, as an eventually
+// consistent read may), and a poll in that time reads it as not yet visible, not as missing:
+// working in the tasks extension, submitted in SEP-1391.
+func TestJustStartedExecutionReadsAsSubmitted(t *testing.T) {
+	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	t.Setenv("SFN_ENDPOINT", p.URL())
+	set, err := mapping.Load("../examples/stepfunctions/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := stepfunctions.New(t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: p.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sfnexamples.Ensure(t.Context(), eng.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := token.ParseKeys(token.NewKey("s1"))
+	tokens, _ := token.NewSealed(keys)
+	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens, FreshFor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler())
+	defer hs.Close()
+	p.HideFor(2 * time.Second)
+
+	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	before := p.AllCalls()
+	id := call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 0, "text": "not yet"})["taskId"].(string)
+	if n := p.Calls("StartExecution") - before["StartExecution"]; n != 1 || p.Calls("DescribeExecution") != before["DescribeExecution"] {
+		t.Errorf("tools/call made %d StartExecution and %d DescribeExecution calls, want one StartExecution and nothing else",
+			n, p.Calls("DescribeExecution")-before["DescribeExecution"])
+	}
+	hidden := p.Calls("DescribeExecution")
+	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
+		t.Errorf("tasks/get before the execution is visible: %v, want working", got)
+	}
+	if p.Calls("DescribeExecution") == hidden {
+		t.Error("tasks/get did not read the engine: the test shows nothing")
+	}
+
+	sep := rpctest.Modern(rpctest.HTTP{URL: hs.URL})
+	sep.Experimental = []string{"sep1391"}
+	res, rerr := sep.Call(t, "tools/call", map[string]any{"name": "sfn_wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "sep"}, "operation": map[string]any{}})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var op struct{ Operation struct{ Token string } }
+	mustUnmarshal(t, res, &op)
+	if st := sep.Decode(t, "tools/async/status", map[string]any{"token": op.Operation.Token}); st["status"] != "submitted" {
+		t.Errorf("tools/async/status before the execution is visible: %v, want submitted", st)
+	}
+
+	waitFor(t, c, id, "completed")
+	pollOperation(t, sep, op.Operation.Token, "completed")
 }

@@ -30,8 +30,9 @@ const (
 	// bytes here stays within it.
 	maxStopCause = 32768
 
-	// visibleWithin bounds how long Start waits for a new execution to become readable:
-	// DescribeExecution is eventually consistent.
+	// visibleWithin bounds how long a new execution may stay unreadable: DescribeExecution is
+	// eventually consistent. Within it, Wait (from its own start) and a repeated keyed Start keep
+	// reading an execution that is not found.
 	visibleWithin = 5 * time.Second
 	// Wait polls DescribeExecution from firstPoll, growing by half each time up to maxPoll.
 	firstPoll = 200 * time.Millisecond
@@ -99,11 +100,7 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 	case err != nil:
 		return adapters.Ref{}, startError(m.String(), err)
 	}
-	arn := aws.ToString(out.ExecutionArn)
-	if _, err := e.visible(ctx, arn); err != nil {
-		return adapters.Ref{}, err
-	}
-	return adapters.Ref{ID: arn}, nil
+	return adapters.Ref{ID: aws.ToString(out.ExecutionArn)}, nil
 }
 
 // prepare checks a request against Step Functions' limits before any API call.
@@ -161,9 +158,8 @@ func sameJSON(a, b string) bool {
 	return json.Unmarshal([]byte(a), &va) == nil && json.Unmarshal([]byte(b), &vb) == nil && reflect.DeepEqual(va, vb)
 }
 
-// visible describes an execution that was just started, retrying while DescribeExecution (which
-// is eventually consistent) does not find it yet, so that no caller is handed a Ref that Describe
-// would call missing.
+// visible describes an execution that another Start began, retrying while DescribeExecution
+// (which is eventually consistent) does not find it yet.
 func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutionOutput, error) {
 	deadline := time.Now().Add(visibleWithin)
 	delay := 50 * time.Millisecond
@@ -270,9 +266,11 @@ func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Out
 }
 
 // Wait polls DescribeExecution until the execution ends. Transient failures (ErrUnavailable) do not
-// end the wait; ctx does.
+// end the wait, nor does "not found" in its first visibleWithin (a Start just before may not be
+// visible yet); ctx does.
 func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	delay := firstPoll
+	young := time.Now().Add(visibleWithin)
 	for {
 		d, err := e.describe(ctx, t, r)
 		switch {
@@ -280,6 +278,7 @@ func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (a
 			if o, ended := outcomeOf(d); ended {
 				return e.withStopDetails(ctx, r.ID, o), nil
 			}
+		case errors.Is(err, adapters.ErrNotFound) && time.Now().Before(young) && ownsTarget(t, r):
 		case !errors.Is(err, adapters.ErrUnavailable) || ctx.Err() != nil:
 			return adapters.Outcome{}, err
 		}
@@ -347,13 +346,16 @@ func (e *Engine) syncEndpoint(o *sfn.Options) {
 // Cancel stops a running execution with error "taskgate.Cancelled" and the reason as cause.
 // StopExecution succeeds on an execution that has already ended and leaves it as it was, so the
 // execution is read first to answer ErrEnded. An execution that ends between the two calls keeps
-// its own ending and Cancel returns nil.
+// its own ending and Cancel returns nil. One that the read does not find (just started, not yet
+// visible) is stopped all the same: StopExecution says whether it exists.
 func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
 	d, err := e.describe(ctx, t, r)
-	if err != nil {
+	switch {
+	case errors.Is(err, adapters.ErrNotFound) && ownsTarget(t, r):
+		// Not visible yet, or gone: StopExecution tells which.
+	case err != nil:
 		return err
-	}
-	if stateOf(d.Status).Terminal() {
+	case stateOf(d.Status).Terminal():
 		return fmt.Errorf("%w: execution %s ended %s", adapters.ErrEnded, r.ID, d.Status)
 	}
 	_, err = e.client.StopExecution(ctx, &sfn.StopExecutionInput{
