@@ -200,6 +200,9 @@ type TargetInfo struct {
 	// Retention is how long the engine keeps an ended execution readable; zero when unknown or
 	// unlimited.
 	Retention time.Duration
+	// ReadCalls is how many engine calls a read of a running execution of the target makes (Step
+	// Functions: two when it reads the history too); zero means one.
+	ReadCalls int
 }
 
 // Engine is one configured connection to a workflow engine. All methods are safe for concurrent use.

@@ -83,6 +83,9 @@ type Block interface {
 	// Block reads a nested mapping; hint says what to write when the value is missing or is
 	// something else.
 	Block(key, hint string) (b Block, ok bool)
+	// IsBlock reports whether key is set to a nested mapping, and reports nothing: for a value
+	// that may be written short (a string) or long (a mapping).
+	IsBlock(key string) bool
 	// Errorf reports a problem with the value of key, or with the block itself when key is "" or
 	// absent; hint says what to do about it and may be empty.
 	Errorf(key, hint, format string, args ...any)

@@ -223,6 +223,15 @@ func (b *block) Block(key, hint string) (adapters.Block, bool) {
 	return nested, true
 }
 
+func (b *block) IsBlock(key string) bool {
+	e, ok := b.o.m[key]
+	if !ok {
+		return false
+	}
+	_, ok = e.value.(*ast.MappingNode)
+	return ok
+}
+
 func (b *block) Errorf(key, hint, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if e, ok := b.o.m[key]; ok {

@@ -37,9 +37,16 @@
 // oldest is asked. The same events give Status.Message: the states that run, a Map's items done,
 // a retried task's attempt and last error, and what keeps a block from being asked. Answer finds
 // the question there and sends SendTaskSuccess (the answer as the task's output), or
-// SendTaskFailure with error "taskgate.Declined" or "taskgate.Dismissed". A running execution's
-// poll thus costs two calls, an ended one's one; without states:GetExecutionHistory the status
-// says so and shows no questions.
+// SendTaskFailure with error "taskgate.Declined" or "taskgate.Dismissed". Without
+// states:GetExecutionHistory the status says so and shows no questions.
+//
+// The history is read only for state machines that can say more in it than DescribeExecution
+// does: Check reads the definition (DescribeStateMachine; for an alias, the state machine's
+// current one) and finds whether it has a .waitForTaskToken task, a Map or Parallel state, a task
+// with Retry, or more than one Task or Wait state. The mapping may say instead, with
+// stateMachine: {arn: ..., history: true|false} (Target.Details). A running execution's poll thus
+// costs two calls for those state machines (TargetInfo.ReadCalls), one for the others, and one
+// once it has ended.
 //
 // # Express state machines
 //

@@ -22,6 +22,9 @@ func init() { adapters.Register("stepfunctions", Driver{}) }
 //	  - name: analyze_dataset
 //	    engine: aws
 //	    stateMachine: arn:aws:states:eu-west-1:210987654321:stateMachine:analyze-dataset
+//	  - name: import_orders
+//	    engine: aws
+//	    stateMachine: {arn: "arn:aws:states:eu-west-1:210987654321:stateMachine:import", history: false}
 //
 // Every key of the engine block is optional: the region comes from the standard AWS chain when
 // the block has none. Its native task ids are execution ARNs.
@@ -85,36 +88,58 @@ func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.E
 	return e, nil
 }
 
-// DecodeTarget reads stateMachine: a state machine ARN, or an alias or version ARN.
+// DecodeTarget reads stateMachine: a state machine ARN, or an alias or version ARN; or, written
+// long, {arn: ARN, history: BOOL}, where history overrides what Check finds from the definition.
 func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
-	arn, ok := tool.Required("stateMachine", stateMachineHint)
+	key, in := "stateMachine", tool
+	h := historyAuto
+	if tool.IsBlock(key) {
+		b, ok := tool.Block(key, "")
+		if !ok {
+			return adapters.Target{}
+		}
+		key, in = "arn", b
+		if read, set := b.Bool("history"); set {
+			h = map[bool]readHistory{true: historyRead, false: historySkip}[read]
+		}
+	}
+	arn, ok := in.Required(key, stateMachineHint)
 	if !ok {
 		return adapters.Target{}
 	}
-	t, err := StateMachine(arn)
+	t, err := stateMachine(arn, h)
 	if err != nil {
-		tool.Errorf("stateMachine", stateMachineHint, "%q is not a state machine ARN", arn)
+		in.Errorf(key, stateMachineHint, "%q is not a state machine ARN", arn)
 	}
 	return t
 }
 
 // StateMachine is the target that starts executions of the state machine arn (an alias or version
 // ARN pins a version): what DecodeTarget reads from stateMachine: ARN. Its Name is the ARN.
-func StateMachine(arn string) (adapters.Target, error) {
+func StateMachine(arn string) (adapters.Target, error) { return stateMachine(arn, historyAuto) }
+
+func stateMachine(arn string, h readHistory) (adapters.Target, error) {
 	m, err := parseMachineARN(arn)
 	if err != nil {
 		return adapters.Target{}, err
 	}
-	return adapters.Target{Name: arn, Spec: m}, nil
+	return adapters.Target{Name: arn, Spec: spec{machineARN: m, history: h}}, nil
 }
 
-// machineOf reads a target's Spec, which must be a state machine ARN.
+// spec is a target's Spec: its state machine, and whether a poll of a running execution reads
+// its history, as the mapping says.
+type spec struct {
+	machineARN
+	history readHistory
+}
+
+// machineOf reads a target's Spec, which must be a state machine's.
 func machineOf(t adapters.Target) (machineARN, error) {
-	m, ok := t.Spec.(machineARN)
+	s, ok := t.Spec.(spec)
 	if !ok {
 		return machineARN{}, fmt.Errorf("%w: target %q is not a Step Functions state machine: map it as stateMachine: ARN", adapters.ErrInvalid, t.Name)
 	}
-	return m, nil
+	return s.machineARN, nil
 }
 
 // FormatRef is the execution ARN.

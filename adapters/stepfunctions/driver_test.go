@@ -43,6 +43,14 @@ tools:
 `, `m.yaml:7:19: tools[0].stateMachine: "arn:aws:states:us-east-1:123456789012:execution:a:b" is not a state machine ARN (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)`},
 		{"empty state machine", `engines: {a: {stepfunctions: {}}}` + tools + `    stateMachine: ""
 `, `m.yaml:7:19: tools[0].stateMachine: is empty (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)`},
+		{"long form without arn", `engines: {a: {stepfunctions: {}}}` + tools + `    stateMachine: {history: false}
+`, `m.yaml:7:19: tools[0].stateMachine: missing required key "arn" (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)`},
+		{"long form, bad arn", `engines: {a: {stepfunctions: {}}}` + tools + `    stateMachine: {arn: "arn:aws:states:us-east-1:123456789012:activity:a"}
+`, `m.yaml:7:25: tools[0].stateMachine.arn: "arn:aws:states:us-east-1:123456789012:activity:a" is not a state machine ARN (like arn:aws:states:us-east-1:123456789012:stateMachine:NAME, or with :ALIAS or :VERSION after it)`},
+		{"long form, history not a bool", `engines: {a: {stepfunctions: {}}}` + tools + `    stateMachine: {arn: "arn:aws:states:us-east-1:123456789012:stateMachine:a", history: sometimes}
+`, `m.yaml:7:90: tools[0].stateMachine.history: must be true or false, not a string`},
+		{"long form, unknown key", `engines: {a: {stepfunctions: {}}}` + tools + `    stateMachine: {arn: "arn:aws:states:us-east-1:123456789012:stateMachine:a", histroy: false}
+`, `m.yaml:7:81: tools[0].stateMachine: unknown key "histroy" (did you mean "history"?)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := mapping.Parse("m.yaml", []byte(c.src))

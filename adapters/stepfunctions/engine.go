@@ -62,6 +62,9 @@ type Engine struct {
 	region   string
 	endpoint string
 	types    sync.Map // unqualified state machine ARN -> types.StateMachineType
+	// history is, by target ARN, whether Check found the definition worth reading the history of
+	// running executions for (historyWorth).
+	history sync.Map
 	// read are the options of the calls that read executions: throttling is not retried.
 	read func(*sfn.Options)
 }
@@ -159,7 +162,8 @@ func (e *Engine) Client() *sfn.Client { return e.client }
 func (e *Engine) Close() error { return nil }
 
 // Check verifies that the state machine (and the version or alias the ARN names) exists. Express
-// state machines are SyncOnly: their executions cannot be described later.
+// state machines are SyncOnly: their executions cannot be described later. It also reads from the
+// definition whether running executions are worth reading the history of (see Describe).
 func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
 	m, err := e.machine(t)
 	if err != nil {
@@ -183,9 +187,13 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", arn)
 	}
 	e.types.Store(m.unqualified(), d.Type)
-	info := adapters.TargetInfo{Retention: closedRetention}
+	e.history.Store(t.Name, historyWorth(aws.ToString(d.Definition)))
+	info := adapters.TargetInfo{Retention: closedRetention, ReadCalls: 1}
 	if d.Type == types.StateMachineTypeExpress {
 		info.SyncOnly = arn + " cannot be described after it starts (an Express state machine)"
+	}
+	if e.readsHistory(t) {
+		info.ReadCalls = 2
 	}
 	return info, nil
 }

@@ -372,7 +372,7 @@ func TestStartIsOneCallAndReadsWaitForVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	echo := adapters.Target{Name: createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]}
+	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	if _, err := e.Check(ctx, echo); err != nil {
 		t.Fatal(err)
 	}

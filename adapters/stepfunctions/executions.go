@@ -182,15 +182,15 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 	}
 }
 
-// Describe reads the execution's status with one DescribeExecution, and a running execution's
-// questions and progress from its newest events with one GetExecutionHistory: two calls while it
-// runs, one once it has ended.
+// Describe reads the execution's status with one DescribeExecution and, for a state machine that
+// can ask or has progress to report (readsHistory), a running execution's questions and progress
+// from its newest events with one GetExecutionHistory: two calls while it runs, one otherwise.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
 		return adapters.Status{}, err
 	}
-	if d.Status != types.ExecutionStatusRunning {
+	if d.Status != types.ExecutionStatusRunning || !e.readsHistory(t) {
 		return statusOf(d), nil
 	}
 	return e.withHistory(ctx, r, statusOf(d))

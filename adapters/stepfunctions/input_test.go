@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
+	"github.com/taskgate/taskgate/mapping"
 )
 
 func sameJSON(a, b json.RawMessage) bool {
@@ -200,4 +202,63 @@ func TestHistoryNotReadable(t *testing.T) {
 	if err := newEngine(t, nil).Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A running poll reads the history only of state machines that can ask or report progress, as
+// Check finds from the definition, or as the mapping says (Target.Details): otherwise it is one
+// DescribeExecution.
+func TestHistoryReadOnlyWhenWorthIt(t *testing.T) {
+	ctx := testContext(t)
+	c := &calls{}
+	e := newEngine(t, c)
+	arns := createExamples(t, e.Client(), sfnexamples.WaitAndEcho, sfnexamples.AskAndEcho)
+	for _, tc := range []struct {
+		name      string
+		target    adapters.Target
+		input     string
+		readCalls int
+		calls     map[string]int
+		state     adapters.State
+	}{
+		{"wait and echo", stateMachine(t, arns[sfnexamples.WaitAndEcho]), `{"seconds":600,"text":"x"}`, 1,
+			map[string]int{"DescribeExecution": 1}, adapters.Working},
+		{"wait and echo, history: true", mapped(t, arns[sfnexamples.WaitAndEcho], true), `{"seconds":600,"text":"x"}`, 2,
+			map[string]int{"DescribeExecution": 1, "GetExecutionHistory": 1}, adapters.Working},
+		{"ask and echo", stateMachine(t, arns[sfnexamples.AskAndEcho]), `{"message":"Ship it?"}`, 2,
+			map[string]int{"DescribeExecution": 1, "GetExecutionHistory": 1}, adapters.InputRequired},
+		{"ask and echo, history: false", mapped(t, arns[sfnexamples.AskAndEcho], false), `{"message":"Ship it?"}`, 1,
+			map[string]int{"DescribeExecution": 1}, adapters.Working},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info, err := e.Check(ctx, tc.target)
+			if err != nil || info.ReadCalls != tc.readCalls {
+				t.Errorf("Check: ReadCalls %d, %v; want %d", info.ReadCalls, err, tc.readCalls)
+			}
+			r, err := e.Start(ctx, tc.target, adapters.StartRequest{Input: json.RawMessage(tc.input)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Cancel(context.WithoutCancel(ctx), tc.target, r, "test over")
+			enginetest.AwaitStatus(ctx, t, e, tc.target, r, tc.state.String(), func(st adapters.Status) bool { return st.State == tc.state })
+			before := c.snapshot()
+			st, err := e.Describe(ctx, tc.target, r)
+			if err != nil || st.State != tc.state {
+				t.Errorf("Describe: %v %v, want %v", st.State, err, tc.state)
+			}
+			if got := c.since(before); !maps.Equal(got, tc.calls) {
+				t.Errorf("Describe of a running execution made %v, want %v", got, tc.calls)
+			}
+		})
+	}
+}
+
+// mapped is the target of a tool that maps arn as stateMachine: {arn: ..., history: history}.
+func mapped(t *testing.T, arn string, history bool) adapters.Target {
+	t.Helper()
+	set, err := mapping.Parse("t.yaml", []byte(fmt.Sprintf("engines: {a: {stepfunctions: {}}}\ntools:\n"+
+		"  - {name: t, description: d, engine: a, inputSchema: {type: object}, stateMachine: {arn: %q, history: %v}}\n", arn, history)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set.Tools[0].Target
 }
