@@ -606,6 +606,7 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
     pollInterval: 5s
     pollIntervalMax: 2s
     pollIntervalGrowsAfter: 0s
+    maxStaleness: 10ms
     inputSchema: {type: object}
 `,
 		want: `m.yaml:8:30: tools[0].work.timeout: "1d" is not a duration (use a Go duration like 30s, 5m, 24h)
@@ -615,7 +616,8 @@ m.yaml:11:10: tools[0].ttl: "forever" is not a duration (use a Go duration like 
 m.yaml:17:14: tools[1].timeout: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)
 m.yaml:18:10: tools[1].ttl: must be positive, not -1h (use a Go duration like 30s, 5m, 24h, or unlimited)
 m.yaml:25:22: tools[2].pollIntervalMax: must be at least pollInterval (5s), not 2s (the interval grows from pollInterval up to pollIntervalMax; set them equal for a fixed interval)
-m.yaml:26:29: tools[2].pollIntervalGrowsAfter: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)`,
+m.yaml:26:29: tools[2].pollIntervalGrowsAfter: must be positive, not 0s (use a Go duration like 30s, 5m, 24h)
+m.yaml:27:19: tools[2].maxStaleness: must be at least 100ms, not 10ms (use a Go duration like 30s, 5m, 24h)`,
 	},
 
 	// Schemas.

@@ -369,6 +369,7 @@ func (d *doc) tool(n ast.Node, path string) {
 			"%s: must be at least pollInterval (%s), not %s", e.path, t.PollInterval, t.PollIntervalMax)
 	}
 	t.PollIntervalGrowsAfter = o.durationOr("pollIntervalGrowsAfter", defaultPollGrowth, time.Nanosecond, false)
+	t.MaxStaleness = o.durationOr("maxStaleness", 0, minPollInterval, false)
 	t.TTL = o.durationOr("ttl", defaultTTL, time.Nanosecond, true)
 	if se, present := o.m["inputSchema"]; present {
 		t.InputSchema, t.inputSchema = d.schema(se)

@@ -141,7 +141,7 @@ func TestLoadGoodFolder(t *testing.T) {
 		{ // every key
 			Name: "order.pipeline-v2", Title: "Order pipeline", Description: "Runs the order pipeline.\nTakes a while.\n", Engine: "other",
 			Target:      adapters.Target{Name: "orders:prod"},
-			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, PollIntervalMax: 10 * time.Second, PollIntervalGrowsAfter: 2 * time.Minute, TTL: 0,
+			TaskSupport: TaskForbidden, Timeout: 5 * time.Minute, PollInterval: 500 * time.Millisecond, PollIntervalMax: 10 * time.Second, PollIntervalGrowsAfter: 2 * time.Minute, MaxStaleness: 5 * time.Second, TTL: 0,
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"total":{"type":"number"}}}`),
 			Input:        &Transform{Source: "{order_id: .order}"},
@@ -153,7 +153,7 @@ func TestLoadGoodFolder(t *testing.T) {
 			Target:      adapters.Target{Name: "Summarize", Spec: alphaWork{time.Hour}},
 			TaskSupport: TaskRequired, Timeout: 60 * time.Second, PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute, TTL: time.Hour,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
-			Source:      "testdata/good/tools.yaml:31",
+			Source:      "testdata/good/tools.yaml:32",
 		},
 	}
 	if len(set.Tools) != len(want) {

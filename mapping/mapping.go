@@ -83,6 +83,9 @@ type Tool struct {
 	// age PollIntervalGrowsAfter. After that the interval grows in proportion to the task's age, up
 	// to PollIntervalMax (see PollIntervalAt).
 	PollInterval, PollIntervalMax, PollIntervalGrowsAfter time.Duration
+	// MaxStaleness, when set, bounds how long one reading of a running execution answers polls;
+	// zero: the polling interval at the task's age.
+	MaxStaleness time.Duration
 	// TTL is how long a task id stays valid after creation (zero: unlimited).
 	TTL time.Duration
 	// InputSchema and OutputSchema are JSON Schemas as JSON (OutputSchema may be nil).
