@@ -107,6 +107,10 @@ type Status struct {
 	Updated time.Time
 	// Inputs are the questions the execution waits on, oldest first, when State is InputRequired.
 	Inputs []Question
+	// ReadAt is when the engine was read for this status, and NextReadAt when it will be read
+	// again for the next one, when a layer that reuses readings (adapters/coalesce) answered; both
+	// zero otherwise (read just now, and at any time). A running status is true as of ReadAt.
+	ReadAt, NextReadAt time.Time
 }
 
 // Question is one question an execution asks and waits on.

@@ -93,7 +93,11 @@ func TestEngineOutageIsRetryableAndChangesNothing(t *testing.T) {
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
-	id := call(t, c, "wait_and_echo", map[string]any{"seconds": 4, "text": "outage"})["taskId"].(string)
+	created := call(t, c, "wait_and_echo", map[string]any{"seconds": 4, "text": "outage"})
+	id := created["taskId"].(string)
+	// The start is a first reading, which answers polls for the poll interval: past it, a poll
+	// must read the engine.
+	time.Sleep(time.Duration(created["pollIntervalMs"].(float64)) * time.Millisecond)
 
 	p.cut()
 	_, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": id})
@@ -240,14 +244,15 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 	wf, run := e.workflow(t, tok)
 	e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 
-	res = sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "short-lived"}, "operation": map[string]any{"keepAlive": 1}})
+	// A keepAlive longer than the poll interval (1s), within which a poll sees the end.
+	res = sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "short-lived"}, "operation": map[string]any{"keepAlive": 2}})
 	op := res["operation"].(map[string]any)
-	if op["keepAlive"] != float64(1) {
-		t.Fatalf("keepAlive = %v, want the client's 1", op["keepAlive"])
+	if op["keepAlive"] != float64(2) {
+		t.Fatalf("keepAlive = %v, want the client's 2", op["keepAlive"])
 	}
 	tok = op["token"].(string)
 	pollOperation(t, sep, tok, "completed")
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	_, rerr := sep.Call(t, "tools/async/result", map[string]any{"token": tok})
 	wantError(t, "result past keepAlive", rerr, -32602, "Failed to retrieve operation: Operation has expired")
 }

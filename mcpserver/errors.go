@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,6 +41,9 @@ type taskError struct {
 	msg string
 	// cause is the engine's own error: logged with an error id, never sent to the client.
 	cause error
+	// retryAfter, for errUnavailable, is when a retry may succeed, when the engine or the read
+	// budget said.
+	retryAfter time.Duration
 }
 
 func (e *taskError) Error() string {
@@ -86,7 +90,12 @@ func (s *Server) rpcError(d dialect, err error) error {
 	id := s.report(te)
 	data := map[string]any{"errorId": id}
 	msg := fmt.Sprintf("%s (error id %s)", te.msg, id)
-	if te.kind == errUnavailable {
+	switch {
+	case te.kind == errUnavailable && te.retryAfter > 0:
+		data["retryable"], data["retryAfterMs"] = true, te.retryAfter.Milliseconds()
+		msg = fmt.Sprintf("%s: the engine is being read as fast as taskgate may; the task is unchanged, retry in %s (error id %s)",
+			te.msg, te.retryAfter.Round(100*time.Millisecond), id)
+	case te.kind == errUnavailable:
 		data["retryable"] = true
 		msg = fmt.Sprintf("%s: the engine did not answer; the task is unchanged, retry in a moment (error id %s)", te.msg, id)
 	}
@@ -109,7 +118,12 @@ func engineError(what string, err error) *taskError {
 	case errors.Is(err, adapters.ErrEnded):
 		return &taskError{kind: errEnded, msg: what + ": the task had already ended", cause: err}
 	case errors.Is(err, adapters.ErrUnavailable):
-		return &taskError{kind: errUnavailable, msg: what, cause: err}
+		te := &taskError{kind: errUnavailable, msg: what, cause: err}
+		var th *adapters.Throttle
+		if errors.As(err, &th) {
+			te.retryAfter = max(th.RetryAfter, time.Millisecond)
+		}
+		return te
 	}
 	return &taskError{kind: errInternal, msg: what, cause: err}
 }

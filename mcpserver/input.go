@@ -219,9 +219,9 @@ func (s *Server) waitAsking(ctx context.Context, c caps, t *task, meta mcp.Meta)
 	asking := elicits(c)
 	for {
 		if !asking {
-			return e.Wait(ctx, t.tool.Target, t.claims.Ref)
+			return e.Wait(t.paced(ctx), t.tool.Target, t.claims.Ref)
 		}
-		waitCtx, stop := context.WithTimeout(ctx, t.pollInterval())
+		waitCtx, stop := context.WithTimeout(t.paced(ctx), t.pollInterval())
 		o, err := e.Wait(waitCtx, t.tool.Target, t.claims.Ref)
 		timedOut := waitCtx.Err() != nil && ctx.Err() == nil
 		stop()

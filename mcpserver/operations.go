@@ -194,7 +194,7 @@ func (s *Server) readByClientToken(ctx context.Context, clientToken string) (*ta
 		go func() {
 			e := s.engines[tool.Engine]
 			ref := e.KeyRef(tool.Target, clientToken, caller)
-			st, err := e.Describe(ctx, tool.Target, ref)
+			st, err := e.Describe(pacedTool(ctx, tool, time.Time{}), tool.Target, ref)
 			results <- found{i, ref, st, err}
 		}()
 	}

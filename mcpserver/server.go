@@ -146,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 			if s.observer != nil {
 				ended = s.ended
 			}
-			s.engines[t.Engine] = coalesce.Wrap(billed{e}, size, max(fresh, 0), ended)
+			s.engines[t.Engine] = coalesce.New(billed{e}, coalesce.Options{Size: size, Fresh: fresh, Ended: ended})
 		}
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
 )
@@ -69,16 +70,38 @@ func (t *task) createdAt() time.Time {
 	return t.status.Started
 }
 
+// updatedAt is the time as of which the status is true: a running execution's reading time
+// (readings are reused, and may be older under load), else the engine's last change.
 func (t *task) updatedAt() time.Time {
-	if t.status.Updated.After(t.createdAt()) {
-		return t.status.Updated
+	at := t.status.Updated
+	if !t.status.State.Terminal() && t.status.ReadAt.After(at) {
+		at = t.status.ReadAt
+	}
+	if at.After(t.createdAt()) {
+		return at
 	}
 	return t.createdAt()
 }
 
-// pollInterval is the interval suggested to the task's pollers at its present age.
+// pollInterval is the interval suggested to the task's pollers at its present age, or longer,
+// until the engine will next be read for it (which grows with the load on the read budget).
 func (t *task) pollInterval() time.Duration {
-	return t.tool.PollIntervalAt(time.Since(t.createdAt()))
+	d := t.tool.PollIntervalAt(time.Since(t.createdAt()))
+	if next := time.Until(t.status.NextReadAt); !t.status.State.Terminal() && next > d {
+		d = next.Round(time.Millisecond)
+	}
+	return d
+}
+
+// paced is ctx telling the engine decorators how the task is polled (adapters/pace).
+func (t *task) paced(ctx context.Context) context.Context {
+	return pacedTool(ctx, t.tool, t.claims.Created)
+}
+
+// pacedTool is ctx telling the engine decorators how tasks of tool created at created (zero:
+// unknown) are polled.
+func pacedTool(ctx context.Context, tool *mapping.Tool, created time.Time) context.Context {
+	return pace.With(ctx, pace.Pace{Created: created, Curve: tool.PollIntervalAt, MaxStale: tool.MaxStaleness})
 }
 
 // ttlMs is the task's ttl in milliseconds, nil when unlimited.
@@ -153,7 +176,7 @@ func (s *Server) resolve(ctx context.Context, id string) (*task, error) {
 // describe reads the engine state into t. A "not found" shortly after creation means not yet
 // visible, not gone.
 func (s *Server) describe(ctx context.Context, t *task) error {
-	st, err := s.engines[t.tool.Engine].Describe(ctx, t.tool.Target, t.claims.Ref)
+	st, err := s.engines[t.tool.Engine].Describe(t.paced(ctx), t.tool.Target, t.claims.Ref)
 	if errors.Is(err, adapters.ErrNotFound) && !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < s.grace {
 		t.status = adapters.Status{State: adapters.Submitted, Native: "NOT_YET_VISIBLE", Started: t.claims.Created, Updated: t.claims.Created}
 		return nil
@@ -185,7 +208,7 @@ func (s *Server) fetchResult(ctx context.Context, t *task) error {
 	if t.status.State != adapters.Succeeded && t.status.State != adapters.Failed {
 		return nil
 	}
-	o, err := s.engines[t.tool.Engine].Outcome(ctx, t.tool.Target, t.claims.Ref)
+	o, err := s.engines[t.tool.Engine].Outcome(t.paced(ctx), t.tool.Target, t.claims.Ref)
 	if err != nil {
 		return engineError("Failed to retrieve the task result", err)
 	}
@@ -281,7 +304,8 @@ func (s *Server) start(ctx context.Context, call toolCall, opts startOptions) (*
 		return nil, toolErr, nil
 	}
 	caller := callerOf(ctx)
-	ref, err := s.engines[tool.Engine].Start(ctx, tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: caller})
+	created := s.now().UTC().Truncate(time.Millisecond)
+	ref, err := s.engines[tool.Engine].Start(pacedTool(ctx, tool, created), tool.Target, adapters.StartRequest{Input: input, Key: opts.key, Caller: caller})
 	s.auditLine(ctx, "start", tool, ref, outcome(err))
 	if err == nil {
 		s.started(ctx, tool)
@@ -298,8 +322,7 @@ func (s *Server) start(ctx context.Context, call toolCall, opts startOptions) (*
 	if opts.ttl > 0 && (ttl == 0 || opts.ttl < ttl) {
 		ttl = opts.ttl
 	}
-	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: caller, Created: s.now().UTC().Truncate(time.Millisecond),
-		TTL: ttl, KeepAlive: opts.keepAlive}
+	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: caller, Created: created, TTL: ttl, KeepAlive: opts.keepAlive}
 	t := &task{id: s.tokens.Issue(claims), tool: tool, claims: claims,
 		status: adapters.Status{State: adapters.Working, Native: "STARTED", Message: "Started.", Started: claims.Created, Updated: claims.Created}}
 	return t, nil, nil

@@ -154,13 +154,13 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 	var err error
 	if tool.TaskSupport == mapping.TaskForbidden {
 		// Run serves targets that cannot be described after they start (Express) as well.
-		ref, o, err = e.Run(waitCtx, tool.Target, adapters.StartRequest{Input: input})
+		ref, o, err = e.Run(pacedTool(waitCtx, tool, s.now()), tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "run", tool, ref, outcome(err))
 		if ref != (adapters.Ref{}) {
 			s.started(ctx, tool)
 		}
 	} else {
-		ref, err = e.Start(waitCtx, tool.Target, adapters.StartRequest{Input: input})
+		ref, err = e.Start(pacedTool(waitCtx, tool, s.now()), tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "start", tool, ref, outcome(err))
 		if err == nil {
 			s.started(ctx, tool)

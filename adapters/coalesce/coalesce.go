@@ -1,21 +1,35 @@
-// Package coalesce wraps an adapters.Engine so that polls cost the engine less: concurrent reads of
-// the same execution share one engine call, a running execution's status is reused for a short
-// freshness window (so a burst of pollers costs about one call per window), and the outcome of an
-// ended execution (which can never change) is kept. All of it sits in one bounded cache that is
-// only ever a shortcut: a replica without it answers the same, with one more engine call.
+// Package coalesce wraps an adapters.Engine so that reads of executions cost the engine what the
+// tasks' polling curves say, whatever their clients do:
 //
-// It counts how it served each read (Counts), so that the economy can be watched, and tells the
-// first time it learns that an execution ended (the ended func of Wrap).
+//   - concurrent reads of the same execution share one engine call;
+//   - a reading of a running execution answers further reads for the polling interval at the
+//     task's age (the read's adapters/pace), stretched by the load of a read budget under it
+//     (Options.Stretch), so that a client polling every 100 ms costs the engine what one that
+//     follows the interval costs;
+//   - when the engine, or a read budget in front of it, throttles a read, the newest reading
+//     answers instead, with the time it was made (Status.ReadAt); only a read with no reading to
+//     fall back on waits a little (Options.Wait), then fails;
+//   - a start is a first reading (Submitted, as of the start);
+//   - the outcome of an ended execution, which can never change, is kept;
+//   - Wait polls through all of this at the task's pace, so that a caller waiting for the end
+//     costs the engine no more than one polling for it.
+//
+// All of it sits in one bounded cache that is only ever a shortcut: a replica without it answers
+// the same, with more engine calls. It counts how it served each read (Counts), and tells the
+// first time it learns that an execution ended (Options.Ended).
 package coalesce
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/internal/lru"
 )
 
@@ -23,37 +37,92 @@ import (
 // call that learnt it.
 type Ended func(ctx context.Context, t adapters.Target, r adapters.Ref, s adapters.State)
 
+// Options say how an Engine reuses what it reads.
+type Options struct {
+	// Size bounds the cache, in executions (0: nothing is kept, not even ended outcomes).
+	Size int
+	// Fresh is how long a reading of a running execution answers reads that carry no pace; and,
+	// when negative, that no reading of a running execution is ever reused (every read asks the
+	// engine, throttled ones included: for measuring one read).
+	Fresh time.Duration
+	// Stretch, when set, multiplies how long a reading is reused: the load of a read budget
+	// (adapters/budget), so that each running task's readings last its fair share of the budget.
+	Stretch func() float64
+	// Wait bounds how long a read that has no reading to fall back on waits for a throttled
+	// engine or a spent budget, before it fails with the throttle's error. Default 2s.
+	Wait time.Duration
+	// Ended, when set, is told the first time a read tells that an execution ended; an execution
+	// that has dropped out of the cache may be told again.
+	Ended Ended
+}
+
+// notYetVisible is how long Wait reads "not found" as a start that the engine does not show yet.
+const notYetVisible = 10 * time.Second
+
 // Engine is the wrapped engine.
 type Engine struct {
 	adapters.Engine
+	opts               Options
 	flight             singleflight.Group
-	ended              *lru.Cache[ended]
-	fresh              time.Duration
-	onEnded            Ended
+	cache              *lru.Cache[entry]
+	syncOnly           sync.Map // target name -> bool, from Check
 	describes, outcome served
 }
 
-// Wrap shares reads of e, reuses a running execution's status for fresh, and caches up to size
-// executions. onEnded, when not nil, is told the first time a Describe, Outcome, Wait or Run tells
-// that an execution ended; an execution that has dropped out of the cache (or every execution,
-// when size is 0) may be told again.
-func Wrap(e adapters.Engine, size int, fresh time.Duration, onEnded Ended) *Engine {
-	return &Engine{Engine: e, ended: lru.New[ended](size), fresh: fresh, onEnded: onEnded}
+// New shares, reuses and keeps the reads of e as o says.
+func New(e adapters.Engine, o Options) *Engine {
+	if o.Wait == 0 {
+		o.Wait = 2 * time.Second
+	}
+	return &Engine{Engine: e, opts: o, cache: lru.New[entry](o.Size)}
 }
 
-type ended struct {
+// entry is what the cache knows of one execution.
+type entry struct {
+	// status is the newest reading; its ReadAt is zero when the entry holds no running reading.
 	status adapters.Status
-	// until is when a running status stops being fresh; zero for an ended execution's.
-	until   time.Time
+	// born is when the task read was created, as the read knew it: its age at the reading is
+	// status.ReadAt - born.
+	born time.Time
+	// due is how long the reading answers reads by the task's curve; window is due stretched by
+	// the load: reuse past due is stale.
+	due, window time.Duration
+	// hold: no engine read before then (a throttle's retry-after); the reading answers until.
+	hold time.Time
+	// outcome is the ended execution's outcome, once read.
 	outcome *adapters.Outcome
 }
 
-// endKnown reports whether the entry knows that the execution ended (and onEnded was told so).
-func endKnown(v ended) bool { return v.status.State.Terminal() || v.outcome != nil }
+// endKnown reports whether the entry knows that the execution ended (and Ended was told so).
+func endKnown(v entry) bool { return v.status.State.Terminal() || v.outcome != nil }
 
-// usable reports whether the cached status may answer a read at now.
-func (v ended) usable(now time.Time) bool {
-	return v.status.State.Terminal() || now.Before(v.until)
+// unended reports whether an entry holds only a running reading, which may still change.
+func unended(v entry) bool { return !endKnown(v) }
+
+// elapsed is how far a running reading is behind at now: the time since it was made, or, when the
+// read knows the task's age, how much the task has aged since, whichever is more (they agree for
+// a task read through one id; the age is what the curve is written in).
+func (v entry) elapsed(now time.Time, p pace.Pace, paced bool) time.Duration {
+	wall := now.Sub(v.status.ReadAt)
+	if !paced {
+		return wall
+	}
+	return max(wall, p.Age(now, v.status.Started)-v.status.ReadAt.Sub(v.born))
+}
+
+// reusable reports whether the entry answers a read at now, and for how long more it will.
+func (v entry) reusable(now time.Time, p pace.Pace, paced bool) (left time.Duration, ok bool) {
+	switch {
+	case v.status.State.Terminal():
+		return 0, true
+	case v.status.ReadAt.IsZero():
+		return 0, false
+	}
+	left = v.window - v.elapsed(now, p, paced)
+	if now.Before(v.hold) {
+		left = max(left, v.hold.Sub(now))
+	}
+	return left, left > 0
 }
 
 func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID }
@@ -61,12 +130,13 @@ func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.
 // Served counts the reads of one kind by how they were answered.
 type Served struct {
 	// Engine: by an engine call of the read's own. Shared: by another read's call in flight.
-	// Fresh: by a running status within its freshness window. Cached: by what is kept of an
-	// ended execution.
-	Engine, Shared, Fresh, Cached uint64
+	// Fresh: by a running execution's reading within its polling interval. Stale: by one past
+	// it, because the load stretched the interval or the engine (or the budget) throttled the
+	// read. Cached: by what is kept of an ended execution.
+	Engine, Shared, Fresh, Stale, Cached uint64
 }
 
-// Counts are the reads an Engine has served since Wrap.
+// Counts are the reads an Engine has served since New.
 type Counts struct {
 	Describe, Outcome Served
 }
@@ -76,10 +146,10 @@ func (e *Engine) Counts() Counts {
 	return Counts{Describe: e.describes.load(), Outcome: e.outcome.load()}
 }
 
-type served struct{ engine, shared, fresh, cached atomic.Uint64 }
+type served struct{ engine, shared, fresh, stale, cached atomic.Uint64 }
 
 func (s *served) load() Served {
-	return Served{Engine: s.engine.Load(), Shared: s.shared.Load(), Fresh: s.fresh.Load(), Cached: s.cached.Load()}
+	return Served{Engine: s.engine.Load(), Shared: s.shared.Load(), Fresh: s.fresh.Load(), Stale: s.stale.Load(), Cached: s.cached.Load()}
 }
 
 // flown counts a read answered by a call in flight: its own, or another's.
@@ -91,75 +161,178 @@ func (s *served) flown(own bool) {
 	}
 }
 
-// Describe answers from the cache for ended executions, else shares one engine call among all
-// concurrent callers. The shared call runs detached from any one caller's cancellation, so one
-// impatient client cannot fail the others.
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
-	k := key(t, r)
-	if v, ok := e.ended.Get(k); ok && v.usable(time.Now()) {
-		if v.status.State.Terminal() {
-			e.describes.cached.Add(1)
-		} else {
-			e.describes.fresh.Add(1)
-		}
-		return v.status, nil
+// Check also remembers whether the target can only Run.
+func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+	info, err := e.Engine.Check(ctx, t)
+	if err == nil {
+		e.syncOnly.Store(t.Name, info.SyncOnly != "")
 	}
+	return info, err
+}
+
+// Describe answers from what the cache holds while it is good, else shares one engine call among
+// all concurrent callers; a throttled call is answered from the newest reading. The shared call
+// runs detached from any one caller's cancellation, so one impatient client cannot fail the
+// others. Status.ReadAt is when the answer was read, and NextReadAt when the engine will next be
+// read for it.
+func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	p, paced := pace.Of(ctx)
+	k := key(t, r)
+	deadline := time.Now().Add(e.opts.Wait)
+	for {
+		now := time.Now()
+		if v, ok := e.cache.Get(k); ok && e.opts.Fresh >= 0 {
+			if left, ok := v.reusable(now, p, paced); ok {
+				return e.answer(v, now, left, p, paced), nil
+			}
+		}
+		st, err, answered := e.read(ctx, t, r, k, p, paced)
+		if !answered || !errors.Is(err, adapters.ErrThrottled) {
+			return st, err
+		}
+		if v, ok := e.cache.Get(k); ok && !v.status.ReadAt.IsZero() {
+			now := time.Now()
+			e.describes.stale.Add(1)
+			v.status.NextReadAt = latest(v.hold, now)
+			return v.status, nil
+		}
+		after := retryAfter(err)
+		if time.Now().Add(after).After(deadline) {
+			return adapters.Status{}, err
+		}
+		if sleep(ctx, after) != nil {
+			return adapters.Status{}, ctx.Err()
+		}
+	}
+}
+
+// answer is a cached entry as the answer to a read at now, counted.
+func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace, paced bool) adapters.Status {
+	switch {
+	case v.status.State.Terminal():
+		e.describes.cached.Add(1)
+		return v.status
+	case v.elapsed(now, p, paced) >= v.due:
+		e.describes.stale.Add(1)
+	default:
+		e.describes.fresh.Add(1)
+	}
+	v.status.NextReadAt = now.Add(left)
+	return v.status
+}
+
+// read makes (or joins) the engine call of a Describe and records what it tells. answered is
+// false when ctx ended first.
+func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool) (st adapters.Status, err error, answered bool) {
 	own := false // set by the call this read starts, if it starts one
 	ch := e.flight.DoChan("d"+k, func() (any, error) {
 		own = true
+		at := time.Now()
 		st, err := e.Engine.Describe(context.WithoutCancel(ctx), t, r)
 		switch {
-		case err != nil:
-		case st.State.Terminal():
-			e.learn(ctx, t, r, k, st.State, func(v *ended) { v.status, v.until = st, time.Time{} })
-		case e.fresh > 0:
-			e.ended.Update(k, func(v *ended) { v.status, v.until = st, time.Now().Add(e.fresh) })
+		case err == nil && st.State.Terminal():
+			e.learn(ctx, t, r, k, st.State, func(v *entry) { v.status = st })
+		case err == nil:
+			st.ReadAt = at
+			v := e.reading(st, p, paced)
+			st.NextReadAt = at.Add(v.window)
+			e.cache.Update(k, func(old *entry) {
+				old.status, old.born, old.due, old.window, old.hold = v.status, v.born, v.due, v.window, time.Time{}
+			})
+		case errors.Is(err, adapters.ErrThrottled):
+			hold := time.Now().Add(retryAfter(err))
+			e.cache.Update(k, func(v *entry) { v.hold = hold })
 		}
 		return st, err
 	})
-	st, err, answered := await[adapters.Status](ctx, ch)
-	if answered {
+	st, err, answered = await[adapters.Status](ctx, ch)
+	if answered && err == nil {
 		e.describes.flown(own)
 	}
-	return st, err
+	return st, err, answered
 }
 
-// Outcome is cached once read; concurrent first reads share one call.
+// reading is the entry of a running reading st, for a read at pace p: good for the interval at
+// the task's age then, stretched by the load.
+func (e *Engine) reading(st adapters.Status, p pace.Pace, paced bool) entry {
+	v := entry{status: st, due: e.opts.Fresh}
+	if paced {
+		v.born = st.Started
+		if !p.Created.IsZero() {
+			v.born = p.Created
+		}
+		v.due = p.Interval(p.Age(st.ReadAt, st.Started))
+	}
+	v.window = v.due
+	if e.opts.Stretch != nil {
+		v.window = time.Duration(float64(v.due) * max(e.opts.Stretch(), 1))
+	}
+	return v
+}
+
+// retryAfter is how long a throttled read waits before it tries again: what the throttle says,
+// else a second.
+func retryAfter(err error) time.Duration {
+	var th *adapters.Throttle
+	if errors.As(err, &th) && th.RetryAfter > 0 {
+		return th.RetryAfter
+	}
+	return time.Second
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Outcome is cached once read; concurrent first reads share one call. A read throttled (by the
+// engine or a budget) is tried again after its retry-after, within Options.Wait.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	k := key(t, r)
-	if v, ok := e.ended.Get(k); ok && v.outcome != nil {
-		e.outcome.cached.Add(1)
-		return *v.outcome, nil
-	}
-	own := false
-	ch := e.flight.DoChan("o"+k, func() (any, error) {
-		own = true
-		o, err := e.Engine.Outcome(context.WithoutCancel(ctx), t, r)
-		if err == nil {
-			e.learn(ctx, t, r, k, o.State, func(v *ended) { v.outcome = &o })
+	deadline := time.Now().Add(e.opts.Wait)
+	for {
+		if v, ok := e.cache.Get(k); ok && v.outcome != nil {
+			e.outcome.cached.Add(1)
+			return *v.outcome, nil
 		}
-		return o, err
-	})
-	o, err, answered := await[adapters.Outcome](ctx, ch)
-	if answered {
-		e.outcome.flown(own)
+		own := false
+		ch := e.flight.DoChan("o"+k, func() (any, error) {
+			own = true
+			o, err := e.Engine.Outcome(context.WithoutCancel(ctx), t, r)
+			if err == nil {
+				e.learn(ctx, t, r, k, o.State, func(v *entry) { v.outcome = &o })
+			}
+			return o, err
+		})
+		o, err, answered := await[adapters.Outcome](ctx, ch)
+		if answered && err == nil {
+			e.outcome.flown(own)
+		}
+		if !answered || !errors.Is(err, adapters.ErrThrottled) || time.Now().Add(retryAfter(err)).After(deadline) {
+			return o, err
+		}
+		if sleep(ctx, retryAfter(err)) != nil {
+			return o, ctx.Err()
+		}
 	}
-	return o, err
 }
 
-// learn records in the cache what is known of an ended execution, forgets any running status it
-// kept (the next read must see the end), and, the first time, tells onEnded.
-func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k string, s adapters.State, record func(*ended)) {
+// learn records in the cache what is known of an ended execution, forgets any running reading it
+// kept (the next read must see the end), and, the first time, tells Ended.
+func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k string, s adapters.State, record func(*entry)) {
 	first := false
-	e.ended.Update(k, func(v *ended) {
+	e.cache.Update(k, func(v *entry) {
 		first = !endKnown(*v)
 		record(v)
 		if !v.status.State.Terminal() {
-			v.status, v.until = adapters.Status{}, time.Time{}
+			v.status = adapters.Status{}
 		}
+		v.hold = time.Time{}
 	})
-	if first && e.onEnded != nil {
-		e.onEnded(ctx, t, r, s)
+	if first && e.opts.Ended != nil {
+		e.opts.Ended(ctx, t, r, s)
 	}
 }
 
@@ -177,43 +350,98 @@ func await[T any](ctx context.Context, ch <-chan singleflight.Result) (v T, err 
 	}
 }
 
-// Wait keeps the outcome (and so forgets any fresh running status).
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	o, err := e.Engine.Wait(ctx, t, r)
-	if err == nil {
-		e.learn(ctx, t, r, key(t, r), o.State, func(v *ended) { v.outcome = &o })
+// Start takes a start without an idempotency key as the first reading of the new execution:
+// submitted, as of now, good for the curve's first interval. (A keyed start may have found an
+// execution that is older, or ended.)
+func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	r, err := e.Engine.Start(ctx, t, req)
+	if err != nil || req.Key != "" || e.opts.Fresh < 0 {
+		return r, err
 	}
-	return o, err
+	now := time.Now()
+	p, paced := pace.Of(ctx)
+	v := e.reading(adapters.Status{State: adapters.Submitted, Native: "STARTED", Message: "Started.", Started: now, Updated: now, ReadAt: now}, p, paced)
+	e.cache.Update(key(t, r), func(old *entry) {
+		if !endKnown(*old) {
+			*old = v
+		}
+	})
+	return r, nil
 }
 
-// Run tells onEnded of the execution it ran; it keeps nothing, since nothing reads a run
-// execution again.
+// Wait polls Describe at the task's pace (the reads share the cache and the budget with every
+// other read) until the execution ends, then reads its outcome. Throttled reads and, in its first
+// ten seconds, "not found" (a start the engine does not show yet) do not end it; ctx does.
+func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	young := time.Now().Add(notYetVisible)
+	for {
+		st, err := e.Describe(ctx, t, r)
+		next := time.Second
+		switch {
+		case err == nil && st.State.Terminal():
+			return e.Outcome(ctx, t, r)
+		case err == nil && !st.NextReadAt.IsZero():
+			next = time.Until(st.NextReadAt)
+		case err == nil:
+			next = max(e.opts.Fresh, 100*time.Millisecond)
+		case errors.Is(err, adapters.ErrNotFound) && time.Now().Before(young):
+			next = 200 * time.Millisecond
+		case errors.Is(err, adapters.ErrUnavailable) && ctx.Err() == nil:
+			next = retryAfter(err)
+		default:
+			return adapters.Outcome{}, err
+		}
+		if err := sleep(ctx, max(next, 10*time.Millisecond)); err != nil {
+			return adapters.Outcome{}, err
+		}
+	}
+}
+
+// Run starts an execution and waits for it through Start and Wait, so that its reads are paced
+// like any other; a target that can only Run (or not checked yet) is run by the engine. Either
+// way Ended is told of the end.
 func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+	if sync, checked := e.syncOnly.Load(t.Name); checked && !sync.(bool) {
+		r, err := e.Start(ctx, t, req)
+		if err != nil {
+			return r, adapters.Outcome{}, err
+		}
+		o, err := e.Wait(ctx, t, r)
+		return r, o, err
+	}
 	r, o, err := e.Engine.Run(ctx, t, req)
-	if err == nil && e.onEnded != nil {
-		e.onEnded(ctx, t, r, o.State)
+	if err == nil && e.opts.Ended != nil {
+		e.opts.Ended(ctx, t, r, o.State)
 	}
 	return r, o, err
 }
 
-// Cancel also forgets any fresh running status, so that the next read sees the cancellation
-// (what is known of an end stays).
+// Cancel also forgets any running reading, so that the next read sees the cancellation (what is
+// known of an end stays).
 func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
 	err := e.Engine.Cancel(ctx, t, r, reason)
-	e.ended.DeleteIf(key(t, r), unended)
+	e.cache.DeleteIf(key(t, r), unended)
 	return err
 }
 
-// Answer also forgets any fresh running status, so that the next read no longer shows the
-// question answered (what is known of an end stays).
+// Answer also forgets any running reading, so that the next read no longer shows the question
+// answered (what is known of an end stays).
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, q string, a adapters.Answer) error {
 	err := e.Engine.Answer(ctx, t, r, q, a)
-	e.ended.DeleteIf(key(t, r), unended)
+	e.cache.DeleteIf(key(t, r), unended)
 	return err
 }
 
-// unended reports whether an entry holds only a running status, which may still change.
-func unended(v ended) bool { return !endKnown(v) }
-
 // Len is the number of cached executions.
-func (c *Engine) Len() int { return c.ended.Len() }
+func (e *Engine) Len() int { return e.cache.Len() }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

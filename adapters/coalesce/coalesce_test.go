@@ -2,6 +2,7 @@ package coalesce
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -9,42 +10,84 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
-// slowEngine answers Describe after a delay with a fixed state and counts calls: a unit-test
-// stand-in for the sharing logic only (the engines' own tests run against real engines).
-type slowEngine struct {
+// scripted answers reads with a state set by the test (or an error), after a delay, and counts its
+// calls: a unit-test stand-in for the sharing and reuse logic only (the engines' own tests, and
+// mcpserver's, run against real engines).
+type scripted struct {
 	adapters.Engine
-	state              adapters.State
-	describes, outcome atomic.Int64
+	delay time.Duration
+
+	mu      sync.Mutex
+	state   adapters.State
+	err     error
+	started time.Time
+
+	describes, outcome, starts, runs atomic.Int64
 }
 
-func (s *slowEngine) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
+func (s *scripted) set(st adapters.State, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.err = st, err
+}
+
+func (s *scripted) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
 	s.describes.Add(1)
-	time.Sleep(50 * time.Millisecond)
-	return adapters.Status{State: s.state}, ctx.Err()
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return adapters.Status{}, s.err
+	}
+	return adapters.Status{State: s.state, Started: s.started}, ctx.Err()
 }
 
-func (s *slowEngine) Outcome(context.Context, adapters.Target, adapters.Ref) (adapters.Outcome, error) {
+func (s *scripted) Outcome(context.Context, adapters.Target, adapters.Ref) (adapters.Outcome, error) {
 	s.outcome.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return adapters.Outcome{State: s.state, Output: []byte(`{"ok":true}`)}, nil
 }
 
-func (s *slowEngine) Cancel(context.Context, adapters.Target, adapters.Ref, string) error { return nil }
+func (s *scripted) Start(context.Context, adapters.Target, adapters.StartRequest) (adapters.Ref, error) {
+	s.starts.Add(1)
+	return adapters.Ref{ID: "started"}, nil
+}
 
-func (s *slowEngine) Answer(context.Context, adapters.Target, adapters.Ref, string, adapters.Answer) error {
+func (s *scripted) Run(context.Context, adapters.Target, adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+	s.runs.Add(1)
+	return adapters.Ref{ID: "ran"}, adapters.Outcome{State: adapters.Succeeded}, nil
+}
+
+func (s *scripted) Check(context.Context, adapters.Target) (adapters.TargetInfo, error) {
+	return adapters.TargetInfo{}, nil
+}
+
+func (s *scripted) Cancel(context.Context, adapters.Target, adapters.Ref, string) error { return nil }
+
+func (s *scripted) Answer(context.Context, adapters.Target, adapters.Ref, string, adapters.Answer) error {
 	return nil
 }
 
+var tg, ref = adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
+
+// every is a pace whose curve is d at every age, for a task created at created.
+func every(d time.Duration, created time.Time) context.Context {
+	return pace.With(context.Background(), pace.Pace{Created: created, Curve: func(time.Duration) time.Duration { return d }})
+}
+
 func TestConcurrentDescribesShareOneCall(t *testing.T) {
-	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, 0, nil)
+	inner := &scripted{state: adapters.Working, delay: 50 * time.Millisecond}
+	e := New(inner, Options{Size: 10})
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if st, err := e.Describe(context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}); err != nil || st.State != adapters.Working {
+			if st, err := e.Describe(context.Background(), tg, ref); err != nil || st.State != adapters.Working {
 				t.Errorf("Describe = %v, %v", st, err)
 			}
 		}()
@@ -53,19 +96,16 @@ func TestConcurrentDescribesShareOneCall(t *testing.T) {
 	if n := inner.describes.Load(); n > 2 {
 		t.Fatalf("50 concurrent Describes made %d engine calls, want 1 (2 at most with scheduling)", n)
 	}
-	if e.Len() != 0 {
-		t.Fatalf("a running execution was cached")
-	}
-	e.Describe(context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"})
+	e.Describe(context.Background(), tg, ref)
 	if n := inner.describes.Load(); n < 2 {
-		t.Fatalf("a later Describe of a running execution was answered from a cache")
+		t.Fatalf("a later Describe without a pace or a Fresh window was answered from the cache")
 	}
 }
 
 func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
-	inner := &slowEngine{state: adapters.Succeeded}
-	e := Wrap(inner, 2, 0, nil)
-	ctx, tg := context.Background(), adapters.Target{Name: "t"}
+	inner := &scripted{state: adapters.Succeeded}
+	e := New(inner, Options{Size: 2})
+	ctx := context.Background()
 	for range 3 {
 		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
 		e.Outcome(ctx, tg, adapters.Ref{ID: "a"})
@@ -85,65 +125,234 @@ func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 }
 
 func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
-	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, 0, nil)
+	inner := &scripted{state: adapters.Working, delay: 50 * time.Millisecond}
+	e := New(inner, Options{Size: 10})
 	impatient, cancel := context.WithCancel(context.Background())
 	cancel()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := e.Describe(context.Background(), adapters.Target{}, adapters.Ref{ID: "x"}); err != nil {
+		if _, err := e.Describe(context.Background(), adapters.Target{}, ref); err != nil {
 			t.Errorf("patient caller: %v", err)
 		}
 	}()
-	if _, err := e.Describe(impatient, adapters.Target{}, adapters.Ref{ID: "x"}); err != context.Canceled {
+	if _, err := e.Describe(impatient, adapters.Target{}, ref); err != context.Canceled {
 		t.Errorf("impatient caller: %v, want context.Canceled", err)
 	}
 	wg.Wait()
 }
 
 func TestRunningStatusIsFreshForAWindow(t *testing.T) {
-	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, 300*time.Millisecond, nil)
-	ctx, tg, r := context.Background(), adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
+	inner := &scripted{state: adapters.Working}
+	e := New(inner, Options{Size: 10, Fresh: 300 * time.Millisecond})
+	ctx := context.Background()
 	for range 5 {
-		e.Describe(ctx, tg, r)
+		e.Describe(ctx, tg, ref)
 	}
 	if n := inner.describes.Load(); n != 1 {
 		t.Fatalf("5 reads within the window made %d engine calls, want 1", n)
 	}
 	time.Sleep(300 * time.Millisecond)
-	e.Describe(ctx, tg, r)
+	e.Describe(ctx, tg, ref)
 	if n := inner.describes.Load(); n != 2 {
 		t.Fatalf("a read after the window made no engine call (calls %d)", n)
 	}
-	e.Cancel(ctx, tg, r, "test")
-	e.Describe(ctx, tg, r)
+	e.Cancel(ctx, tg, ref, "test")
+	e.Describe(ctx, tg, ref)
 	if n := inner.describes.Load(); n != 3 {
 		t.Fatalf("a read after Cancel was answered from the window (calls %d)", n)
 	}
-	e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionDecline})
-	e.Describe(ctx, tg, r)
+	e.Answer(ctx, tg, ref, "confirm", adapters.Answer{Action: adapters.ActionDecline})
+	e.Describe(ctx, tg, ref)
 	if n := inner.describes.Load(); n != 4 {
 		t.Fatalf("a read after Answer was answered from the window (calls %d)", n)
 	}
+	e = New(inner, Options{Size: 10, Fresh: -1})
+	before := inner.describes.Load()
+	for range 3 {
+		e.Describe(every(time.Hour, time.Now()), tg, ref)
+	}
+	if n := inner.describes.Load() - before; n != 3 {
+		t.Fatalf("with Fresh negative, 3 reads made %d engine calls, want 3", n)
+	}
 }
 
-func (s *slowEngine) Wait(context.Context, adapters.Target, adapters.Ref) (adapters.Outcome, error) {
-	return adapters.Outcome{State: s.state}, nil
+// A reading is reused for the curve's interval at the task's age, however often it is read, and
+// says when it was made and when the engine will be read next.
+func TestReadingsFollowTheCurve(t *testing.T) {
+	inner := &scripted{state: adapters.Working}
+	e := New(inner, Options{Size: 10})
+	created := time.Now()
+	ctx := every(200*time.Millisecond, created)
+	first, _ := e.Describe(ctx, tg, ref)
+	for range 20 {
+		st, _ := e.Describe(ctx, tg, ref)
+		if !st.ReadAt.Equal(first.ReadAt) || !st.NextReadAt.Equal(first.NextReadAt) {
+			t.Fatalf("a reused reading: read at %v, next at %v; want %v and %v", st.ReadAt, st.NextReadAt, first.ReadAt, first.NextReadAt)
+		}
+	}
+	if n := inner.describes.Load(); n != 1 {
+		t.Fatalf("21 reads within the interval made %d engine calls, want 1", n)
+	}
+	if d := first.NextReadAt.Sub(first.ReadAt); d != 200*time.Millisecond {
+		t.Errorf("the next read is %s after the reading, want the interval, 200ms", d)
+	}
+	time.Sleep(200 * time.Millisecond)
+	e.Describe(ctx, tg, ref)
+	if n := inner.describes.Load(); n != 2 {
+		t.Fatalf("a read past the interval made %d engine calls in all, want 2", n)
+	}
+	// The curve is in the task's age: a read through an id of the same task minted an hour
+	// earlier finds the reading an hour behind.
+	e.Describe(every(200*time.Millisecond, created.Add(-time.Hour)), tg, ref)
+	if n := inner.describes.Load(); n != 3 {
+		t.Fatalf("a read an hour of task age later made %d engine calls in all, want 3", n)
+	}
+	if c := e.Counts().Describe; c.Engine != 3 || c.Fresh != 20 || c.Stale != 0 {
+		t.Errorf("counted %+v, want 3 engine reads and 20 fresh answers", c)
+	}
+}
+
+// Under load, a reading lasts the stretched interval, and answers past the curve's own interval
+// are stale.
+func TestStretchLengthensReuse(t *testing.T) {
+	inner := &scripted{state: adapters.Working}
+	e := New(inner, Options{Size: 10, Stretch: func() float64 { return 3 }})
+	ctx := every(100*time.Millisecond, time.Now())
+	first, _ := e.Describe(ctx, tg, ref)
+	if d := first.NextReadAt.Sub(first.ReadAt); d != 300*time.Millisecond {
+		t.Errorf("the next read is %s after the reading, want three intervals, 300ms", d)
+	}
+	time.Sleep(150 * time.Millisecond)
+	e.Describe(ctx, tg, ref)
+	if n, c := inner.describes.Load(), e.Counts().Describe; n != 1 || c.Stale != 1 {
+		t.Errorf("a read 1.5 intervals on: %d engine calls, counted %+v; want 1 call and a stale answer", n, c)
+	}
+}
+
+// A throttled read is answered from the newest reading, and the engine is not read again until the
+// throttle's retry-after.
+func TestThrottledReadIsAnsweredFromTheNewestReading(t *testing.T) {
+	inner := &scripted{state: adapters.Working}
+	e := New(inner, Options{Size: 10})
+	ctx := every(50*time.Millisecond, time.Now())
+	first, _ := e.Describe(ctx, tg, ref)
+	throttle := &adapters.Throttle{RetryAfter: 300 * time.Millisecond, Cause: adapters.ErrThrottled}
+	inner.set(adapters.Working, throttle)
+	time.Sleep(60 * time.Millisecond)
+	for range 10 {
+		st, err := e.Describe(ctx, tg, ref)
+		if err != nil || !st.ReadAt.Equal(first.ReadAt) {
+			t.Fatalf("a throttled read: %+v, %v; want the first reading", st, err)
+		}
+		if left := time.Until(st.NextReadAt); left < 200*time.Millisecond {
+			t.Fatalf("a throttled read says the next read is in %s, want about the retry-after", left)
+		}
+	}
+	if n := inner.describes.Load(); n != 2 {
+		t.Fatalf("11 reads, one of them throttled: %d engine calls, want 2 (none within the retry-after)", n)
+	}
+	if c := e.Counts().Describe; c.Stale != 10 || c.Engine != 1 {
+		t.Errorf("counted %+v, want 10 stale answers and 1 engine read", c)
+	}
+	inner.set(adapters.Working, nil)
+	time.Sleep(300 * time.Millisecond)
+	if st, _ := e.Describe(ctx, tg, ref); !st.ReadAt.After(first.ReadAt) {
+		t.Errorf("a read after the retry-after was not read from the engine")
+	}
+}
+
+// A read with no reading to fall back on waits for the throttle's retry-after, within
+// Options.Wait, then fails with the throttle.
+func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
+	throttle := &adapters.Throttle{RetryAfter: 200 * time.Millisecond}
+	inner := &scripted{err: throttle}
+	e := New(inner, Options{Size: 10, Wait: 500 * time.Millisecond})
+	t0 := time.Now()
+	_, err := e.Describe(every(time.Second, time.Now()), tg, ref)
+	// Calls at 0, 200 and 400ms: a fourth would come past the 500ms it may wait.
+	if !errors.Is(err, adapters.ErrThrottled) || time.Since(t0) < 400*time.Millisecond || inner.describes.Load() != 3 {
+		t.Errorf("Describe, always throttled for 200ms: %v after %s and %d calls; want ErrThrottled after 400ms and 3 calls",
+			err, time.Since(t0).Round(10*time.Millisecond), inner.describes.Load())
+	}
+	inner.set(0, &adapters.Throttle{RetryAfter: time.Second})
+	t0 = time.Now()
+	if _, err := e.Describe(every(time.Second, time.Now()), tg, adapters.Ref{ID: "y"}); !errors.Is(err, adapters.ErrThrottled) || time.Since(t0) > 100*time.Millisecond {
+		t.Errorf("Describe throttled for longer than Options.Wait: %v after %s; want ErrThrottled at once", err, time.Since(t0))
+	}
+}
+
+// A start without a key is the first reading of its execution: submitted, as of the start.
+func TestStartIsAFirstReading(t *testing.T) {
+	inner := &scripted{state: adapters.Working}
+	e := New(inner, Options{Size: 10})
+	ctx := every(time.Second, time.Now())
+	r, _ := e.Start(ctx, tg, adapters.StartRequest{})
+	st, err := e.Describe(ctx, tg, r)
+	if err != nil || st.State != adapters.Submitted || st.ReadAt.IsZero() || inner.describes.Load() != 0 {
+		t.Errorf("a read right after the start: %+v, %v, %d engine calls; want submitted, with its time, from the start", st, err, inner.describes.Load())
+	}
+	e = New(inner, Options{Size: 10})
+	e.Start(ctx, tg, adapters.StartRequest{Key: "k"})
+	if st, _ := e.Describe(ctx, tg, adapters.Ref{ID: "started"}); st.State != adapters.Working || inner.describes.Load() != 1 {
+		t.Errorf("a read after a keyed start (which may find an older execution) was not read from the engine: %+v", st)
+	}
+}
+
+// Wait polls at the task's pace until the end, waiting through "not found" at first (a start not
+// visible yet), then reads the outcome.
+func TestWaitPollsAtThePace(t *testing.T) {
+	inner := &scripted{err: adapters.ErrNotFound}
+	e := New(inner, Options{Size: 10})
+	ctx := every(50*time.Millisecond, time.Now())
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		inner.set(adapters.Working, nil)
+		time.Sleep(300 * time.Millisecond)
+		inner.set(adapters.Succeeded, nil)
+	}()
+	t0 := time.Now()
+	o, err := e.Wait(ctx, tg, ref)
+	if err != nil || o.State != adapters.Succeeded {
+		t.Fatalf("Wait: %+v, %v", o, err)
+	}
+	took := time.Since(t0)
+	// Not found for 100ms at 200ms apart, then one read per 50ms for 300ms: about 8 reads.
+	if n := inner.describes.Load(); n < 5 || n > 12 || took > 600*time.Millisecond {
+		t.Errorf("Wait over %s made %d engine reads, want about 8 (one per 50ms of the curve)", took.Round(time.Millisecond), n)
+	}
+	if inner.outcome.Load() != 1 {
+		t.Errorf("Wait read the outcome %d times, want once", inner.outcome.Load())
+	}
+}
+
+// Run of a target Check found describable starts and waits through the cache; an unchecked one (or
+// a sync-only one) is run by the engine.
+func TestRunIsStartAndWait(t *testing.T) {
+	inner := &scripted{state: adapters.Succeeded}
+	e := New(inner, Options{Size: 10})
+	ctx := every(10*time.Millisecond, time.Now())
+	e.Run(ctx, tg, adapters.StartRequest{})
+	if inner.runs.Load() != 1 || inner.starts.Load() != 0 {
+		t.Errorf("Run of an unchecked target: %d runs, %d starts; want the engine's Run", inner.runs.Load(), inner.starts.Load())
+	}
+	e.Check(ctx, tg)
+	if _, o, err := e.Run(ctx, tg, adapters.StartRequest{}); err != nil || o.State != adapters.Succeeded || inner.starts.Load() != 1 || inner.runs.Load() != 1 {
+		t.Errorf("Run of a checked target: %+v %v, %d runs, %d starts; want a start and a wait", o, err, inner.runs.Load(), inner.starts.Load())
+	}
 }
 
 func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
-	inner := &slowEngine{state: adapters.Working}
-	e := Wrap(inner, 10, time.Minute, nil)
-	ctx, tg := context.Background(), adapters.Target{Name: "t"}
+	inner := &scripted{state: adapters.Working, delay: 50 * time.Millisecond}
+	e := New(inner, Options{Size: 10, Fresh: time.Minute})
+	ctx := context.Background()
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.Describe(ctx, tg, adapters.Ref{ID: "x"})
+			e.Describe(ctx, tg, ref)
 		}()
 	}
 	wg.Wait()
@@ -151,7 +360,7 @@ func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
 	if c.Engine != uint64(inner.describes.Load()) || c.Engine+c.Shared+c.Fresh != 50 || c.Cached != 0 {
 		t.Fatalf("50 concurrent reads of a running execution, %d engine calls: counted %+v", inner.describes.Load(), c)
 	}
-	inner.state = adapters.Succeeded
+	inner.set(adapters.Succeeded, nil)
 	e.Describe(ctx, tg, adapters.Ref{ID: "y"})
 	e.Describe(ctx, tg, adapters.Ref{ID: "y"})
 	e.Outcome(ctx, tg, adapters.Ref{ID: "y"})
@@ -166,12 +375,12 @@ func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
 }
 
 func TestEndsAreToldOnce(t *testing.T) {
-	inner := &slowEngine{state: adapters.Failed}
+	inner := &scripted{state: adapters.Failed}
 	var told []string
-	e := Wrap(inner, 10, 0, func(_ context.Context, _ adapters.Target, r adapters.Ref, s adapters.State) {
+	e := New(inner, Options{Size: 10, Ended: func(_ context.Context, _ adapters.Target, r adapters.Ref, s adapters.State) {
 		told = append(told, r.ID+" "+s.String())
-	})
-	ctx, tg := context.Background(), adapters.Target{Name: "t"}
+	}})
+	ctx := context.Background()
 	// Read, then its outcome, twice: told once.
 	for range 2 {
 		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
@@ -186,7 +395,7 @@ func TestEndsAreToldOnce(t *testing.T) {
 	if want := []string{"a failed", "b failed"}; !slices.Equal(told, want) {
 		t.Fatalf("told %q, want %q", told, want)
 	}
-	if n := inner.outcome.Load(); n != 1 {
-		t.Fatalf("%d outcome calls, want 1 (b's came with Wait, and a late cancel or answer keeps it)", n)
+	if n := inner.outcome.Load(); n != 2 {
+		t.Fatalf("%d outcome calls, want 2 (one each: a late cancel or answer keeps it)", n)
 	}
 }
