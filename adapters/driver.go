@@ -53,6 +53,28 @@ type DriverInfo struct {
 	// EngineExample and TargetExample are short YAML snippets for hints, like
 	// "temporal: {address: 127.0.0.1:7233}" and "workflow: {type: ..., taskQueue: ...}".
 	EngineExample, TargetExample string
+	// Budget is the read budget of an engine block that sets none: what the engine's published
+	// default quotas leave to taskgate with room for every other caller. Zero: unlimited.
+	Budget Budget
+}
+
+// Budget is how fast taskgate may read an engine: ReadsPerSecond on average, up to Burst at once
+// after a quiet spell (a token bucket). The zero Budget is unlimited.
+type Budget struct {
+	ReadsPerSecond float64
+	Burst          int
+}
+
+// Unlimited reports whether b sets no limit.
+func (b Budget) Unlimited() bool { return b.ReadsPerSecond <= 0 }
+
+// Split is one of n replicas' share of b, which together spend what b allows (each at least one
+// read at once).
+func (b Budget) Split(n int) Budget {
+	if n <= 1 || b.Unlimited() {
+		return b
+	}
+	return Budget{ReadsPerSecond: b.ReadsPerSecond / float64(n), Burst: max(1, b.Burst/n)}
 }
 
 // Block is one mapping of a mapping file (an engine block, a tool) as a driver reads it; the

@@ -48,8 +48,15 @@ func (Driver) Info() adapters.DriverInfo {
 		Schema:        schema,
 		EngineExample: "stepfunctions: {region: us-east-1}",
 		TargetExample: "stateMachine: arn:aws:states:REGION:ACCOUNT:stateMachine:NAME",
+		Budget:        DefaultBudget,
 	}
 }
+
+// DefaultBudget is two thirds of DescribeExecution's default quota in the regions where it is
+// smallest (a bucket of 250, refilled at 10 per second; 300 and 15 in the largest regions): the
+// quota is per account and region, shared with every other caller there (consoles, dashboards,
+// the pipelines' own orchestration), which keep the last third.
+var DefaultBudget = adapters.Budget{ReadsPerSecond: 10 * 2.0 / 3, Burst: 250 * 2 / 3}
 
 // DecodeEngine reads region, endpoint and roleArn, all optional.
 func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {

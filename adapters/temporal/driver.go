@@ -45,8 +45,15 @@ func (Driver) Info() adapters.DriverInfo {
 		Schema:        schema,
 		EngineExample: "temporal: {address: 127.0.0.1:7233}",
 		TargetExample: "workflow: {type: ..., taskQueue: ...}",
+		Budget:        DefaultBudget,
 	}
 }
+
+// DefaultBudget is a tenth of a Temporal Cloud namespace's default request rate (2,000 requests
+// per second; a self-hosted frontend allows 2,400 per namespace and frontend by default): the
+// namespace's workers poll, complete tasks and heartbeat under the same limit, and they are its
+// real work. A poll of a running workflow is one DescribeWorkflowExecution.
+var DefaultBudget = adapters.Budget{ReadsPerSecond: 200, Burst: 400}
 
 // engineBlock is a decoded engine block: what it sets over the environment's profile.
 type engineBlock struct {

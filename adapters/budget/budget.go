@@ -1,0 +1,279 @@
+// Package budget wraps an adapters.Engine with a read budget, so that taskgate never reads an
+// engine faster than it is given, whatever its clients do:
+//
+//   - every read of an execution (Describe, Outcome, List) spends tokens of a bucket that refills
+//     at the budget's rate, up to its burst: as many as the read makes engine calls
+//     (adapters.TargetInfo.ReadCalls). A read with no token left is refused before it reaches the
+//     engine, with an *adapters.Throttle that says when to retry, spread over the reads refused
+//     lately so that they do not all come back at once. An outcome is read even in debt (the
+//     debt is paid from the next tokens): it is read once per task, and it ends the task's reads.
+//   - a read the engine throttles (adapters.ErrThrottled) halves the rate, at most once a second
+//     (multiplicative decrease); every second without one gives back a tenth of the budget
+//     (additive increase), never above it, never below a tenth of it.
+//   - the reads of running tasks carry their polling pace (adapters/pace): Stretch says by how
+//     much their readings must last longer than their curves for what they ask of the engine to
+//     fit the rate, for adapters/coalesce to reuse them that long, and for clients to be told.
+//
+// It keeps, per running execution read lately, its polling interval, and nothing else.
+package budget
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
+)
+
+const (
+	// plannedShare is the share of the rate that the running tasks' readings are planned to
+	// spend: the rest absorbs outcomes, starts of new tasks and the jitter of clients.
+	plannedShare = 0.9
+	// cutEvery is the least time between two halvings of the rate.
+	cutEvery = time.Second
+	// forgetAfter is how long a running execution's interval counts after its last read, beyond
+	// twice its stretched interval.
+	forgetAfter = 10 * time.Second
+)
+
+// Engine is the wrapped engine.
+type Engine struct {
+	adapters.Engine
+	budget adapters.Budget
+	calls  sync.Map // target name -> engine calls of one read (TargetInfo.ReadCalls)
+
+	mu     sync.Mutex
+	rate   float64 // tokens per second now, between budget/10 and budget
+	tokens float64
+	last   time.Time // when tokens were last refilled
+	cut    time.Time // when the rate was last halved
+	// refused counts the reads refused since refusedSince, to spread their retries.
+	refused      int
+	refusedSince time.Time
+	// want is, by execution, the read rate its polling curve asks for (1/interval) and when it
+	// was last read; wanted is their sum.
+	want   map[string]want
+	wanted float64
+	pruned time.Time
+
+	spent, refusals, throttles atomic.Uint64
+}
+
+type want struct {
+	perSecond float64
+	seen      time.Time
+}
+
+// New wraps e with budget b, which must not be unlimited.
+func New(e adapters.Engine, b adapters.Budget) *Engine {
+	now := time.Now()
+	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), last: now,
+		refusedSince: now, want: map[string]want{}, pruned: now}
+}
+
+// Stats is what a budget did since New.
+type Stats struct {
+	// Budget is the configured budget; Rate the reads per second allowed now (less after the
+	// engine throttled).
+	Budget adapters.Budget
+	Rate   float64
+	// Spent are the tokens spent (engine calls made by reads); Refused the reads refused for
+	// want of a token; Throttled the reads the engine throttled.
+	Spent, Refused, Throttled uint64
+	// Stretch is the load (see Engine.Stretch); Running the running executions it counts.
+	Stretch float64
+	Running int
+}
+
+// Stats reads the counters and the present rate and load.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refill(time.Now())
+	return Stats{Budget: e.budget, Rate: e.rate, Spent: e.spent.Load(), Refused: e.refusals.Load(), Throttled: e.throttles.Load(),
+		Stretch: e.stretchLocked(), Running: len(e.want)}
+}
+
+// Stretch is by how much the running executions read lately must keep their readings longer than
+// their polling curves say, for the reads they ask for to fit the rate: at least 1.
+func (e *Engine) Stretch() float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stretchLocked()
+}
+
+func (e *Engine) stretchLocked() float64 {
+	now := time.Now()
+	if now.Sub(e.pruned) >= time.Second {
+		e.prune(now)
+	}
+	return max(1, e.wanted/(e.rate*plannedShare))
+}
+
+// prune forgets the executions not read for twice their stretched interval and more.
+func (e *Engine) prune(now time.Time) {
+	e.pruned = now
+	stretch := max(1, e.wanted/(e.rate*plannedShare))
+	e.wanted = 0
+	for k, w := range e.want {
+		if now.Sub(w.seen) > time.Duration(2*stretch/w.perSecond*float64(time.Second))+forgetAfter {
+			delete(e.want, k)
+			continue
+		}
+		e.wanted += w.perSecond
+	}
+}
+
+// refill adds the tokens of the time since the last refill and, a second after the last cut,
+// gives back a tenth of the budget per second.
+func (e *Engine) refill(now time.Time) {
+	dt := now.Sub(e.last).Seconds()
+	if dt <= 0 {
+		return
+	}
+	if now.Sub(e.cut) >= cutEvery {
+		e.rate = min(e.budget.ReadsPerSecond, e.rate+e.budget.ReadsPerSecond/10*dt)
+	}
+	e.tokens = min(float64(e.budget.Burst), e.tokens+e.rate*dt)
+	e.last = now
+}
+
+// take spends n tokens for a read; a read that may not go into debt and finds too few is refused
+// with how long to wait.
+func (e *Engine) take(n int, debt bool) (ok bool, retryAfter time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	e.refill(now)
+	if e.tokens >= float64(n) || debt {
+		e.tokens -= float64(n)
+		e.spent.Add(uint64(n))
+		return true, 0
+	}
+	if now.Sub(e.refusedSince) >= time.Second {
+		e.refused, e.refusedSince = 0, now
+	}
+	e.refused++
+	e.refusals.Add(1)
+	wait := (float64(n) - e.tokens) / e.rate
+	// The reads refused lately come back spread over the time their tokens take.
+	spread := float64(e.refused*n) / e.rate * rand.Float64()
+	return false, time.Duration((wait + spread) * float64(time.Second))
+}
+
+// throttled halves the rate after the engine throttled a read, at most once a second, and says
+// when to retry.
+func (e *Engine) throttled(err error) error {
+	e.throttles.Add(1)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	e.refill(now)
+	if now.Sub(e.cut) >= cutEvery {
+		e.rate = max(e.budget.ReadsPerSecond/10, e.rate/2)
+		e.tokens = min(e.tokens, 0)
+		e.cut = now
+	}
+	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
+}
+
+// read spends n tokens (debt: even when there are too few) and makes the read.
+func (e *Engine) read(n int, debt bool, call func() error) error {
+	if ok, after := e.take(n, debt); !ok {
+		return &adapters.Throttle{RetryAfter: after}
+	}
+	err := call()
+	if errors.Is(err, adapters.ErrThrottled) {
+		return e.throttled(err)
+	}
+	return err
+}
+
+// readCalls is how many engine calls a Describe of a running execution of t makes.
+func (e *Engine) readCalls(t adapters.Target) int {
+	if c, ok := e.calls.Load(t.Name); ok {
+		return c.(int)
+	}
+	return 1
+}
+
+// Check also learns how many engine calls a read of the target makes.
+func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+	info, err := e.Engine.Check(ctx, t)
+	if err == nil {
+		e.calls.Store(t.Name, max(info.ReadCalls, 1))
+	}
+	return info, err
+}
+
+// Describe spends the tokens of one read and learns from a running execution's pace what its
+// polls ask of the engine.
+func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	var st adapters.Status
+	k := t.Name + "\x00" + r.ID
+	err := e.read(e.readCalls(t), false, func() (err error) {
+		st, err = e.Engine.Describe(ctx, t, r)
+		return err
+	})
+	switch {
+	case err == nil:
+		e.learn(ctx, k, st)
+	case errors.Is(err, adapters.ErrThrottled):
+		e.seen(k)
+	}
+	return st, err
+}
+
+// seen notes that a running execution is still read, though its read was refused or throttled.
+func (e *Engine) seen(k string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if w, ok := e.want[k]; ok {
+		w.seen = time.Now()
+		e.want[k] = w
+	}
+}
+
+// learn records the read rate a running execution's curve asks for, or forgets an ended one.
+func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
+	p, paced := pace.Of(ctx)
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old, had := e.want[k]
+	if had {
+		e.wanted -= old.perSecond
+		delete(e.want, k)
+	}
+	if st.State.Terminal() || !paced {
+		return
+	}
+	w := want{perSecond: 1 / max(p.Interval(p.Age(now, st.Started)).Seconds(), 0.001), seen: now}
+	e.want[k] = w
+	e.wanted += w.perSecond
+}
+
+// Outcome spends a token even in debt: see the package doc.
+func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	var o adapters.Outcome
+	err := e.read(1, true, func() (err error) {
+		o, err = e.Engine.Outcome(ctx, t, r)
+		return err
+	})
+	return o, err
+}
+
+// List spends a token per page.
+func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
+	var l []adapters.Listed
+	var next string
+	err := e.read(1, false, func() (err error) {
+		l, next, err = e.Engine.List(ctx, t, caller, page, limit)
+		return err
+	})
+	return l, next, err
+}

@@ -1,0 +1,195 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
+)
+
+// fixed answers every read with one state, or throttles it, and counts the reads: a unit-test
+// stand-in for the accounting only (mcpserver's tests and the bench's fleet figure run budgets
+// against real engines, through a proxy that throttles).
+type fixed struct {
+	adapters.Engine
+	state     adapters.State
+	throttle  atomic.Bool
+	readCalls int
+	reads     atomic.Int64
+}
+
+func (f *fixed) Check(context.Context, adapters.Target) (adapters.TargetInfo, error) {
+	return adapters.TargetInfo{ReadCalls: f.readCalls}, nil
+}
+
+func (f *fixed) Describe(context.Context, adapters.Target, adapters.Ref) (adapters.Status, error) {
+	f.reads.Add(1)
+	if f.throttle.Load() {
+		return adapters.Status{}, fmt.Errorf("%w: rate exceeded", adapters.ErrThrottled)
+	}
+	return adapters.Status{State: f.state, Started: time.Now()}, nil
+}
+
+func (f *fixed) Outcome(context.Context, adapters.Target, adapters.Ref) (adapters.Outcome, error) {
+	f.reads.Add(1)
+	return adapters.Outcome{State: adapters.Succeeded}, nil
+}
+
+var tg = adapters.Target{Name: "t"}
+
+func ref(i int) adapters.Ref { return adapters.Ref{ID: fmt.Sprint(i)} }
+
+func TestReadsSpendTokens(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
+			t.Fatalf("read %d of a burst of 3: %v", i+1, err)
+		}
+	}
+	_, err := e.Describe(ctx, tg, ref(3))
+	var th *adapters.Throttle
+	if !errors.As(err, &th) || th.Cause != nil || th.RetryAfter < 50*time.Millisecond || th.RetryAfter > 300*time.Millisecond {
+		t.Fatalf("a fourth read at once: %v, want a refusal that says to retry in about 100ms (a token at 10/s)", err)
+	}
+	const want = "engine throttling: taskgate's read budget for the engine is spent for now; retry in "
+	if err.Error()[:len(want)] != want {
+		t.Errorf("refusal %q, want it to start %q", err, want)
+	}
+	if n := inner.reads.Load(); n != 3 {
+		t.Errorf("the engine was read %d times, want 3: a refused read reaches no engine", n)
+	}
+	time.Sleep(th.RetryAfter)
+	if _, err := e.Describe(ctx, tg, ref(3)); err != nil {
+		t.Errorf("a read after the retry-after: %v", err)
+	}
+	if s := e.Stats(); s.Spent != 4 || s.Refused != 1 || s.Throttled != 0 {
+		t.Errorf("stats %+v, want 4 tokens spent and 1 read refused", s)
+	}
+}
+
+// A read of a target whose reads make two engine calls spends two tokens.
+func TestReadsCostTheirEngineCalls(t *testing.T) {
+	inner := &fixed{state: adapters.Working, readCalls: 2}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 4})
+	ctx := context.Background()
+	e.Check(ctx, tg)
+	e.Describe(ctx, tg, ref(0))
+	e.Describe(ctx, tg, ref(1))
+	if _, err := e.Describe(ctx, tg, ref(2)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a third read of two calls within a burst of 4: %v, want refused", err)
+	}
+	if s := e.Stats(); s.Spent != 4 {
+		t.Errorf("spent %d tokens, want 4", s.Spent)
+	}
+}
+
+// An outcome is read even with no token left; the debt delays the next reads.
+func TestOutcomesAreReadInDebt(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.Describe(ctx, tg, ref(0))
+	if _, err := e.Outcome(ctx, tg, ref(1)); err != nil {
+		t.Fatalf("an outcome with no token left: %v, want it read", err)
+	}
+	_, err := e.Describe(ctx, tg, ref(2))
+	var th *adapters.Throttle
+	if !errors.As(err, &th) || th.RetryAfter < 150*time.Millisecond {
+		t.Errorf("a read after an outcome in debt: %v, want refused for two tokens' time (200ms)", err)
+	}
+}
+
+// A read the engine throttles halves the rate, once a second at most, down to a tenth of the
+// budget; each second without one gives a tenth of the budget back.
+func TestEngineThrottlingHalvesTheRate(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
+	ctx := context.Background()
+	inner.throttle.Store(true)
+	_, err := e.Describe(ctx, tg, ref(0))
+	var th *adapters.Throttle
+	if !errors.As(err, &th) || th.Cause == nil || !errors.Is(err, adapters.ErrThrottled) {
+		t.Fatalf("a read the engine throttled: %v, want the engine's throttle with a retry-after", err)
+	}
+	if r := e.Stats().Rate; math.Abs(r-50) > 1 {
+		t.Errorf("rate after one throttle: %.1f, want 50", r)
+	}
+	e.tokens = 100 // the second throttle comes from the engine, not from the bucket
+	e.Describe(ctx, tg, ref(0))
+	if r := e.Stats().Rate; math.Abs(r-50) > 1 {
+		t.Errorf("rate after a second throttle within a second: %.1f, want still 50", r)
+	}
+	for range 5 {
+		e.cut, e.tokens = time.Time{}, 100
+		e.Describe(ctx, tg, ref(0))
+	}
+	if r := e.Stats().Rate; math.Abs(r-10) > 1 {
+		t.Errorf("rate after many throttles: %.1f, want the floor, a tenth of the budget (10)", r)
+	}
+	inner.throttle.Store(false)
+	e.mu.Lock()
+	e.cut = time.Now().Add(-time.Second)
+	e.last = time.Now().Add(-2 * time.Second)
+	e.mu.Unlock()
+	if r := e.Stats().Rate; math.Abs(r-30) > 1 {
+		t.Errorf("rate two seconds after the last throttle: %.1f, want 10 + 2 x 10 = 30", r)
+	}
+	if s := e.Stats(); s.Throttled != 7 {
+		t.Errorf("throttles counted %d, want 7", s.Throttled)
+	}
+}
+
+// What running tasks ask of the engine at their curves, against the rate, is the stretch of
+// their readings; ended tasks ask nothing.
+func TestStretchIsTheLoad(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 100})
+	ctx := pace.With(context.Background(), pace.Pace{Created: time.Now(), Curve: func(time.Duration) time.Duration { return time.Second }})
+	for i := range 9 {
+		e.Describe(ctx, tg, ref(i))
+	}
+	if s := e.Stretch(); s != 1 {
+		t.Errorf("9 tasks at 1/s against a budget of 10/s: stretch %.2f, want 1", s)
+	}
+	for i := 9; i < 36; i++ {
+		e.Describe(ctx, tg, ref(i))
+	}
+	if s := e.Stretch(); math.Abs(s-4) > 0.01 {
+		t.Errorf("36 tasks at 1/s against 90%% of 10/s: stretch %.2f, want 4", s)
+	}
+	inner.state = adapters.Succeeded
+	for i := range 27 {
+		e.Describe(ctx, tg, ref(i))
+	}
+	if s, n := e.Stretch(), e.Stats().Running; s != 1 || n != 9 {
+		t.Errorf("after 27 of them ended: stretch %.2f over %d running, want 1 over 9", s, n)
+	}
+}
+
+// Reads refused together are told to come back spread out, not all at once.
+func TestRefusedReadsAreSpread(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.Describe(ctx, tg, ref(0))
+	lo, hi := time.Hour, time.Duration(0)
+	for i := range 50 {
+		_, err := e.Describe(ctx, tg, ref(i))
+		var th *adapters.Throttle
+		if !errors.As(err, &th) {
+			t.Fatalf("read %d: %v, want refused", i, err)
+		}
+		lo, hi = min(lo, th.RetryAfter), max(hi, th.RetryAfter)
+	}
+	if hi-lo < time.Second {
+		t.Errorf("50 refused reads told to retry within %s..%s, want them spread over seconds (50 reads at 10/s)", lo, hi)
+	}
+}
