@@ -582,6 +582,25 @@ m.yaml:10:11: tools[0].text: invalid jq program: unexpected EOF (see https://jql
 		want: `m.yaml:9:21: tools[0].protocolErrors: must be a list of strings, not a string (the failure types that are protocol errors, like [Internal.Crash, Example.Failure])`,
 	},
 	{
+		name: "bad budgets",
+		src: `engines:
+  a: {alpha: {url: "http://x"}, budget: 5}
+  b: {alpha: {url: "http://x"}, budget: {burst: 2}}
+  c: {alpha: {url: "http://x"}, budget: {readsPerSecond: 0}}
+  d: {alpha: {url: "http://x"}, budget: {readsPerSecond: fast}}
+  e: {alpha: {url: "http://x"}, budget: {readsPerSecond: 2, burst: 1.5}}
+  f: {alpha: {url: "http://x"}, budget: {readsPerSecond: 2, brust: 3}}
+  g: {alpha: {url: "http://x"}, budget: limited}
+`,
+		want: `m.yaml:2:41: engines.a.budget: must be a mapping or unlimited, not an integer (budget: {readsPerSecond: 5, burst: 10}, or budget: unlimited)
+m.yaml:3:41: engines.b.budget: missing required key "readsPerSecond" (budget: {readsPerSecond: 5, burst: 10}, or budget: unlimited)
+m.yaml:4:58: engines.c.budget.readsPerSecond: must be a positive number, not 0 (the reads per second taskgate may make of the engine, like 5 or 0.5; or budget: unlimited)
+m.yaml:5:58: engines.d.budget.readsPerSecond: must be a positive number, not fast (the reads per second taskgate may make of the engine, like 5 or 0.5; or budget: unlimited)
+m.yaml:6:68: engines.e.budget.burst: must be a whole number of at least 1, not 1.5 (how many reads may go at once after a quiet spell, like 10)
+m.yaml:7:61: engines.f.budget: unknown key "brust" (did you mean "burst"?)
+m.yaml:8:41: engines.g.budget: must be a mapping or unlimited, not a string (budget: {readsPerSecond: 5, burst: 10}, or budget: unlimited)`,
+	},
+	{
 		name: "bad durations",
 		src: engines + `tools:
   - name: a

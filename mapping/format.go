@@ -95,12 +95,13 @@ func Schema() json.RawMessage {
 		oneKind = append(oneKind, map[string]any{"required": []any{k}})
 	}
 	kinds["allow"] = map[string]any{"description": "Who may use this engine's tools, unless a tool says otherwise.", "$ref": "#/$defs/allow"}
+	kinds["budget"] = map[string]any{"description": "How fast taskgate may read this engine.", "$ref": "#/$defs/budget"}
 	jsonObject(s, "$defs")["engine"] = map[string]any{
-		"description":          "One engine connection: exactly one key for the kind of engine, and optionally allow.",
+		"description":          "One engine connection: exactly one key for the kind of engine, and optionally allow and budget.",
 		"type":                 "object",
 		"additionalProperties": false,
 		"minProperties":        1,
-		"maxProperties":        2,
+		"maxProperties":        3,
 		"properties":           kinds,
 		"oneOf":                oneKind,
 	}

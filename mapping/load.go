@@ -269,15 +269,21 @@ func (d *doc) engine(e entry) *engineDef {
 	for i, ds := range d.l.drivers {
 		names[i] = ds.name
 	}
-	o, ok := d.object(e.value, e.path, append(slices.Clone(names), "allow"), nil)
+	o, ok := d.object(e.value, e.path, append(slices.Clone(names), "allow", "budget"), nil)
 	if !ok {
 		return def
 	}
 	var kinds []entry
+	var budget *adapters.Budget
 	for _, k := range o.es {
-		if k.key == "allow" {
+		switch k.key {
+		case "allow":
 			def.engine.Allow = d.allow(k)
-		} else {
+		case "budget":
+			if b, ok := d.budget(k); ok {
+				budget = &b
+			}
+		default:
 			kinds = append(kinds, k)
 		}
 	}
@@ -294,6 +300,10 @@ func (d *doc) engine(e entry) *engineDef {
 	case len(kinds) == 1:
 		ds := d.l.drivers[slices.Index(names, kinds[0].key)]
 		def.driver, def.engine.Kind = ds, ds.name
+		def.engine.Budget = ds.info.Budget
+		if budget != nil {
+			def.engine.Budget = *budget
+		}
 		if b, ok := o.block(kinds[0].key, ds.engine, "add "+ds.info.EngineExample); ok {
 			def.engine.Config = ds.driver.DecodeEngine(b)
 		}

@@ -52,6 +52,9 @@ type Engine struct {
 	Config adapters.EngineConfig
 	// Allow is the default of its tools' Allow.
 	Allow *Allow
+	// Budget is how fast taskgate may read the engine: the block's budget, else its kind's
+	// default (adapters.DriverInfo.Budget). The zero Budget is unlimited.
+	Budget adapters.Budget
 }
 
 // TaskSupport says whether a call of the tool runs as a task, in the words of MCP 2025-11-25's

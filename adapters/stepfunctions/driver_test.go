@@ -169,3 +169,25 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 		t.Errorf("Run with the explicit environment's credentials: %+v, %v", out, err)
 	}
 }
+
+// An engine block's read budget: its own, unlimited, or the Step Functions default.
+func TestBudget(t *testing.T) {
+	for src, want := range map[string]adapters.Budget{
+		`{stepfunctions: {}}`:                                          stepfunctions.DefaultBudget,
+		`{stepfunctions: {}, budget: {readsPerSecond: 2.5}}`:           {ReadsPerSecond: 2.5, Burst: 3},
+		`{stepfunctions: {}, budget: {readsPerSecond: 10, burst: 40}}`: {ReadsPerSecond: 10, Burst: 40},
+		`{stepfunctions: {}, budget: unlimited}`:                       {},
+	} {
+		set, err := mapping.Parse("b.yaml", []byte("engines: {a: "+src+"}"))
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if got := set.Engines["a"].Budget; got != want {
+			t.Errorf("%s: budget %+v, want %+v", src, got, want)
+		}
+	}
+	if b := stepfunctions.DefaultBudget; b.ReadsPerSecond < 6.66 || b.ReadsPerSecond > 6.67 || b.Burst != 166 {
+		t.Errorf("default budget %+v, want two thirds of DescribeExecution's smallest quota (10/s, 250): 6.67/s, 166", b)
+	}
+}
