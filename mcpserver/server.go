@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/budget"
 	"github.com/taskgate/taskgate/adapters/coalesce"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver/token"
@@ -38,9 +39,13 @@ type Config struct {
 	NotFoundGrace time.Duration
 	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default 4096.
 	EndedCacheSize int
-	// FreshFor is how long a running execution's status answers further polls before the engine
-	// is asked again. Default 250ms; negative: always ask.
+	// FreshFor is how long a running execution's status answers reads that come with no task
+	// (default 250ms); a task's polls reuse it for the tool's polling interval at the task's age.
+	// Negative: every read asks the engine.
 	FreshFor time.Duration
+	// Replicas is how many taskgate processes share each engine block's read budget
+	// (mapping.Engine.Budget): this one spends its share. Default 1.
+	Replicas int
 	// NoTaskClients says how clients with no task support get async tools. Default NoTaskHandles.
 	NoTaskClients NoTaskMode
 	// Limits bound what callers may ask of the engines and of the process.
@@ -94,7 +99,11 @@ type Server struct {
 	unknownTokens unknownTokens
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
-	observer  Observer
+	// reads and budgets are the engine wrappers of engines, by engine block name (budgets only
+	// for the blocks with a budget).
+	reads    map[string]*coalesce.Engine
+	budgets  map[string]*budget.Engine
+	observer Observer
 	// impl is the server's name and version, as go-sdk reports them.
 	impl *mcp.Implementation
 }
@@ -108,6 +117,7 @@ func New(cfg Config) (*Server, error) {
 		set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger,
 		grace: cfg.NotFoundGrace, now: time.Now, engines: map[string]adapters.Engine{},
 		noTask: cfg.NoTaskClients, observer: cfg.Observer,
+		reads: map[string]*coalesce.Engine{}, budgets: map[string]*budget.Engine{},
 	}
 	if s.noTask == "" {
 		s.noTask = NoTaskHandles
@@ -142,11 +152,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
 		if _, done := s.engines[t.Engine]; !done {
-			var ended coalesce.Ended
-			if s.observer != nil {
-				ended = s.ended
+			var b adapters.Budget
+			if block, ok := cfg.Mapping.Engines[t.Engine]; ok {
+				b = block.Budget.Split(cfg.Replicas)
 			}
-			s.engines[t.Engine] = coalesce.New(billed{e}, coalesce.Options{Size: size, Fresh: fresh, Ended: ended})
+			s.wrap(t.Engine, billed{e}, b, coalesce.Options{Size: size, Fresh: fresh})
 		}
 	}
 
@@ -179,6 +189,20 @@ func (e *TargetError) Error() string { return fmt.Sprintf("tool %q (%s): %v", e.
 
 func (e *TargetError) Unwrap() error { return e.Err }
 
+// wrap puts the engine block called name under its read budget, when it has one, and the reuse
+// of readings, which reuses them longer as the budget's load grows.
+func (s *Server) wrap(name string, e adapters.Engine, b adapters.Budget, o coalesce.Options) {
+	if s.observer != nil {
+		o.Ended = s.ended
+	}
+	if !b.Unlimited() {
+		be := budget.New(e, b)
+		s.budgets[name], e, o.Stretch = be, be, be.Stretch
+	}
+	s.reads[name] = coalesce.New(e, o)
+	s.engines[name] = s.reads[name]
+}
+
 // CheckTargets asks each engine whether every tool's target exists and can be served as mapped.
 // It returns the warnings worth printing and every problem found, each a *TargetError.
 func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
@@ -205,11 +229,20 @@ func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
 // Reads are, by engine block name, the engine reads the server has made since New, by how each
 // was served (an engine call, or a shortcut).
 func (s *Server) Reads() map[string]coalesce.Counts {
-	reads := make(map[string]coalesce.Counts, len(s.engines))
-	for name, e := range s.engines {
-		reads[name] = e.(*coalesce.Engine).Counts()
+	reads := make(map[string]coalesce.Counts, len(s.reads))
+	for name, e := range s.reads {
+		reads[name] = e.Counts()
 	}
 	return reads
+}
+
+// Budgets are, by engine block name, what the read budgets of the blocks that have one did.
+func (s *Server) Budgets() map[string]budget.Stats {
+	stats := make(map[string]budget.Stats, len(s.budgets))
+	for name, b := range s.budgets {
+		stats[name] = b.Stats()
+	}
+	return stats
 }
 
 // MCP is the underlying go-sdk server.

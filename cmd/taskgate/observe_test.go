@@ -39,7 +39,10 @@ func TestServeIsObservable(t *testing.T) {
 		return resp.StatusCode, string(body)
 	}
 	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, `taskgate_tasks_started_total{tool="quick_echo"} 1`) ||
-		!strings.Contains(body, `taskgate_engine_call_duration_seconds_count{engine="mem",operation="run",result="ok"} 1`) || !strings.Contains(body, "go_goroutines") {
+		// A call that waits starts the execution and reads it, through the read budget and the
+		// reuse of readings, until it ends.
+		!strings.Contains(body, `taskgate_engine_call_duration_seconds_count{engine="mem",operation="start",result="ok"} 1`) ||
+		!strings.Contains(body, `taskgate_engine_call_duration_seconds_count{engine="mem",operation="outcome",result="ok"} 1`) || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("/metrics: %d\n%s", code, body)
 	}
 	for path, want := range map[string]string{"/readyz": "ready\n", "/healthz": "ok\n"} {

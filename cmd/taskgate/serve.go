@@ -39,6 +39,7 @@ type transportFlags struct {
 	logLevel, logFormat    string
 	opsHTTP                string
 	metricsOnMCP           bool
+	replicas               int
 	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
 	// go-sdk logs every stateless request's session at info) is the server's
 	// (setUpObservability); nil for call and validate.
@@ -59,6 +60,9 @@ func (f *transportFlags) check() error {
 		return usageError{err.Error()}
 	}
 	f.mode = mode
+	if f.replicas < 1 {
+		return usageError{fmt.Sprintf("--replicas %d: give the number of taskgate processes that serve these engines, at least 1", f.replicas)}
+	}
 	return nil
 }
 
@@ -82,6 +86,7 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
 	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them; with auth:, the only place of /metrics)")
 	fs.BoolVar(&f.metricsOnMCP, "metrics-on-mcp-listener", false, "serve /metrics, and why /readyz is not ready, on the --http listener although the mapping has auth: (they name every tool and engine, and need no credentials)")
+	fs.IntVar(&f.replicas, "replicas", 1, "how many taskgate processes serve the same engines: each reads them at its share of every engine block's read budget")
 }
 
 // setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
@@ -183,7 +188,8 @@ func newServeCmd() *cobra.Command {
 // newServer builds the MCP server.
 func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
 	log, audit := tf.loggers(stderr)
-	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit}
+	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit,
+		Replicas: tf.replicas}
 	if a != nil {
 		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
 	}

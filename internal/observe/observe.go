@@ -126,9 +126,10 @@ func (t *Telemetry) Engine(name string, e adapters.Engine) adapters.Engine {
 // Retried is adapters.OpenOptions.Retried for the engine block called name.
 func (t *Telemetry) Retried(name string) func(throttled bool) { return t.engines.Retried(name) }
 
-// Watch also reports the reads srv's engines served, by how (taskgate_engine_reads_total).
+// Watch also reports the reads srv's engines served, by how (taskgate_engine_reads_total), and
+// what their read budgets did (taskgate_engine_read_*, taskgate_engine_throttles_total).
 func (t *Telemetry) Watch(srv *mcpserver.Server) {
-	t.registry.MustRegister(readsCollector{srv.Reads})
+	t.registry.MustRegister(readsCollector{srv.Reads}, budgetCollector{srv.Budgets})
 }
 
 // Metrics serves the metrics in Prometheus's text format.

@@ -114,6 +114,8 @@ func scrape(t *testing.T, url string) map[string]float64 {
 			switch f.GetType() {
 			case dto.MetricType_COUNTER:
 				out[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[key] = m.GetGauge().GetValue()
 			case dto.MetricType_HISTOGRAM:
 				out[key] = float64(m.GetHistogram().GetSampleCount())
 			}
@@ -245,6 +247,15 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 		if got := sum(m, want.name, want.labels...); got != want.value {
 			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
 		}
+	}
+	// The read budget is Temporal's default, and spent one token per read that reached the engine.
+	if b := sum(m, "taskgate_engine_read_budget", "engine=local-temporal"); b != 200 {
+		t.Errorf("taskgate_engine_read_budget = %v, want Temporal's default, 200", b)
+	}
+	reads := sum(m, "taskgate_engine_call_duration_seconds", "operation=describe") + sum(m, "taskgate_engine_call_duration_seconds", "operation=outcome")
+	if spent := sum(m, "taskgate_engine_read_tokens_total"); spent != reads || sum(m, "taskgate_engine_read_refusals_total") != 0 || sum(m, "taskgate_engine_throttles_total") != 0 {
+		t.Errorf("%v tokens spent, %v refused, %v throttled, for %v reads that reached the engine: want as many tokens, none refused or throttled",
+			spent, sum(m, "taskgate_engine_read_refusals_total"), sum(m, "taskgate_engine_throttles_total"), reads)
 	}
 	// The engine saw exactly the describes that no shortcut answered.
 	if calls, reads := sum(m, "taskgate_engine_call_duration_seconds", "operation=describe"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=engine"); calls != reads || calls == 0 {

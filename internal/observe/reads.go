@@ -3,6 +3,7 @@ package observe
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/taskgate/taskgate/adapters/budget"
 	"github.com/taskgate/taskgate/adapters/coalesce"
 )
 
@@ -26,5 +27,48 @@ func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(n), engine, op, served)
 			}
 		}
+	}
+}
+
+var (
+	budgetDesc = prometheus.NewDesc("taskgate_engine_read_budget",
+		"The read budget of an engine block in this process, in reads per second (its mapping budget, split by --replicas).",
+		[]string{"engine"}, nil)
+	rateDesc = prometheus.NewDesc("taskgate_engine_read_rate",
+		"The reads per second the budget allows now: the budget, less after the engine throttled reads (halved on a throttle, a tenth given back per quiet second).",
+		[]string{"engine"}, nil)
+	tokensDesc = prometheus.NewDesc("taskgate_engine_read_tokens_total",
+		"Tokens of the read budget spent: engine calls made by reads of executions.",
+		[]string{"engine"}, nil)
+	refusalsDesc = prometheus.NewDesc("taskgate_engine_read_refusals_total",
+		"Reads the budget refused for want of a token (answered from the newest reading, or, with none, a retryable error).",
+		[]string{"engine"}, nil)
+	throttlesDesc = prometheus.NewDesc("taskgate_engine_throttles_total",
+		"Reads the engine itself throttled (ThrottlingException, ResourceExhausted).",
+		[]string{"engine"}, nil)
+	loadDesc = prometheus.NewDesc("taskgate_engine_read_load",
+		"By how much the running tasks' readings outlast their polling curves so that what they ask fits the rate (1: not at all); the pollIntervalMs told to clients grows with it.",
+		[]string{"engine"}, nil)
+)
+
+// budgetCollector reads the server's read budgets when scraped.
+type budgetCollector struct {
+	budgets func() map[string]budget.Stats
+}
+
+func (budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{budgetDesc, rateDesc, tokensDesc, refusalsDesc, throttlesDesc, loadDesc} {
+		ch <- d
+	}
+}
+
+func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	for engine, s := range c.budgets() {
+		ch <- prometheus.MustNewConstMetric(budgetDesc, prometheus.GaugeValue, s.Budget.ReadsPerSecond, engine)
+		ch <- prometheus.MustNewConstMetric(rateDesc, prometheus.GaugeValue, s.Rate, engine)
+		ch <- prometheus.MustNewConstMetric(tokensDesc, prometheus.CounterValue, float64(s.Spent), engine)
+		ch <- prometheus.MustNewConstMetric(refusalsDesc, prometheus.CounterValue, float64(s.Refused), engine)
+		ch <- prometheus.MustNewConstMetric(throttlesDesc, prometheus.CounterValue, float64(s.Throttled), engine)
+		ch <- prometheus.MustNewConstMetric(loadDesc, prometheus.GaugeValue, s.Stretch, engine)
 	}
 }
