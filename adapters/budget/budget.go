@@ -7,9 +7,10 @@
 //     engine, with an *adapters.Throttle that says when to retry, spread over the reads refused
 //     lately so that they do not all come back at once. An outcome is read even in debt (the
 //     debt is paid from the next tokens): it is read once per task, and it ends the task's reads.
-//   - a read the engine throttles (adapters.ErrThrottled) halves the rate, at most once a second
-//     (multiplicative decrease); every second without one gives back a tenth of the budget
-//     (additive increase), never above it, never below a tenth of it.
+//   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
+//     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
+//     second without one gives back a tenth of the budget (additive increase), never above it,
+//     never below a tenth of it.
 //   - the reads of running tasks carry their polling pace (adapters/pace): Stretch says by how
 //     much their readings must last longer than their curves for what they ask of the engine to
 //     fit the rate, for adapters/coalesce to reuse them that long, and for clients to be told.
@@ -30,10 +31,12 @@ import (
 )
 
 const (
+	// cutTo is what a throttle leaves of the rate.
+	cutTo = 0.7
 	// plannedShare is the share of the rate that the running tasks' readings are planned to
 	// spend: the rest absorbs outcomes, starts of new tasks and the jitter of clients.
 	plannedShare = 0.9
-	// cutEvery is the least time between two halvings of the rate.
+	// cutEvery is the least time between two cuts of the rate.
 	cutEvery = time.Second
 	// forgetAfter is how long a running execution's interval counts after its last read, beyond
 	// twice its stretched interval.
@@ -50,7 +53,7 @@ type Engine struct {
 	rate   float64 // tokens per second now, between budget/10 and budget
 	tokens float64
 	last   time.Time // when tokens were last refilled
-	cut    time.Time // when the rate was last halved
+	cut    time.Time // when the rate was last cut
 	// refused counts the reads refused since refusedSince, to spread their retries.
 	refused      int
 	refusedSince time.Time
@@ -165,7 +168,7 @@ func (e *Engine) take(n int, debt bool) (ok bool, retryAfter time.Duration) {
 	return false, time.Duration((wait + spread) * float64(time.Second))
 }
 
-// throttled halves the rate after the engine throttled a read, at most once a second, and says
+// throttled cuts the rate after the engine throttled a read, at most once a second, and says
 // when to retry.
 func (e *Engine) throttled(err error) error {
 	e.throttles.Add(1)
@@ -174,7 +177,7 @@ func (e *Engine) throttled(err error) error {
 	now := time.Now()
 	e.refill(now)
 	if now.Sub(e.cut) >= cutEvery {
-		e.rate = max(e.budget.ReadsPerSecond/10, e.rate/2)
+		e.rate = max(e.budget.ReadsPerSecond/10, e.rate*cutTo)
 		e.tokens = min(e.tokens, 0)
 		e.cut = now
 	}

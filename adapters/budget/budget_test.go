@@ -107,9 +107,9 @@ func TestOutcomesAreReadInDebt(t *testing.T) {
 	}
 }
 
-// A read the engine throttles halves the rate, once a second at most, down to a tenth of the
+// A read the engine throttles cuts the rate to 70%, once a second at most, down to a tenth of the
 // budget; each second without one gives a tenth of the budget back.
-func TestEngineThrottlingHalvesTheRate(t *testing.T) {
+func TestEngineThrottlingCutsTheRate(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := New(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
 	ctx := context.Background()
@@ -119,15 +119,15 @@ func TestEngineThrottlingHalvesTheRate(t *testing.T) {
 	if !errors.As(err, &th) || th.Cause == nil || !errors.Is(err, adapters.ErrThrottled) {
 		t.Fatalf("a read the engine throttled: %v, want the engine's throttle with a retry-after", err)
 	}
-	if r := e.Stats().Rate; math.Abs(r-50) > 1 {
-		t.Errorf("rate after one throttle: %.1f, want 50", r)
+	if r := e.Stats().Rate; math.Abs(r-70) > 1 {
+		t.Errorf("rate after one throttle: %.1f, want 70", r)
 	}
 	e.tokens = 100 // the second throttle comes from the engine, not from the bucket
 	e.Describe(ctx, tg, ref(0))
-	if r := e.Stats().Rate; math.Abs(r-50) > 1 {
-		t.Errorf("rate after a second throttle within a second: %.1f, want still 50", r)
+	if r := e.Stats().Rate; math.Abs(r-70) > 1 {
+		t.Errorf("rate after a second throttle within a second: %.1f, want still 70", r)
 	}
-	for range 5 {
+	for range 7 {
 		e.cut, e.tokens = time.Time{}, 100
 		e.Describe(ctx, tg, ref(0))
 	}
@@ -142,8 +142,8 @@ func TestEngineThrottlingHalvesTheRate(t *testing.T) {
 	if r := e.Stats().Rate; math.Abs(r-30) > 1 {
 		t.Errorf("rate two seconds after the last throttle: %.1f, want 10 + 2 x 10 = 30", r)
 	}
-	if s := e.Stats(); s.Throttled != 7 {
-		t.Errorf("throttles counted %d, want 7", s.Throttled)
+	if s := e.Stats(); s.Throttled != 9 {
+		t.Errorf("throttles counted %d, want 9", s.Throttled)
 	}
 }
 

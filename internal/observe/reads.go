@@ -35,7 +35,7 @@ var (
 		"The read budget of an engine block in this process, in reads per second (its mapping budget, split by --replicas).",
 		[]string{"engine"}, nil)
 	rateDesc = prometheus.NewDesc("taskgate_engine_read_rate",
-		"The reads per second the budget allows now: the budget, less after the engine throttled reads (halved on a throttle, a tenth given back per quiet second).",
+		"The reads per second the budget allows now: the budget, less after the engine throttled reads (cut to 70% on a throttle, a tenth given back per quiet second).",
 		[]string{"engine"}, nil)
 	tokensDesc = prometheus.NewDesc("taskgate_engine_read_tokens_total",
 		"Tokens of the read budget spent: engine calls made by reads of executions.",
