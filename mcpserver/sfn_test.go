@@ -488,3 +488,53 @@ func TestJustStartedExecutionReadsAsSubmitted(t *testing.T) {
 	waitFor(t, c, id, "completed")
 	pollOperation(t, sep, op.Operation.Token, "completed")
 }
+
+// Step Functions' ThrottlingException (from a proxy that throttles half of the DescribeExecution
+// calls, as AWS answers an account over its quota) never reaches a client that has a reading: its
+// polls are answered from the newest one, and the throttles are counted.
+func TestStepFunctionsThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
+	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	t.Setenv("SFN_ENDPOINT", p.URL())
+	set, err := mapping.Load("../examples/stepfunctions/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := stepfunctions.New(t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: p.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sfnexamples.Ensure(t.Context(), eng.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := token.ParseKeys(token.NewKey("s1"))
+	tokens, _ := token.NewSealed(keys)
+	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.CheckTargets(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler())
+	defer hs.Close()
+	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 600, "text": "throttled"})["taskId"].(string)
+		defer c.Call(t, "tasks/cancel", map[string]any{"taskId": ids[i]})
+	}
+	p.Throttle(0.5, "DescribeExecution")
+	pollAll(t, c, ids, 4*time.Second)
+	s := srv.Budgets()["aws"]
+	t.Logf("after 4s of polls every 100ms, half the reads throttled: budget %+v, reads %+v", s, srv.Reads()["aws"].Describe)
+	if s.Throttled == 0 || int64(s.Throttled) != p.Throttled("DescribeExecution") {
+		t.Errorf("budget counted %d throttles, the proxy answered %d", s.Throttled, p.Throttled("DescribeExecution"))
+	}
+	if s.Budget != stepfunctions.DefaultBudget {
+		t.Errorf("budget %+v, want Step Functions' default %+v", s.Budget, stepfunctions.DefaultBudget)
+	}
+}
