@@ -94,8 +94,11 @@ locals {
         image     = var.image
         essential = true
         user      = "65532:65532"
+        # --replicas: every task reads the engines at its share of the mapping's read budgets,
+        # counting on as many tasks as autoscaling may run.
         command = concat(
-          ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}", "--ops-http", ":${var.ops_port}"],
+          ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}", "--ops-http", ":${var.ops_port}",
+          "--replicas", tostring(var.max_capacity)],
           var.extra_args,
         )
         portMappings = [

@@ -353,7 +353,7 @@ variable "min_capacity" {
 }
 
 variable "max_capacity" {
-  description = "Most tasks autoscaling may run."
+  description = "Most tasks autoscaling may run; each task reads the engines at this share of the mapping's read budgets (serve --replicas)."
   type        = number
   default     = 6
 }

@@ -234,8 +234,11 @@ resource "kubernetes_deployment_v1" "this" {
           name              = "taskgate"
           image             = var.image
           image_pull_policy = var.image_pull_policy
+          # --replicas: every pod reads the engines at its share of the mapping's read budgets,
+          # counting on as many pods as the autoscaler may run.
           args = concat(
-            ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}", "--ops-http", ":${var.ops_port}"],
+            ["serve", "--config", "/etc/taskgate/tools.yaml", "--http", ":${var.container_port}", "--ops-http", ":${var.ops_port}",
+            "--replicas", tostring(var.max_replicas)],
             var.extra_args,
           )
 

@@ -189,7 +189,7 @@ variable "min_replicas" {
 }
 
 variable "max_replicas" {
-  description = "Most replicas the HorizontalPodAutoscaler runs."
+  description = "Most replicas the HorizontalPodAutoscaler runs; each pod reads the engines at this share of the mapping's read budgets (serve --replicas)."
   type        = number
   default     = 6
 }
