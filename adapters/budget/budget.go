@@ -5,8 +5,10 @@
 //     at the budget's rate, up to its burst: as many as the read makes engine calls
 //     (adapters.TargetInfo.ReadCalls). A read with no token left is refused before it reaches the
 //     engine, with an *adapters.Throttle that says when to retry, spread over the reads refused
-//     lately so that they do not all come back at once. An outcome is read even in debt (the
-//     debt is paid from the next tokens): it is read once per task, and it ends the task's reads.
+//     lately so that they do not all come back at once. An outcome is never refused: it takes
+//     the next token before any other read and waits for it (it is read once per task, and it
+//     ends the task's reads). Reads are made only once their tokens are there, so that no span of
+//     time holds more reads than its refill and one burst.
 //   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
 //     second without one gives back a tenth of the budget (additive increase), never above it,
@@ -145,27 +147,26 @@ func (e *Engine) refill(now time.Time) {
 	e.last = now
 }
 
-// take spends n tokens for a read; a read that may not go into debt and finds too few is refused
-// with how long to wait.
-func (e *Engine) take(n int, debt bool) (ok bool, retryAfter time.Duration) {
+// take spends n tokens for a read. A read that finds too few is refused with how long to wait;
+// a first one (an outcome) takes them from the next tokens and is told how long to wait for them.
+func (e *Engine) take(n int, first bool) (ok bool, wait time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
-	if e.tokens >= float64(n) || debt {
+	if e.tokens >= float64(n) || first {
 		e.tokens -= float64(n)
 		e.spent.Add(uint64(n))
-		return true, 0
+		return true, time.Duration(max(0, -e.tokens) / e.rate * float64(time.Second))
 	}
 	if now.Sub(e.refusedSince) >= time.Second {
 		e.refused, e.refusedSince = 0, now
 	}
 	e.refused++
 	e.refusals.Add(1)
-	wait := (float64(n) - e.tokens) / e.rate
 	// The reads refused lately come back spread over the time their tokens take.
-	spread := float64(e.refused*n) / e.rate * rand.Float64()
-	return false, time.Duration((wait + spread) * float64(time.Second))
+	after := (float64(n) - e.tokens + float64(e.refused*n)*rand.Float64()) / e.rate
+	return false, time.Duration(after * float64(time.Second))
 }
 
 // throttled cuts the rate after the engine throttled a read, at most once a second, and says
@@ -184,10 +185,20 @@ func (e *Engine) throttled(err error) error {
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
 }
 
-// read spends n tokens (debt: even when there are too few) and makes the read.
-func (e *Engine) read(n int, debt bool, call func() error) error {
-	if ok, after := e.take(n, debt); !ok {
-		return &adapters.Throttle{RetryAfter: after}
+// read spends n tokens and makes the read once they are there (first: before any other read).
+func (e *Engine) read(ctx context.Context, n int, first bool, call func() error) error {
+	ok, wait := e.take(n, first)
+	if !ok {
+		return &adapters.Throttle{RetryAfter: wait}
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 	err := call()
 	if errors.Is(err, adapters.ErrThrottled) {
@@ -218,7 +229,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	var st adapters.Status
 	k := t.Name + "\x00" + r.ID
-	err := e.read(e.readCalls(t), false, func() (err error) {
+	err := e.read(ctx, e.readCalls(t), false, func() (err error) {
 		st, err = e.Engine.Describe(ctx, t, r)
 		return err
 	})
@@ -226,22 +237,15 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	case err == nil:
 		e.learn(ctx, k, st)
 	case errors.Is(err, adapters.ErrThrottled):
-		e.seen(k)
+		// Still running as far as anyone knows: it asks for reads all the same.
+		e.learn(ctx, k, adapters.Status{State: adapters.Working})
 	}
 	return st, err
 }
 
-// seen notes that a running execution is still read, though its read was refused or throttled.
-func (e *Engine) seen(k string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if w, ok := e.want[k]; ok {
-		w.seen = time.Now()
-		e.want[k] = w
-	}
-}
-
-// learn records the read rate a running execution's curve asks for, or forgets an ended one.
+// learn records the read rate a running execution's curve asks for, or forgets an ended one. The
+// task's age counts from its creation, else from the execution's start as read; with neither, the
+// age of an hour is assumed (the curve's longest interval, with the defaults).
 func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
 	p, paced := pace.Of(ctx)
 	now := time.Now()
@@ -255,15 +259,19 @@ func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
 	if st.State.Terminal() || !paced {
 		return
 	}
-	w := want{perSecond: 1 / max(p.Interval(p.Age(now, st.Started)).Seconds(), 0.001), seen: now}
+	age := time.Hour
+	if !p.Created.IsZero() || !st.Started.IsZero() {
+		age = p.Age(now, st.Started)
+	}
+	w := want{perSecond: 1 / max(p.Interval(age).Seconds(), 0.001), seen: now}
 	e.want[k] = w
 	e.wanted += w.perSecond
 }
 
-// Outcome spends a token even in debt: see the package doc.
+// Outcome takes the next token before any other read: see the package doc.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	var o adapters.Outcome
-	err := e.read(1, true, func() (err error) {
+	err := e.read(ctx, 1, true, func() (err error) {
 		o, err = e.Engine.Outcome(ctx, t, r)
 		return err
 	})
@@ -274,7 +282,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
 	var l []adapters.Listed
 	var next string
-	err := e.read(1, false, func() (err error) {
+	err := e.read(ctx, 1, false, func() (err error) {
 		l, next, err = e.Engine.List(ctx, t, caller, page, limit)
 		return err
 	})

@@ -91,19 +91,27 @@ func TestReadsCostTheirEngineCalls(t *testing.T) {
 	}
 }
 
-// An outcome is read even with no token left; the debt delays the next reads.
-func TestOutcomesAreReadInDebt(t *testing.T) {
+// An outcome is never refused: with no token left it waits for the next one, before any other
+// read, and reads are made only once their tokens are there.
+func TestOutcomesTakeTheNextToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
+	t0 := time.Now()
 	if _, err := e.Outcome(ctx, tg, ref(1)); err != nil {
 		t.Fatalf("an outcome with no token left: %v, want it read", err)
 	}
-	_, err := e.Describe(ctx, tg, ref(2))
-	var th *adapters.Throttle
-	if !errors.As(err, &th) || th.RetryAfter < 150*time.Millisecond {
-		t.Errorf("a read after an outcome in debt: %v, want refused for two tokens' time (200ms)", err)
+	if took := time.Since(t0); took < 80*time.Millisecond {
+		t.Errorf("an outcome with no token left was read after %s, want it to wait for the next token (100ms)", took)
+	}
+	if _, err := e.Describe(ctx, tg, ref(2)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a read right after the outcome took the token: %v, want refused", err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.Outcome(canceled, tg, ref(3)); !errors.Is(err, context.Canceled) || inner.reads.Load() != 2 {
+		t.Errorf("an outcome whose caller left while it waited: %v after %d engine reads, want context.Canceled and no read", err, inner.reads.Load())
 	}
 }
 
