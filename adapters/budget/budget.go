@@ -3,12 +3,13 @@
 //
 //   - every read of an execution (Describe, Outcome, List) spends tokens of a bucket that refills
 //     at the budget's rate, up to its burst: as many as the read makes engine calls
-//     (adapters.TargetInfo.ReadCalls). A read with no token left is refused before it reaches the
-//     engine, with an *adapters.Throttle that says when to retry, spread over the reads refused
-//     lately so that they do not all come back at once. An outcome is never refused: it takes
-//     the next token before any other read and waits for it (it is read once per task, and it
-//     ends the task's reads). Reads are made only once their tokens are there, so that no span of
-//     time holds more reads than its refill and one burst.
+//     (adapters.TargetInfo.ReadCalls). A read of an execution with no token left is refused
+//     before it reaches the engine, and given the next tokens after every read refused before it:
+//     its *adapters.Throttle says when they will be there, and the read of that execution is made
+//     when it comes back then. So reads refused together come back spread out, in the order they
+//     were refused. An outcome is never refused: it takes its place in that order and waits for
+//     it (it is read once per task, and it ends the task's reads). Reads are made only once their
+//     tokens are there, so that no span of time holds more reads than its refill and one burst.
 //   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
 //     second without one gives back a tenth of the budget (additive increase), never above it,
@@ -56,9 +57,9 @@ type Engine struct {
 	tokens float64
 	last   time.Time // when tokens were last refilled
 	cut    time.Time // when the rate was last cut
-	// refused counts the reads refused since refusedSince, to spread their retries.
-	refused      int
-	refusedSince time.Time
+	// slots are, by execution, when the tokens of a read refused for want of them will be there
+	// (they are taken already).
+	slots map[string]time.Time
 	// want is, by execution, the read rate its polling curve asks for (1/interval) and when it
 	// was last read; wanted is their sum.
 	want   map[string]want
@@ -77,7 +78,7 @@ type want struct {
 func New(e adapters.Engine, b adapters.Budget) *Engine {
 	now := time.Now()
 	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), last: now,
-		refusedSince: now, want: map[string]want{}, pruned: now}
+		slots: map[string]time.Time{}, want: map[string]want{}, pruned: now}
 }
 
 // Stats is what a budget did since New.
@@ -119,9 +120,15 @@ func (e *Engine) stretchLocked() float64 {
 	return max(1, e.wanted/(e.rate*plannedShare))
 }
 
-// prune forgets the executions not read for twice their stretched interval and more.
+// prune forgets the executions not read for twice their stretched interval and more, and the
+// slots their reads did not come back for.
 func (e *Engine) prune(now time.Time) {
 	e.pruned = now
+	for k, slot := range e.slots {
+		if now.Sub(slot) > forgetAfter {
+			delete(e.slots, k)
+		}
+	}
 	stretch := max(1, e.wanted/(e.rate*plannedShare))
 	e.wanted = 0
 	for k, w := range e.want {
@@ -147,26 +154,42 @@ func (e *Engine) refill(now time.Time) {
 	e.last = now
 }
 
-// take spends n tokens for a read. A read that finds too few is refused with how long to wait;
-// a first one (an outcome) takes them from the next tokens and is told how long to wait for them.
-func (e *Engine) take(n int, first bool) (ok bool, wait time.Duration) {
+// take spends n tokens for a read of the execution k ("" for other reads). A read that finds too
+// few is refused with how long until its tokens are there: an execution's read is given them, in
+// its slot, and another read is not; a first read (an outcome) is given them and told how long to
+// wait for them.
+func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
-	if e.tokens >= float64(n) || first {
+	if slot, booked := e.slots[k]; booked {
+		if now.Before(slot) {
+			return false, slot.Sub(now)
+		}
+		delete(e.slots, k)
+		e.spent.Add(uint64(n))
+		return true, 0
+	}
+	if e.tokens >= float64(n) {
 		e.tokens -= float64(n)
 		e.spent.Add(uint64(n))
-		return true, time.Duration(max(0, -e.tokens) / e.rate * float64(time.Second))
+		return true, 0
 	}
-	if now.Sub(e.refusedSince) >= time.Second {
-		e.refused, e.refusedSince = 0, now
+	wait = time.Duration((float64(n) - e.tokens) / e.rate * float64(time.Second))
+	if k == "" && !first {
+		e.refusals.Add(1)
+		return false, wait
 	}
-	e.refused++
+	e.tokens -= float64(n)
+	wait = time.Duration(-e.tokens / e.rate * float64(time.Second))
+	if first {
+		e.spent.Add(uint64(n))
+		return true, wait
+	}
+	e.slots[k] = now.Add(wait)
 	e.refusals.Add(1)
-	// The reads refused lately come back spread over the time their tokens take.
-	after := (float64(n) - e.tokens + float64(e.refused*n)*rand.Float64()) / e.rate
-	return false, time.Duration(after * float64(time.Second))
+	return false, wait
 }
 
 // throttled cuts the rate after the engine throttled a read, at most once a second, and says
@@ -185,9 +208,10 @@ func (e *Engine) throttled(err error) error {
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
 }
 
-// read spends n tokens and makes the read once they are there (first: before any other read).
-func (e *Engine) read(ctx context.Context, n int, first bool, call func() error) error {
-	ok, wait := e.take(n, first)
+// read spends n tokens for a read of the execution k ("" for other reads) and makes the read once
+// they are there (first: never refused).
+func (e *Engine) read(ctx context.Context, k string, n int, first bool, call func() error) error {
+	ok, wait := e.take(k, n, first)
 	if !ok {
 		return &adapters.Throttle{RetryAfter: wait}
 	}
@@ -229,7 +253,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	var st adapters.Status
 	k := t.Name + "\x00" + r.ID
-	err := e.read(ctx, e.readCalls(t), false, func() (err error) {
+	err := e.read(ctx, k, e.readCalls(t), false, func() (err error) {
 		st, err = e.Engine.Describe(ctx, t, r)
 		return err
 	})
@@ -271,7 +295,7 @@ func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
 // Outcome takes the next token before any other read: see the package doc.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	var o adapters.Outcome
-	err := e.read(ctx, 1, true, func() (err error) {
+	err := e.read(ctx, "", 1, true, func() (err error) {
 		o, err = e.Engine.Outcome(ctx, t, r)
 		return err
 	})
@@ -282,7 +306,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
 	var l []adapters.Listed
 	var next string
-	err := e.read(ctx, 1, false, func() (err error) {
+	err := e.read(ctx, "", 1, false, func() (err error) {
 		l, next, err = e.Engine.List(ctx, t, caller, page, limit)
 		return err
 	})

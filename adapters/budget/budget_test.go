@@ -66,12 +66,19 @@ func TestReadsSpendTokens(t *testing.T) {
 	if n := inner.reads.Load(); n != 3 {
 		t.Errorf("the engine was read %d times, want 3: a refused read reaches no engine", n)
 	}
+	var early *adapters.Throttle
+	if _, err := e.Describe(ctx, tg, ref(3)); !errors.As(err, &early) || early.RetryAfter > th.RetryAfter {
+		t.Errorf("the refused read again before its retry-after: %v, want refused until the same time", err)
+	}
+	if _, err := e.Describe(ctx, tg, ref(4)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("another execution's read while the first waits for its token: %v, want refused", err)
+	}
 	time.Sleep(th.RetryAfter)
 	if _, err := e.Describe(ctx, tg, ref(3)); err != nil {
-		t.Errorf("a read after the retry-after: %v", err)
+		t.Errorf("a read after the retry-after: %v, want it made with the token it was given", err)
 	}
-	if s := e.Stats(); s.Spent != 4 || s.Refused != 1 || s.Throttled != 0 {
-		t.Errorf("stats %+v, want 4 tokens spent and 1 read refused", s)
+	if s := e.Stats(); s.Spent != 4 || s.Refused != 2 || s.Throttled != 0 {
+		t.Errorf("stats %+v, want 4 tokens spent and 2 reads refused", s)
 	}
 }
 
