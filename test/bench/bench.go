@@ -286,6 +286,8 @@ func (b *bench) modern(url string) *mcpclient.Client {
 type answer struct {
 	TaskID            string          `json:"taskId"`
 	Status            string          `json:"status"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	LastUpdatedAt     time.Time       `json:"lastUpdatedAt"`
 	PollIntervalMs    int64           `json:"pollIntervalMs"`
 	ResultType        string          `json:"resultType"`
 	IsError           bool            `json:"isError"`
@@ -394,12 +396,6 @@ func (b *bench) describeSFN(ctx context.Context, arn string) (string, error) {
 		return "", err
 	}
 	return string(d.Status), nil
-}
-
-// recentSFN is one GetExecutionHistory call for the newest events, as taskgate reads them.
-func (b *bench) recentSFN(ctx context.Context, arn string) error {
-	_, err := b.se.Client().GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), ReverseOrder: true, MaxResults: 200})
-	return err
 }
 
 // startWorkflow is one StartWorkflowExecution RPC of a workflow type on queue.

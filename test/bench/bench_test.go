@@ -37,8 +37,8 @@ func TestShort(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	jsonFile, mdFile := filepath.Join(dir, "results.json"), filepath.Join(dir, "results.md")
-	opts, err := parseFlags([]string{"-short", "-json", jsonFile, "-markdown", mdFile}, &bytes.Buffer{})
+	jsonFile, mdFile, svgFile := filepath.Join(dir, "results.json"), filepath.Join(dir, "results.md"), filepath.Join(dir, "fleet.svg")
+	opts, err := parseFlags([]string{"-short", "-json", jsonFile, "-markdown", mdFile, "-fleet-svg", svgFile}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +93,19 @@ func TestShort(t *testing.T) {
 		"economy: 2-minute task: engine calls, client polls every second through taskgate",
 		"economy: 2-minute task: client polls, default polling",
 		"economy: 2-minute task: pollIntervalMs answered at the first poll")
+	for _, suffix := range []string{"", ", 20% of reads throttled"} {
+		for _, m := range []string{"sfn engine reads per second, max over 10 s windows", "temporal engine reads per second, max over 10 s windows",
+			"client errors", "stale answers, share", "staleness p95 (s)", "end to seen terminal p95 (s)"} {
+			want = append(want, "fleet: "+m+suffix)
+		}
+	}
 	for _, name := range want {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no row %q", name)
 		}
+	}
+	if svg, err := os.ReadFile(svgFile); err != nil || !strings.HasPrefix(string(svg), "<svg ") || !strings.Contains(string(svg), "engine throttling") {
+		t.Errorf("the fleet chart %s: %v, want an SVG with the throttling window marked", svgFile, err)
 	}
 
 	// The files hold the same rows: JSON as {name, unit, direct, taskgate, ratio}, Markdown as
@@ -133,7 +142,7 @@ func TestShort(t *testing.T) {
 // checkRow says what is wrong with a row's numbers, or "".
 func checkRow(r Row) string {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	zeroOK := r.Unit == unitErrors || r.Unit == unitCPU
+	zeroOK := r.Unit == unitErrors || r.Unit == unitCPU || r.Unit == unitShare || r.Unit == unitCount
 	switch {
 	case !finite(r.Taskgate):
 		return "taskgate is not a finite number"

@@ -57,6 +57,11 @@ type childConfig struct {
 	PerRef bool
 	// MemProfileRate, when set, is runtime.MemProfileRate (finer allocation profiles).
 	MemProfileRate int
+	// Budgets replace the read budgets of the engine blocks they name (the zero Budget:
+	// unlimited); the others keep the mapping's (its kind's default).
+	Budgets map[string]adapters.Budget
+	// Env are variables set for the child (the engines' addresses, through a proxy).
+	Env map[string]string
 }
 
 // counters count the calls that reach the engines.
@@ -193,6 +198,9 @@ func serveChild(spec string) error {
 	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
 	if err != nil {
 		return err
+	}
+	for name, b := range cfg.Budgets {
+		set.Engines[name].Budget = b
 	}
 	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}}
 	engines := map[string]adapters.Engine{}

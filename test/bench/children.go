@@ -48,6 +48,9 @@ func (b *bench) startChild(ctx context.Context, label string, cfg childConfig) (
 	spec, _ := json.Marshal(cfg)
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
+	for k, v := range cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	c := &child{label: label, cmd: cmd, stderr: &tail{}, exited: make(chan struct{})}
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {

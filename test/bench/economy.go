@@ -31,25 +31,18 @@ import (
 //   - the end: the task's workflow (BenchHold, on the bench's own worker) runs until the bench
 //     signals it, which it does when the simulated clock passes the task's length; the next poll
 //     finds it completed, as a real client's next poll would;
-//   - the freshness window: in real life a client polling every second never falls inside the
-//     window (250 ms) of its previous poll. The process runs with a window of windowReal instead,
-//     and the bench keeps every pair of polls that are at least 250 ms apart in simulated time at
-//     least twice that apart in real time (and sends closer ones back to back), so that the window
-//     joins exactly the polls it would join in real time.
+//   - the reuse of readings: a reading answers polls for the curve's interval at the task's age,
+//     and the server counts how far a reading is behind in the task's age as well as in real time
+//     (adapters/coalesce): a poll at simulated age A finds a reading made at age A0 as old as
+//     A - A0, as it would be in real time. The process has no read budget, whose bucket refills in
+//     real time.
 //
 // The engine calls are counted per execution at the engine boundary of the taskgate process: what
-// the window and the caches actually let through, including the final read of the outcome.
+// the reuse and the caches actually let through, including the final read of the outcome.
 //
 // The default polling is the mapping's own curve (mapping.Tool.PollIntervalAt of the tool, which
 // sets no pollInterval): the server answers it, and the bench checks every answer against it and
 // reports the calls the curve alone predicts, so that the figure follows the curve if it changes.
-
-const (
-	// windowReal is the economy process's FreshFor.
-	windowReal = time.Millisecond
-	// windowSim is the server's default FreshFor, which windowReal stands for.
-	windowSim = 250 * time.Millisecond
-)
 
 // benchHold runs until it receives the "finish" signal.
 func benchHold(ctx workflow.Context, _ any) (map[string]string, error) {
@@ -66,7 +59,7 @@ type simPoller struct {
 
 func (b *bench) economyFigure(ctx context.Context) error {
 	b.logf("engine economy (figure 6)")
-	c, err := b.startChild(ctx, "economy", childConfig{FreshFor: windowReal, PerRef: true})
+	c, err := b.startChild(ctx, "economy", childConfig{PerRef: true, Budgets: unlimited})
 	if err != nil {
 		return err
 	}
@@ -133,7 +126,7 @@ func (b *bench) economyFigure(ctx context.Context) error {
 	b.logf("  engine calls over the task: default polling %.0f (%d polls, intervals %s..%s), every second through taskgate %.0f (%d polls), direct every second %.0f (%d polls); simulated in %s",
 		adaptive, pollers[0].polls, iv[0], iv[len(iv)-1], fixed, pollers[1].polls, direct, pollers[2].polls, time.Since(t0).Round(time.Millisecond))
 	b.res.note(6, "A %s task, simulated: each client's clock is advanced by its own polls (one poll, then the next at the answered pollIntervalMs, or a fixed second later), not by real time, so the counts do not depend on how fast the machine is. Direct column: a client that polls the engine directly every second (DescribeWorkflowExecution until the workflow has closed, then one GetWorkflowExecutionHistory of its close event for the result), counted by the bench. taskgate column: clients of one taskgate process sending tasks/get, either as the server says (waiting the pollIntervalMs of each answer: the default adaptive polling of a tool whose mapping sets no pollInterval, %s) or every second; their engine calls are counted per execution at the engine boundary of the process (below its freshness window and caches), including the final read of the outcome. The predicted row walks the same curve (mapping.Tool.PollIntervalAt) with no server: one Describe per poll and one outcome read.", simLength(b.opts.economyTask), curveLabel(hold))
-	b.res.note(6, "How the server sees the simulated time, with no hook in it: each poll at simulated age A uses a task id for the same execution minted by the bench (it holds the process's token key) with its creation time set back to now - A, so the server answers what it would at age A (it derives the adaptive interval from the id's creation time; the bench checks each answer against the mapping's PollIntervalAt at that age); the task's workflow runs until the bench signals it when a client's clock passes the task's length; the process's freshness window is %s instead of %s, and polls at least %s apart in simulated time are sent at least %s apart in real time (closer ones back to back), so the window joins the polls it would join in real time. One pass (no repetitions).", windowReal, windowSim, windowSim, 2*windowReal)
+	b.res.note(6, "How the server sees the simulated time, with no hook in it: each poll at simulated age A uses a task id for the same execution minted by the bench (it holds the process's token key) with its creation time set back to now - A, so the server answers what it would at age A (it derives the adaptive interval, and how far a reading is behind, from the id's creation time; the bench checks each answer against the mapping's PollIntervalAt at that age); the task's workflow runs until the bench signals it when a client's clock passes the task's length. The process has no read budget (its bucket refills in real time). One pass (no repetitions).")
 	return nil
 }
 
@@ -151,16 +144,6 @@ func simLength(d time.Duration) string {
 		return fmt.Sprintf("%d-minute", d/time.Minute)
 	}
 	return d.String()
-}
-
-// pace waits before a client's next poll: polls at least windowSim apart in simulated time go at
-// least twice windowReal after the previous answer, closer ones at once.
-func pace(ctx context.Context, gapSim time.Duration, lastAnswer time.Time) {
-	if gapSim >= windowSim {
-		if d := time.Until(lastAnswer.Add(2 * windowReal)); d > 0 {
-			sleep(ctx, d)
-		}
-	}
 }
 
 // finish signals a BenchHold workflow and waits until the engine shows it closed.
@@ -200,10 +183,8 @@ func curvePolls(tool *mapping.Tool, length time.Duration) int {
 func (b *bench) simulate(ctx context.Context, client *mcpclient.Client, cl token.Claims, fixed time.Duration, tool *mapping.Tool) (simPoller, error) {
 	var p simPoller
 	var age, gap time.Duration
-	var last time.Time
 	finished := false
 	for {
-		pace(ctx, gap, last)
 		if !finished && age >= b.opts.economyTask {
 			if err := b.finish(ctx, cl.Ref); err != nil {
 				return p, err
@@ -215,7 +196,6 @@ func (b *bench) simulate(ctx context.Context, client *mcpclient.Client, cl token
 		if err != nil {
 			return p, err
 		}
-		last = time.Now()
 		p.polls++
 		if a.Status != "working" {
 			if a.Status != "completed" || !finished {
@@ -223,8 +203,9 @@ func (b *bench) simulate(ctx context.Context, client *mcpclient.Client, cl token
 			}
 			return p, nil
 		}
-		if finished {
-			return p, errors.New("the simulated task is still working after its workflow closed")
+		// A reading made before the end answers until the curve's interval has passed.
+		if finished && age > b.opts.economyTask+tool.PollIntervalMax+time.Second {
+			return p, fmt.Errorf("the simulated task is still working %s after its workflow closed, longer than the longest interval", age-b.opts.economyTask)
 		}
 		gap = fixed
 		if gap == 0 {

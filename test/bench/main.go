@@ -10,7 +10,10 @@
 //  4. memory: RSS and goroutines of a taskgate process with 0, 1,000 and 10,000 tasks in flight;
 //  5. scale-out: one against two taskgate processes behind a round-robin client;
 //  6. engine economy: engine calls over a simulated two-hour task, default polling against a fixed
-//     1-second poll.
+//     1-second poll;
+//  7. fleet: thousands of tasks on both engines polled by hundreds of clients against a small read
+//     budget, engine reads per second against it, and a run with the engines throttling reads
+//     (it writes an SVG chart of the reads over time, -fleet-svg).
 //
 // taskgate runs in child processes of the bench (the bench binary run again; see child.go), so that
 // its memory, CPU and profiles are its own. Direct and taskgate samples are interleaved and every
@@ -18,7 +21,7 @@
 // spread beside it.
 //
 //	./scripts/with-engines go run ./test/bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal]
-//	    [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
+//	    [-fleet-duration 3m] [-fleet-svg FILE] [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
 import (
@@ -61,7 +64,7 @@ func main() {
 }
 
 // figureKeys are the names -only takes; "poll" stands for its four variants.
-var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy"}
+var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy", "fleet"}
 
 type options struct {
 	short bool
@@ -77,9 +80,16 @@ type options struct {
 	// economyTask is the simulated task's length.
 	economyTask time.Duration
 	// fresh is the FreshFor of the throughput and scale-out processes (0: the server's default).
-	fresh   time.Duration
-	only    map[string]bool
-	engines map[string]bool
+	fresh time.Duration
+	// The fleet figure: how long each run lasts, its tasks per engine, its clients, the read
+	// budget of each engine block (reads a second), the share of reads throttled in the second
+	// run (0: no second run), and where its chart goes ("": nowhere).
+	fleetDuration              time.Duration
+	fleetTasks, fleetClients   int
+	fleetBudget, fleetThrottle float64
+	fleetSVG                   string
+	only                       map[string]bool
+	engines                    map[string]bool
 	// states are the task states of the poll figure: running, ended.
 	states map[string]bool
 	jsonFile, markdownFile,
@@ -102,6 +112,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	pollers := fs.String("pollers", "1,16,64,256", "concurrent pollers of the throughput figure")
 	memory := fs.String("memory-tasks", "1000,10000", "tasks in flight at each step of the memory figure (after 0)")
 	fs.DurationVar(&o.economyTask, "economy-task", 2*time.Hour, "simulated length of the engine-economy task")
+	fs.DurationVar(&o.fleetDuration, "fleet-duration", 3*time.Minute, "length of each run of the fleet figure")
+	fs.IntVar(&o.fleetTasks, "fleet-tasks", 1000, "running tasks on each engine in the fleet figure")
+	fs.IntVar(&o.fleetClients, "fleet-clients", 200, "clients of the fleet figure (half follow pollIntervalMs, half poll every 250 ms)")
+	fs.Float64Var(&o.fleetBudget, "fleet-budget", 10, "read budget of each engine block in the fleet figure, in reads per second")
+	fs.Float64Var(&o.fleetThrottle, "fleet-throttle", 0.2, "share of engine reads the proxies throttle in the middle third of the fleet figure's second run (0: no second run)")
+	fs.StringVar(&o.fleetSVG, "fleet-svg", "fleet.svg", "write the fleet figure's chart (its last run) to `FILE` (empty: no chart)")
 	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default of 250ms; negative: every poll asks the engine)")
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
 	engines := fs.String("engine", "temporal,sfn,restate", "engines of the poll and start figures: temporal, sfn, restate")
@@ -127,6 +143,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"n": func() { o.n = 20 }, "start-n": func() { o.startN = 5 }, "reps": func() { o.reps = 1 },
 			"duration": func() { o.duration = 400 * time.Millisecond }, "tasks": func() { o.tasks = 20 },
 			"memory-tasks": func() { *memory = "20,200" }, "economy-task": func() { o.economyTask = 2 * time.Minute },
+			"fleet-duration": func() { o.fleetDuration = 30 * time.Second }, "fleet-tasks": func() { o.fleetTasks = 30 },
+			"fleet-clients": func() { o.fleetClients = 6 },
 		} {
 			if !set(name) {
 				apply()
@@ -165,6 +183,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.n < 1 || o.startN < 1 || o.reps < 1 || o.tasks < 1 || o.duration <= 0 || o.economyTask < time.Second {
 		return o, fmt.Errorf("-n, -start-n, -reps and -tasks must be at least 1, -duration positive, -economy-task at least a second")
+	}
+	if o.fleetDuration < 30*time.Second || o.fleetTasks < 1 || o.fleetClients < 1 || o.fleetBudget <= 0 || o.fleetThrottle < 0 || o.fleetThrottle > 1 {
+		return o, fmt.Errorf("-fleet-duration must be at least 30s, -fleet-tasks and -fleet-clients at least 1, -fleet-budget positive, -fleet-throttle from 0 to 1")
 	}
 	return o, nil
 }
@@ -218,6 +239,7 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 		{[]string{"throughput"}, b.throughputFigure},
 		{[]string{"scaleout"}, b.scaleOutFigure},
 		{[]string{"economy"}, b.economyFigure},
+		{[]string{"fleet"}, b.fleetFigure},
 		{[]string{"memory"}, b.memoryFigure},
 	}
 	for _, f := range figures {

@@ -36,6 +36,12 @@ const unitErrors = "errors"
 // zero).
 const unitCPU = "% of a core"
 
+// unitShare rows are fractions, and unitCount rows counts, either of which may be zero.
+const (
+	unitShare = "share"
+	unitCount = "count"
+)
+
 // results collects the measures of each repetition, row by row.
 type results struct {
 	order []string
@@ -67,7 +73,7 @@ func (r *results) add(figure int, name, unit string, direct, taskgate float64) {
 	if !math.IsNaN(direct) {
 		a.hasDirect = true
 		a.direct = append(a.direct, direct)
-		if unit != unitErrors && unit != unitCPU && direct > 0 {
+		if unit != unitErrors && unit != unitCPU && unit != unitCount && direct > 0 {
 			a.ratios = append(a.ratios, taskgate/direct)
 		}
 	}
@@ -134,7 +140,7 @@ func percentile(sorted []time.Duration, p float64) float64 {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // figureNames start the names of each figure's rows.
-var figureNames = map[int]string{1: "poll", 2: "start", 3: "throughput", 4: "memory", 5: "scale-out", 6: "economy"}
+var figureNames = map[int]string{1: "poll", 2: "start", 3: "throughput", 4: "memory", 5: "scale-out", 6: "economy", 7: "fleet"}
 
 // The figures, in the order of the issue.
 var figureTitles = map[int]string{
@@ -144,6 +150,7 @@ var figureTitles = map[int]string{
 	4: "4. Memory",
 	5: "5. Scale-out",
 	6: "6. Engine economy",
+	7: "7. Fleet",
 }
 
 func format(p *float64) string {
