@@ -181,7 +181,7 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
-		if v, ok := e.cache.Get(k); ok && e.opts.Fresh >= 0 {
+		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				return e.answer(v, now, left, p, paced), nil
 			}

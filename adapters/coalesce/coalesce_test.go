@@ -176,6 +176,13 @@ func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	if n := inner.describes.Load() - before; n != 3 {
 		t.Fatalf("with Fresh negative, 3 reads made %d engine calls, want 3", n)
 	}
+	inner.set(adapters.Succeeded, nil)
+	e.Describe(ctx, tg, ref)
+	before = inner.describes.Load()
+	e.Describe(ctx, tg, ref)
+	if n := inner.describes.Load() - before; n != 0 {
+		t.Fatalf("with Fresh negative, a read of an ended execution made %d engine calls, want none: ends are kept", n)
+	}
 }
 
 // A reading is reused for the curve's interval at the task's age, however often it is read, and
