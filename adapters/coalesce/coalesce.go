@@ -26,8 +26,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/internal/lru"
@@ -63,7 +61,8 @@ const notYetVisible = 10 * time.Second
 type Engine struct {
 	adapters.Engine
 	opts               Options
-	flight             singleflight.Group
+	describing         flight[adapters.Status]
+	outcomes           flight[adapters.Outcome]
 	cache              *lru.Cache[entry]
 	syncOnly           sync.Map // target name -> bool, from Check
 	describes, outcome served
@@ -173,7 +172,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 // Describe answers from what the cache holds while it is good, else shares one engine call among
 // all concurrent callers; a throttled call is answered from the newest reading. The shared call
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
-// others. Status.ReadAt is when the answer was read, and NextReadAt when the engine will next be
+// others (its first caller waits for it to end, however). Status.ReadAt is when the answer was read, and NextReadAt when the engine will next be
 // read for it.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
@@ -224,9 +223,7 @@ func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace,
 // read makes (or joins) the engine call of a Describe and records what it tells. answered is
 // false when ctx ended first.
 func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool) (st adapters.Status, err error, answered bool) {
-	own := false // set by the call this read starts, if it starts one
-	ch := e.flight.DoChan("d"+k, func() (any, error) {
-		own = true
+	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
 		st, err := e.Engine.Describe(context.WithoutCancel(ctx), t, r)
 		switch {
@@ -245,7 +242,6 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 		}
 		return st, err
 	})
-	st, err, answered = await[adapters.Status](ctx, ch)
 	if answered && err == nil {
 		e.describes.flown(own)
 	}
@@ -297,16 +293,13 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 			e.outcome.cached.Add(1)
 			return *v.outcome, nil
 		}
-		own := false
-		ch := e.flight.DoChan("o"+k, func() (any, error) {
-			own = true
+		o, err, own, answered := e.outcomes.do(ctx, k, func() (adapters.Outcome, error) {
 			o, err := e.Engine.Outcome(context.WithoutCancel(ctx), t, r)
 			if err == nil {
 				e.learn(ctx, t, r, k, o.State, func(v *entry) { v.outcome = &o })
 			}
 			return o, err
 		})
-		o, err, answered := await[adapters.Outcome](ctx, ch)
 		if answered && err == nil {
 			e.outcome.flown(own)
 		}
@@ -333,20 +326,6 @@ func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k
 	})
 	if first && e.opts.Ended != nil {
 		e.opts.Ended(ctx, t, r, s)
-	}
-}
-
-// await waits for a shared call, or for this caller's ctx: an impatient caller leaves the call
-// running for the others. answered is false when ctx ended first.
-func await[T any](ctx context.Context, ch <-chan singleflight.Result) (v T, err error, answered bool) {
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return v, res.Err, true
-		}
-		return res.Val.(T), nil, true
-	case <-ctx.Done():
-		return v, ctx.Err(), false
 	}
 }
 

@@ -406,3 +406,38 @@ func TestEndsAreToldOnce(t *testing.T) {
 		t.Fatalf("%d outcome calls, want 2 (one each: a late cancel or answer keeps it)", n)
 	}
 }
+
+// A call that panics fails every read that shares it, instead of leaving them waiting.
+func TestAPanickingCallFailsItsReads(t *testing.T) {
+	var f flight[int]
+	release := make(chan struct{})
+	joined := make(chan error)
+	go func() {
+		for { // join once the first call is in flight
+			f.mu.Lock()
+			inFlight := len(f.calls) == 1
+			f.mu.Unlock()
+			if inFlight {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		_, err, own, _ := f.do(context.Background(), "k", func() (int, error) { return 0, nil })
+		if own {
+			err = errors.New("the second read made a call of its own")
+		}
+		joined <- err
+	}()
+	go func() { time.Sleep(20 * time.Millisecond); close(release) }()
+	_, err, own, answered := f.do(context.Background(), "k", func() (int, error) {
+		<-release
+		panic("engine bug")
+	})
+	const want = "coalesce: the engine call panicked: engine bug"
+	if err == nil || err.Error() != want || !own || !answered {
+		t.Errorf("the read that made the call: %v (own %v), want %q", err, own, want)
+	}
+	if err := <-joined; err == nil || err.Error() != want {
+		t.Errorf("the read that shared it: %v, want %q", err, want)
+	}
+}
