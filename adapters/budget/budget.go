@@ -52,11 +52,15 @@ type Engine struct {
 	budget adapters.Budget
 	calls  sync.Map // target name -> engine calls of one read (TargetInfo.ReadCalls)
 
-	mu     sync.Mutex
-	rate   float64 // tokens per second now, between budget/10 and budget
-	tokens float64
-	last   time.Time // when tokens were last refilled
-	cut    time.Time // when the rate was last cut
+	mu   sync.Mutex
+	rate float64 // tokens per second now, between budget/10 and budget
+	// tokens are the bucket that reads take their turns from (a read refused for want of them
+	// takes them ahead: its turn), and made the bucket that reads are made from, when they are
+	// made, so that a read that comes late for its turn is not made with another's tokens. Both
+	// refill at the rate, up to the burst.
+	tokens, made float64
+	last         time.Time // when tokens were last refilled
+	cut          time.Time // when the rate was last cut
 	// slots are, by execution, when the tokens of a read refused for want of them will be there
 	// (they are taken already).
 	slots map[string]time.Time
@@ -77,7 +81,7 @@ type want struct {
 // New wraps e with budget b, which must not be unlimited.
 func New(e adapters.Engine, b adapters.Budget) *Engine {
 	now := time.Now()
-	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), last: now,
+	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), last: now,
 		slots: map[string]time.Time{}, want: map[string]want{}, pruned: now}
 }
 
@@ -151,45 +155,85 @@ func (e *Engine) refill(now time.Time) {
 		e.rate = min(e.budget.ReadsPerSecond, e.rate+e.budget.ReadsPerSecond/10*dt)
 	}
 	e.tokens = min(float64(e.budget.Burst), e.tokens+e.rate*dt)
+	e.made = min(float64(e.budget.Burst), e.made+e.rate*dt)
 	e.last = now
 }
 
-// take spends n tokens for a read of the execution k ("" for other reads). A read that finds too
-// few is refused with how long until its tokens are there: an execution's read is given them, in
-// its slot, and another read is not; a first read (an outcome) is given them and told how long to
-// wait for them.
+// until is how long until the bucket b (tokens or made) holds n tokens.
+func (e *Engine) until(b float64, n int) time.Duration {
+	return time.Duration(max(0, float64(n)-b) / e.rate * float64(time.Second))
+}
+
+// take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
+// n tokens when it is made now. A read that finds too few is refused with how long to wait: an
+// execution's read is given its turn then (a slot), another read is not; a first read (an
+// outcome) is given its turn, and told how long until it (then it waits for its tokens: made).
 func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
 	if slot, booked := e.slots[k]; booked {
-		if now.Before(slot) {
+		switch {
+		case now.Before(slot):
 			return false, slot.Sub(now)
+		case e.made < float64(n):
+			return false, e.until(e.made, n)
 		}
 		delete(e.slots, k)
+		e.made -= float64(n)
 		e.spent.Add(uint64(n))
 		return true, 0
 	}
-	if e.tokens >= float64(n) {
+	if e.tokens >= float64(n) && e.made >= float64(n) {
 		e.tokens -= float64(n)
+		e.made -= float64(n)
 		e.spent.Add(uint64(n))
 		return true, 0
 	}
-	wait = time.Duration((float64(n) - e.tokens) / e.rate * float64(time.Second))
 	if k == "" && !first {
 		e.refusals.Add(1)
-		return false, wait
+		return false, max(e.until(e.tokens, n), e.until(e.made, n))
 	}
 	e.tokens -= float64(n)
-	wait = time.Duration(-e.tokens / e.rate * float64(time.Second))
 	if first {
-		e.spent.Add(uint64(n))
-		return true, wait
+		return true, e.until(e.tokens, 0)
 	}
+	wait = max(e.until(e.tokens, 0), e.until(e.made, n))
 	e.slots[k] = now.Add(wait)
 	e.refusals.Add(1)
 	return false, wait
+}
+
+// makeRead takes n tokens of the made bucket for a read given its turn before (an outcome's),
+// waiting for them.
+func (e *Engine) makeRead(ctx context.Context, n int) error {
+	for {
+		e.mu.Lock()
+		e.refill(time.Now())
+		if e.made >= float64(n) {
+			e.made -= float64(n)
+			e.spent.Add(uint64(n))
+			e.mu.Unlock()
+			return nil
+		}
+		wait := e.until(e.made, n)
+		e.mu.Unlock()
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // throttled cuts the rate after the engine throttled a read, at most once a second, and says
@@ -202,7 +246,7 @@ func (e *Engine) throttled(err error) error {
 	e.refill(now)
 	if now.Sub(e.cut) >= cutEvery {
 		e.rate = max(e.budget.ReadsPerSecond/10, e.rate*cutTo)
-		e.tokens = min(e.tokens, 0)
+		e.tokens, e.made = min(e.tokens, 0), min(e.made, 0)
 		e.cut = now
 	}
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
@@ -215,13 +259,12 @@ func (e *Engine) read(ctx context.Context, k string, n int, first bool, call fun
 	if !ok {
 		return &adapters.Throttle{RetryAfter: wait}
 	}
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
+	if first {
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		if err := e.makeRead(ctx, n); err != nil {
+			return err
 		}
 	}
 	err := call()

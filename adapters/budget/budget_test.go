@@ -137,13 +137,13 @@ func TestEngineThrottlingCutsTheRate(t *testing.T) {
 	if r := e.Stats().Rate; math.Abs(r-70) > 1 {
 		t.Errorf("rate after one throttle: %.1f, want 70", r)
 	}
-	e.tokens = 100 // the second throttle comes from the engine, not from the bucket
+	e.tokens, e.made = 100, 100 // the second throttle comes from the engine, not from the buckets
 	e.Describe(ctx, tg, ref(0))
 	if r := e.Stats().Rate; math.Abs(r-70) > 1 {
 		t.Errorf("rate after a second throttle within a second: %.1f, want still 70", r)
 	}
 	for range 7 {
-		e.cut, e.tokens = time.Time{}, 100
+		e.cut, e.tokens, e.made = time.Time{}, 100, 100
 		e.Describe(ctx, tg, ref(0))
 	}
 	if r := e.Stats().Rate; math.Abs(r-10) > 1 {
@@ -206,5 +206,33 @@ func TestRefusedReadsAreSpread(t *testing.T) {
 	}
 	if hi-lo < time.Second {
 		t.Errorf("50 refused reads told to retry within %s..%s, want them spread over seconds (50 reads at 10/s)", lo, hi)
+	}
+}
+
+// A read that comes back late for its turn is not made in the same instant as another read: no
+// span of time holds more reads than its refill and one burst.
+func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.Describe(ctx, tg, ref(0))
+	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Fatalf("a second read at once: %v, want refused, with a turn in 100ms", err)
+	}
+	time.Sleep(350 * time.Millisecond) // late for its turn
+	if _, err := e.Describe(ctx, tg, ref(2)); err != nil {
+		t.Fatalf("a new read 350ms on: %v, want it made", err)
+	}
+	_, err := e.Describe(ctx, tg, ref(1))
+	var th *adapters.Throttle
+	if !errors.As(err, &th) || th.RetryAfter < 50*time.Millisecond {
+		t.Fatalf("the late turn right after another read: %v, want refused for a token's time (100ms)", err)
+	}
+	time.Sleep(th.RetryAfter)
+	if _, err := e.Describe(ctx, tg, ref(1)); err != nil {
+		t.Errorf("the late turn a token later: %v, want it made", err)
+	}
+	if n := inner.reads.Load(); n != 3 {
+		t.Errorf("%d engine reads, want 3", n)
 	}
 }
