@@ -209,3 +209,35 @@ func (e *budgetEnv) ref(t *testing.T, id string) adapters.Ref {
 	}
 	return c.Ref
 }
+
+// A poll answered from a reading says when the reading was made (lastUpdatedAt), and the engine is
+// read again once the poll interval has passed.
+func TestAnswersCarryTheTimeOfTheirReading(t *testing.T) {
+	e := newBudgetEnv(t, "unlimited")
+	_, c := e.serve(t)
+	id := call(t, c, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
+	defer e.engine.Cancel(context.WithoutCancel(t.Context()), e.set.Tools[0].Target, e.ref(t, id), "test over")
+	get := func() (time.Time, int64) {
+		var got struct {
+			LastUpdatedAt  time.Time
+			PollIntervalMs int64
+		}
+		raw, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": id})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		mustUnmarshal(t, raw, &got)
+		return got.LastUpdatedAt, got.PollIntervalMs
+	}
+	time.Sleep(1100 * time.Millisecond) // past the start's own reading
+	before := e.proxy.Calls("DescribeWorkflowExecution")
+	first, interval := get()
+	again, _ := get()
+	if n := e.proxy.Calls("DescribeWorkflowExecution") - before; n != 1 || !again.Equal(first) || time.Since(first) > time.Second {
+		t.Errorf("two polls within the interval: %d engine reads, lastUpdatedAt %s then %s; want one read, both as of it", n, first, again)
+	}
+	time.Sleep(time.Duration(interval) * time.Millisecond)
+	if later, _ := get(); !later.After(first) || e.proxy.Calls("DescribeWorkflowExecution")-before != 2 {
+		t.Errorf("a poll after the interval (%dms): lastUpdatedAt %s, want a new reading after %s", interval, later, first)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -273,8 +274,9 @@ func TestNoTaskClientsGetHandles(t *testing.T) {
 				t.Fatalf("handle result = %v", res)
 			}
 			st := c.Decode(t, "tools/call", map[string]any{"name": "task_status", "arguments": map[string]any{"handle": handle}})
-			if st["structuredContent"].(map[string]any)["status"] != "working" {
-				t.Fatalf("task_status = %v", st)
+			sc := st["structuredContent"].(map[string]any)
+			if read, err := time.Parse(time.RFC3339Nano, fmt.Sprint(sc["lastUpdatedAt"])); sc["status"] != "working" || err != nil || time.Since(read) > time.Minute {
+				t.Fatalf("task_status = %v, want working, with the time it was read as lastUpdatedAt", st)
 			}
 			for deadline := time.Now().Add(30 * time.Second); ; {
 				r := c.Decode(t, "tools/call", map[string]any{"name": "task_result", "arguments": map[string]any{"handle": handle}})

@@ -142,8 +142,8 @@ type handleQuestion struct {
 	Schema  json.RawMessage `json:"schema"`
 }
 
-// handleStatus is task_status's answer: the status and, while the task waits on input, its
-// questions and how to answer them.
+// handleStatus is task_status's answer: the status as of when it was read (lastUpdatedAt, as in
+// the task dialects) and, while the task waits on input, its questions and how to answer them.
 func handleStatus(t *task) *toolOutput {
 	status := handles{}.status(t)
 	var b strings.Builder
@@ -159,8 +159,9 @@ func handleStatus(t *task) *toolOutput {
 	structured, _ := json.Marshal(struct {
 		Status        string           `json:"status"`
 		StatusMessage string           `json:"statusMessage"`
+		LastUpdatedAt string           `json:"lastUpdatedAt"`
 		Questions     []handleQuestion `json:"questions,omitempty"`
-	}{status, t.message(), qs})
+	}{status, t.message(), timestamp(t.updatedAt()), qs})
 	return &toolOutput{text: b.String(), structured: structured}
 }
 
