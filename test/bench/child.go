@@ -220,9 +220,10 @@ func serveChild(spec string) error {
 	if err != nil {
 		return err
 	}
-	// Rate limits off: they would throttle the bench (they have tests of their own).
+	// Rate limits off, and room for every request of the fleet's clients in flight: they would
+	// limit the bench (they have tests of their own).
 	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log,
-		FreshFor: cfg.FreshFor, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}, Observer: tel})
+		FreshFor: cfg.FreshFor, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, MaxInFlight: 8192}, Observer: tel})
 	if err != nil {
 		return err
 	}
