@@ -58,7 +58,16 @@
 // # Throttling
 //
 // Every API call is retried by the SDK up to 8 attempts, with its throttle-aware exponential
-// backoff capped at 2 s. A call still throttled, or an endpoint that cannot be reached or answers
-// with a server error, gives an error wrapping adapters.ErrUnavailable; Wait keeps polling through
-// such errors until its context ends.
+// backoff capped at 2 s, except that reads of executions (DescribeExecution, GetExecutionHistory,
+// ListExecutions) are not retried when throttled: a retry would spend more of the account's quota,
+// and the caller answers from what it read before (adapters/coalesce, adapters/budget). A call
+// throttled (ThrottlingException) gives an error wrapping adapters.ErrThrottled; an endpoint that
+// cannot be reached or answers with a server error, after the retries, adapters.ErrUnavailable.
+// Wait keeps polling through such errors until its context ends.
+//
+// # Starts
+//
+// Start is one StartExecution: DescribeExecution is eventually consistent, so a read right after
+// may not find the execution yet, which callers read as not yet visible. Wait and Run wait
+// through it, and Cancel stops an execution its read does not find.
 package stepfunctions
