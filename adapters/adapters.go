@@ -205,8 +205,9 @@ type TargetInfo struct {
 	// unlimited.
 	Retention time.Duration
 	// ReadCalls is how many engine calls a read of a running execution of the target makes (Step
-	// Functions: two when it reads the history too); zero means one.
-	ReadCalls int
+	// Functions: two when it reads the history too), and OutcomeCalls a read of an ended one's
+	// outcome (Temporal: two, its status and its close event); zero means one.
+	ReadCalls, OutcomeCalls int
 }
 
 // Engine is one configured connection to a workflow engine. All methods are safe for concurrent use.

@@ -3,7 +3,7 @@
 //
 //   - every read of an execution (Describe, Outcome, List) spends tokens of a bucket that refills
 //     at the budget's rate, up to its burst: as many as the read makes engine calls
-//     (adapters.TargetInfo.ReadCalls). A read of an execution with no token left is refused
+//     (adapters.TargetInfo.ReadCalls, OutcomeCalls). A read of an execution with no token left is refused
 //     before it reaches the engine, and given the next tokens after every read refused before it:
 //     its *adapters.Throttle says when they will be there, and the read of that execution is made
 //     when it comes back then. So reads refused together come back spread out, in the order they
@@ -50,7 +50,7 @@ const (
 type Engine struct {
 	adapters.Engine
 	budget adapters.Budget
-	calls  sync.Map // target name -> engine calls of one read (TargetInfo.ReadCalls)
+	calls  sync.Map // target name -> engine calls of a read and of an outcome ([2]int, from TargetInfo)
 
 	mu   sync.Mutex
 	rate float64 // tokens per second now, between budget/10 and budget
@@ -167,8 +167,9 @@ func (e *Engine) until(b float64, n int) time.Duration {
 // take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
 // execution's read is given its turn then (a slot), another read is not; a first read (an
-// outcome) is given its turn, and told how long until it (then it waits for its tokens: made).
-func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration) {
+// outcome) is given its turn ahead, and told how long until it (then it waits for its tokens:
+// makeRead).
+func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
@@ -176,33 +177,33 @@ func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration)
 	if slot, booked := e.slots[k]; booked {
 		switch {
 		case now.Before(slot):
-			return false, slot.Sub(now)
+			return false, slot.Sub(now), false
 		case e.made < float64(n):
-			return false, e.until(e.made, n)
+			return false, e.until(e.made, n), false
 		}
 		delete(e.slots, k)
 		e.made -= float64(n)
 		e.spent.Add(uint64(n))
-		return true, 0
+		return true, 0, false
 	}
 	if e.tokens >= float64(n) && e.made >= float64(n) {
 		e.tokens -= float64(n)
 		e.made -= float64(n)
 		e.spent.Add(uint64(n))
-		return true, 0
+		return true, 0, false
 	}
 	if k == "" && !first {
 		e.refusals.Add(1)
-		return false, max(e.until(e.tokens, n), e.until(e.made, n))
+		return false, max(e.until(e.tokens, n), e.until(e.made, n)), false
 	}
 	e.tokens -= float64(n)
 	if first {
-		return true, e.until(e.tokens, 0)
+		return true, e.until(e.tokens, 0), true
 	}
 	wait = max(e.until(e.tokens, 0), e.until(e.made, n))
 	e.slots[k] = now.Add(wait)
 	e.refusals.Add(1)
-	return false, wait
+	return false, wait, false
 }
 
 // makeRead takes n tokens of the made bucket for a read given its turn before (an outcome's),
@@ -255,11 +256,11 @@ func (e *Engine) throttled(err error) error {
 // read spends n tokens for a read of the execution k ("" for other reads) and makes the read once
 // they are there (first: never refused).
 func (e *Engine) read(ctx context.Context, k string, n int, first bool, call func() error) error {
-	ok, wait := e.take(k, n, first)
+	ok, wait, ahead := e.take(k, n, first)
 	if !ok {
 		return &adapters.Throttle{RetryAfter: wait}
 	}
-	if first {
+	if ahead {
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
@@ -274,19 +275,23 @@ func (e *Engine) read(ctx context.Context, k string, n int, first bool, call fun
 	return err
 }
 
-// readCalls is how many engine calls a Describe of a running execution of t makes.
-func (e *Engine) readCalls(t adapters.Target) int {
+// readCalls is how many engine calls a Describe of a running execution of t makes (outcome:
+// an Outcome of an ended one).
+func (e *Engine) readCalls(t adapters.Target, outcome bool) int {
 	if c, ok := e.calls.Load(t.Name); ok {
-		return c.(int)
+		if outcome {
+			return c.([2]int)[1]
+		}
+		return c.([2]int)[0]
 	}
 	return 1
 }
 
-// Check also learns how many engine calls a read of the target makes.
+// Check also learns how many engine calls the reads of the target make.
 func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
 	info, err := e.Engine.Check(ctx, t)
 	if err == nil {
-		e.calls.Store(t.Name, max(info.ReadCalls, 1))
+		e.calls.Store(t.Name, [2]int{max(info.ReadCalls, 1), max(info.OutcomeCalls, 1)})
 	}
 	return info, err
 }
@@ -296,7 +301,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	var st adapters.Status
 	k := t.Name + "\x00" + r.ID
-	err := e.read(ctx, k, e.readCalls(t), false, func() (err error) {
+	err := e.read(ctx, k, e.readCalls(t, false), false, func() (err error) {
 		st, err = e.Engine.Describe(ctx, t, r)
 		return err
 	})
@@ -338,7 +343,7 @@ func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
 // Outcome takes the next token before any other read: see the package doc.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	var o adapters.Outcome
-	err := e.read(ctx, "", 1, true, func() (err error) {
+	err := e.read(ctx, "", e.readCalls(t, true), true, func() (err error) {
 		o, err = e.Engine.Outcome(ctx, t, r)
 		return err
 	})

@@ -18,14 +18,14 @@ import (
 // against real engines, through a proxy that throttles).
 type fixed struct {
 	adapters.Engine
-	state     adapters.State
-	throttle  atomic.Bool
-	readCalls int
-	reads     atomic.Int64
+	state                   adapters.State
+	throttle                atomic.Bool
+	readCalls, outcomeCalls int
+	reads                   atomic.Int64
 }
 
 func (f *fixed) Check(context.Context, adapters.Target) (adapters.TargetInfo, error) {
-	return adapters.TargetInfo{ReadCalls: f.readCalls}, nil
+	return adapters.TargetInfo{ReadCalls: f.readCalls, OutcomeCalls: f.outcomeCalls}, nil
 }
 
 func (f *fixed) Describe(context.Context, adapters.Target, adapters.Ref) (adapters.Status, error) {
@@ -82,19 +82,21 @@ func TestReadsSpendTokens(t *testing.T) {
 	}
 }
 
-// A read of a target whose reads make two engine calls spends two tokens.
+// A read of a target whose reads make two engine calls spends two tokens, and so does an outcome
+// that makes three.
 func TestReadsCostTheirEngineCalls(t *testing.T) {
-	inner := &fixed{state: adapters.Working, readCalls: 2}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 4})
+	inner := &fixed{state: adapters.Working, readCalls: 2, outcomeCalls: 3}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 7})
 	ctx := context.Background()
 	e.Check(ctx, tg)
 	e.Describe(ctx, tg, ref(0))
 	e.Describe(ctx, tg, ref(1))
-	if _, err := e.Describe(ctx, tg, ref(2)); !errors.Is(err, adapters.ErrThrottled) {
-		t.Errorf("a third read of two calls within a burst of 4: %v, want refused", err)
+	e.Outcome(ctx, tg, ref(2))
+	if _, err := e.Describe(ctx, tg, ref(3)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a read of two calls after 7 tokens spent of a burst of 7: %v, want refused", err)
 	}
-	if s := e.Stats(); s.Spent != 4 {
-		t.Errorf("spent %d tokens, want 4", s.Spent)
+	if s := e.Stats(); s.Spent != 7 {
+		t.Errorf("spent %d tokens, want 7", s.Spent)
 	}
 }
 

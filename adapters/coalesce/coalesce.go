@@ -54,8 +54,13 @@ type Options struct {
 	Ended Ended
 }
 
-// notYetVisible is how long Wait reads "not found" as a start that the engine does not show yet.
-const notYetVisible = 10 * time.Second
+const (
+	// notYetVisible is how long Wait reads "not found" as a start that the engine does not show
+	// yet.
+	notYetVisible = 10 * time.Second
+	// outcomeWait bounds how long an outcome read waits through throttles.
+	outcomeWait = 10 * time.Second
+)
 
 // Engine is the wrapped engine.
 type Engine struct {
@@ -284,10 +289,11 @@ func latest(a, b time.Time) time.Time {
 }
 
 // Outcome is cached once read; concurrent first reads share one call. A read throttled (by the
-// engine or a budget) is tried again after its retry-after, within Options.Wait.
+// engine or a budget) is tried again after its retry-after, within outcomeWait: the outcome is
+// read once, and the caller has the end in hand.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	k := key(t, r)
-	deadline := time.Now().Add(e.opts.Wait)
+	deadline := time.Now().Add(outcomeWait)
 	for {
 		if v, ok := e.cache.Get(k); ok && v.outcome != nil {
 			e.outcome.cached.Add(1)

@@ -154,7 +154,8 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 	if err != nil {
 		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+w.queue, err)
 	}
-	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()}
+	// An outcome is read with the chain's status, then the close event of its last run.
+	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), OutcomeCalls: 2}
 	if len(resp.GetPollers()) == 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"no worker polls task queue %q in namespace %q: executions of %s stay submitted until a worker that registers it polls that queue",
