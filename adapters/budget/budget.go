@@ -3,13 +3,14 @@
 //
 //   - every read of an execution (Describe, Outcome, List) spends tokens of a bucket that refills
 //     at the budget's rate, up to its burst: as many as the read makes engine calls
-//     (adapters.TargetInfo.ReadCalls, OutcomeCalls). A read of an execution with no token left is refused
-//     before it reaches the engine, and given the next tokens after every read refused before it:
-//     its *adapters.Throttle says when they will be there, and the read of that execution is made
-//     when it comes back then. So reads refused together come back spread out, in the order they
-//     were refused. An outcome is never refused: it takes its place in that order and waits for
-//     it (it is read once per task, and it ends the task's reads). Reads are made only once their
-//     tokens are there, so that no span of time holds more reads than its refill and one burst.
+//     (adapters.TargetInfo.ReadCalls, OutcomeCalls). A read of an execution with no token left is
+//     refused before it reaches the engine, and given the next tokens after every read refused
+//     before it: its *adapters.Throttle says when they will be there, and the read of that
+//     execution is made when it comes back then. So reads refused together come back spread out,
+//     in the order they were refused. An outcome is never refused: it takes its place in that
+//     order and waits for it (it is read once per task, and it ends the task's reads). Reads are
+//     made only once their tokens are there, so that no span of time holds more reads than its
+//     refill and one burst.
 //   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
 //     second without one gives back a tenth of the budget (additive increase), never above it,
@@ -159,9 +160,13 @@ func (e *Engine) refill(now time.Time) {
 	e.last = now
 }
 
-// until is how long until the bucket b (tokens or made) holds n tokens.
+// holds reports whether the bucket b (tokens or made) holds n tokens: or, for a read that makes
+// more calls than the burst, as many as it can hold (the rest is paid from the next refills).
+func (e *Engine) holds(b float64, n int) bool { return b >= float64(min(n, e.budget.Burst)) }
+
+// until is how long until the bucket b holds n tokens (see holds).
 func (e *Engine) until(b float64, n int) time.Duration {
-	return time.Duration(max(0, float64(n)-b) / e.rate * float64(time.Second))
+	return time.Duration(max(0, float64(min(n, e.budget.Burst))-b) / e.rate * float64(time.Second))
 }
 
 // take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
@@ -178,7 +183,7 @@ func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration,
 		switch {
 		case now.Before(slot):
 			return false, slot.Sub(now), false
-		case e.made < float64(n):
+		case !e.holds(e.made, n):
 			return false, e.until(e.made, n), false
 		}
 		delete(e.slots, k)
@@ -186,7 +191,7 @@ func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration,
 		e.spent.Add(uint64(n))
 		return true, 0, false
 	}
-	if e.tokens >= float64(n) && e.made >= float64(n) {
+	if e.holds(e.tokens, n) && e.holds(e.made, n) {
 		e.tokens -= float64(n)
 		e.made -= float64(n)
 		e.spent.Add(uint64(n))
@@ -207,12 +212,12 @@ func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration,
 }
 
 // makeRead takes n tokens of the made bucket for a read given its turn before (an outcome's),
-// waiting for them.
+// waiting for them (see holds).
 func (e *Engine) makeRead(ctx context.Context, n int) error {
 	for {
 		e.mu.Lock()
 		e.refill(time.Now())
-		if e.made >= float64(n) {
+		if e.holds(e.made, n) {
 			e.made -= float64(n)
 			e.spent.Add(uint64(n))
 			e.mu.Unlock()

@@ -238,3 +238,28 @@ func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
 		t.Errorf("%d engine reads, want 3", n)
 	}
 }
+
+// Reads that make more engine calls than the burst are made all the same, when the buckets are
+// full, and their calls are paid from the next tokens.
+func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
+	inner := &fixed{state: adapters.Working, readCalls: 2, outcomeCalls: 3}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.Check(ctx, tg)
+	if _, err := e.Describe(ctx, tg, ref(0)); err != nil {
+		t.Fatalf("a read of two calls with a burst of one: %v, want it made", err)
+	}
+	_, err := e.Describe(ctx, tg, ref(1))
+	var th *adapters.Throttle
+	if !errors.As(err, &th) || th.RetryAfter < 250*time.Millisecond {
+		t.Fatalf("a second read of two calls at once: %v, want its turn after its own two tokens and the first read's debt (300ms)", err)
+	}
+	time.Sleep(th.RetryAfter)
+	if _, err := e.Describe(ctx, tg, ref(1)); err != nil {
+		t.Errorf("the second read at its turn: %v, want it made", err)
+	}
+	if _, err := e.Outcome(ctx, tg, ref(2)); err != nil {
+		t.Errorf("an outcome of three calls with a burst of one: %v, want it read", err)
+	}
+}
