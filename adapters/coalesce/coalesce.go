@@ -114,7 +114,9 @@ func (v entry) elapsed(now time.Time, p pace.Pace, paced bool) time.Duration {
 	return max(wall, p.Age(now, v.status.Started)-v.status.ReadAt.Sub(v.born))
 }
 
-// reusable reports whether the entry answers a read at now, and for how long more it will.
+// reusable reports whether the entry answers a read at now, and for how long more it will. The
+// last fiftieth of the window does not: a client that polls at the interval it was told arrives
+// give or take a few milliseconds, and must find a fresh reading, not the old one.
 func (v entry) reusable(now time.Time, p pace.Pace, paced bool) (left time.Duration, ok bool) {
 	switch {
 	case v.status.State.Terminal():
@@ -126,7 +128,7 @@ func (v entry) reusable(now time.Time, p pace.Pace, paced bool) (left time.Durat
 	if now.Before(v.hold) {
 		left = max(left, v.hold.Sub(now))
 	}
-	return left, left > 0
+	return left, left > v.window/50
 }
 
 func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID }
