@@ -7,10 +7,10 @@
 //     refused before it reaches the engine, and given the next tokens after every read refused
 //     before it: its *adapters.Throttle says when they will be there, and the read of that
 //     execution is made when it comes back then. So reads refused together come back spread out,
-//     in the order they were refused. An outcome is never refused: it takes its place in that
-//     order and waits for it (it is read once per task, and it ends the task's reads). Reads are
-//     made only once their tokens are there, so that no span of time holds more reads than its
-//     refill and one burst.
+//     in the order they were refused. An outcome is never refused: it goes ahead of them, and
+//     waits only for its tokens (it is read once per task, and it ends the task's reads). Reads
+//     are made only once their tokens are there, so that no span of time holds more reads than
+//     its refill and one burst.
 //   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
 //     second without one gives back a tenth of the budget (additive increase), never above it,
@@ -172,8 +172,8 @@ func (e *Engine) until(b float64, n int) time.Duration {
 // take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
 // execution's read is given its turn then (a slot), another read is not; a first read (an
-// outcome) is given its turn ahead, and told how long until it (then it waits for its tokens:
-// makeRead).
+// outcome) goes ahead of the turns given (they wait its tokens' time more), and waits only for
+// its tokens to be made (makeRead).
 func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -203,7 +203,7 @@ func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration,
 	}
 	e.tokens -= float64(n)
 	if first {
-		return true, e.until(e.tokens, 0), true
+		return true, 0, true
 	}
 	wait = max(e.until(e.tokens, 0), e.until(e.made, n))
 	e.slots[k] = now.Add(wait)
@@ -266,9 +266,6 @@ func (e *Engine) read(ctx context.Context, k string, n int, first bool, call fun
 		return &adapters.Throttle{RetryAfter: wait}
 	}
 	if ahead {
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
 		if err := e.makeRead(ctx, n); err != nil {
 			return err
 		}
