@@ -250,7 +250,9 @@ func serveChild(spec string) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// As serve's defaults: an idle keep-alive connection is closed after a minute (without an
+	// IdleTimeout, net/http would close it after ReadHeaderTimeout).
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	go hs.Serve(ln)
 	fmt.Fprintf(os.Stderr, "%shttp://%s\n", readyLine, ln.Addr())
 	if cfg.Stdio {

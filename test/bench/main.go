@@ -284,9 +284,10 @@ func (b *bench) quiet() string {
 }
 
 // newHTTPClient is the load generator's client: enough idle connections for every poller, so that
-// no poll pays for a new connection.
+// no poll pays for a new connection. It lets an idle connection go before the server does (after
+// a minute), so that it never sends a request on one the server is closing.
 func newHTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
-		MaxIdleConns: 4096, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second, DisableCompression: true,
+		MaxIdleConns: 4096, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 30 * time.Second, DisableCompression: true,
 	}}
 }
