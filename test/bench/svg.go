@@ -12,7 +12,7 @@ import (
 // bench writes it from what it measured, as an SVG file anyone can open.
 
 const (
-	chartWidth  = 900
+	chartWidth  = 1000
 	panelHeight = 230
 	marginLeft  = 60
 	marginRight = 20
@@ -24,18 +24,20 @@ const (
 func writeFleetChart(path string, run *fleetRun, budget float64, tasks, clients int) error {
 	engines := []struct{ key, title string }{{"sfn", "Step Functions"}, {"temporal", "Temporal"}}
 	var b strings.Builder
-	height := 60 + len(engines)*(panelHeight+panelTop+panelBottom)
+	height := 70 + len(engines)*(panelHeight+panelTop+panelBottom)
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		chartWidth, height, chartWidth, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	title := fmt.Sprintf("Engine reads per second: %d tasks per engine, %d clients, a budget of %g reads/s per engine", tasks, clients, budget)
+	title := fmt.Sprintf("Engine reads per second against a read budget of %g per engine", budget)
+	about := fmt.Sprintf("%d tasks per engine, %d clients", tasks, clients)
 	if run.throttle > 0 {
-		title += fmt.Sprintf("; %.0f%% of reads throttled in the shaded window", run.throttle*100)
+		about += fmt.Sprintf("; the engines throttle %.0f%% of reads in the shaded window", run.throttle*100)
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15" font-weight="bold">%s</text>`+"\n", marginLeft, escape(title))
-	fmt.Fprintf(&b, `<text x="%d" y="44" fill="#555">grey: each second; blue: each 10 s window's average; red dashes: the budget</text>`+"\n", marginLeft)
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", marginLeft, escape(title))
+	fmt.Fprintf(&b, `<text x="%d" y="40" fill="#555">%s.</text>`+"\n", marginLeft, escape(about))
+	fmt.Fprintf(&b, `<text x="%d" y="56" fill="#555">Grey: each second; blue: each 10 s window's average; red dashes: the budget.</text>`+"\n", marginLeft)
 	for i, e := range engines {
-		top := 60 + i*(panelHeight+panelTop+panelBottom)
+		top := 70 + i*(panelHeight+panelTop+panelBottom)
 		panel(&b, top, e.title, run.reads[e.key], budget, run.window)
 	}
 	b.WriteString("</svg>\n")
