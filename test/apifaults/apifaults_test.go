@@ -47,7 +47,11 @@ func sfnThroughProxy(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, e, adapters.Target{Name: aws.ToString(out.StateMachineArn)}
+	sm, err := stepfunctions.StateMachine(aws.ToString(out.StateMachineArn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, e, sm
 }
 
 // The proxy throttles exactly the fraction asked of the operations named, as Step Functions does
@@ -114,7 +118,7 @@ func TestTemporalThrottle(t *testing.T) {
 		t.Fatalf("dialing Temporal through the proxy: %v", err)
 	}
 	defer e.Close()
-	wf := adapters.Target{Name: temporalexamples.WaitAndEchoName, Queue: "apifaults-unpolled-" + uuid.NewString()}
+	wf := temporal.Workflow(temporalexamples.WaitAndEchoName, "apifaults-unpolled-"+uuid.NewString(), 0)
 	r, err := e.Start(ctx, wf, adapters.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"x"}`)})
 	if err != nil {
 		t.Fatal(err)
