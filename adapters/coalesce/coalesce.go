@@ -179,8 +179,8 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 // Describe answers from what the cache holds while it is good, else shares one engine call among
 // all concurrent callers; a throttled call is answered from the newest reading. The shared call
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
-// others (its first caller waits for it to end, however). Status.ReadAt is when the answer was read, and NextReadAt when the engine will next be
-// read for it.
+// others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
+// read, and NextReadAt when the engine will next be read for it.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
 	k := key(t, r)
