@@ -118,7 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.fleetBudget, "fleet-budget", 10, "read budget of each engine block in the fleet figure, in reads per second")
 	fs.Float64Var(&o.fleetThrottle, "fleet-throttle", 0.2, "share of engine reads the proxies throttle in the middle third of the fleet figure's second run (0: no second run)")
 	fs.StringVar(&o.fleetSVG, "fleet-svg", "fleet.svg", "write the fleet figure's chart (its last run) to `FILE` (empty: no chart)")
-	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default of 250ms; negative: every poll asks the engine)")
+	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default, readings reused for the task's polling interval; negative: every poll asks the engine)")
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
 	engines := fs.String("engine", "temporal,sfn,restate", "engines of the poll and start figures: temporal, sfn, restate")
 	states := fs.String("poll-tasks", "running,ended", "tasks of the poll figure: running, ended")

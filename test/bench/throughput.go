@@ -185,7 +185,7 @@ func (b *bench) freshLabel() string {
 	case b.opts.fresh < 0:
 		return "FreshFor -1 (every poll asks the engine)"
 	case b.opts.fresh == 0:
-		return "the default FreshFor of 250ms (polls of one execution within 250 ms share one engine read)"
+		return "the defaults (a reading of a running task answers its polls for the task's polling interval, 1 s for a young task: a phase may make no engine call at all; the Temporal engine block's default read budget of 200 reads a second)"
 	}
 	return fmt.Sprintf("FreshFor %s", b.opts.fresh)
 }
