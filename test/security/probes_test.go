@@ -366,6 +366,7 @@ func fairShare(t *testing.T, r *results, d *dev) {
 	r.add(t, "3 fair share", "bob trickles five 4 MiB uploads (16 MiB is the whole budget); alice polls her task", "alice served",
 		fmt.Sprintf("alice %s; bob's refused at once: %s", poll, drain(uploads)), poll.served())
 	stop()
+	waitServed(t, d.url, bobKey) // the server lets go of the uploads once it sees their connections close
 
 	wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -377,6 +378,17 @@ func fairShare(t *testing.T, r *results, d *dev) {
 	}
 	r.add(t, "3 fair share", "tasks/result of a task that runs for 5 more minutes", "answered within --max-wait (3 s) with the task's status",
 		seen, err == nil && res.code() == -32603 && strings.Contains(res.body, "Task still working"))
+}
+
+// waitServed waits until the principal's requests are served again.
+func waitServed(t *testing.T, url, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if must(t, url, key, rpc("tools/list", map[string]any{})).served() {
+			return
+		}
+	}
+	t.Fatal("the principal's requests are still refused 10 s after its uploads ended")
 }
 
 // drain lists what the channel holds now.
