@@ -1,0 +1,490 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/mcpclient"
+	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/test/faults"
+)
+
+//go:embed soak.yaml
+var soakMapping []byte
+
+// settle is how long a fault window lasts past the fault's end (or the recovery the soak saw):
+// polls then still feel it.
+const settle = 5 * time.Second
+
+// soak is one run.
+type soak struct {
+	o   options
+	out io.Writer
+	// id is in every marker of the run, so that executions of other runs on the same engines are
+	// told apart.
+	id    string
+	work  string
+	stats *stats
+	// setUp is before anything started; begin when the clients started; stopAt when they stop
+	// starting calls.
+	setUp, begin, stopAt time.Time
+
+	temporal *temporalServer
+	worker   *proc
+	replicas []*replica
+	proxies  map[string]*faults.Proxy
+	sfnARNs  map[string]string
+	frontSrv *http.Server
+	frontURL string
+	// sentinels are long tasks, one per engine, that the recovery probes read on each replica.
+	sentinels map[string]string
+
+	mu       sync.Mutex
+	windows  []window
+	faultLog []faultRecord
+	series   []seriesPoint
+}
+
+// faultRecord is one fault as it happened.
+type faultRecord struct {
+	AtSeconds    float64 `json:"atSeconds"`
+	Kind         string  `json:"kind"`
+	Engine       string  `json:"engine,omitempty"`
+	Replica      string  `json:"replica,omitempty"`
+	LastsSeconds float64 `json:"lastsSeconds"`
+	Resets       int     `json:"resets,omitempty"`
+	// RecoveryMs is, per replica, how long after the fault ended (the engine answered again) the
+	// replica first answered a poll of a task on that engine; -1 when it did not within 2 minutes.
+	RecoveryMs []float64 `json:"recoveryMs,omitempty"`
+	// ReadyMs is, per replica, how long after the engine answered again /readyz said ready.
+	ReadyMs []float64 `json:"readyMs,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// seriesPoint is every replica's usage at one moment.
+type seriesPoint struct {
+	AtSeconds   float64 `json:"atSeconds"`
+	LoadAverage string  `json:"loadAverage"`
+	Replicas    []usage `json:"replicas"`
+}
+
+func (s *soak) logf(format string, args ...any) {
+	at := ""
+	if !s.begin.IsZero() {
+		at = fmt.Sprintf("[%4.0fs] ", time.Since(s.begin).Seconds())
+	}
+	fmt.Fprintf(s.out, "soak: %s%s\n", at, fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
+	s := &soak{o: o, out: out, stats: newStats(), proxies: map[string]*faults.Proxy{}, sentinels: map[string]string{}}
+	s.id = fmt.Sprintf("soak%08x", rand.Uint32())
+	s.setUp = time.Now().Add(-time.Second)
+	defer s.teardown()
+	if err := s.setUpAll(ctx); err != nil {
+		return nil, err
+	}
+
+	warm := min(max(o.duration/10, 20*time.Second), time.Minute)
+	events := plan(planOptions{from: 2 * warm, to: o.duration - max(20*time.Second, o.duration/20),
+		killEvery: o.killEvery, killDown: o.killDown, outage: o.outage, gap: max(10*time.Second, o.duration/40), replicas: o.replicas})
+	s.logf("%d clients for %v, then up to %v for the calls still open; warm-up %v, fault-free %v, then %d faults:",
+		o.clients, o.duration, o.drain, warm, warm, len(events))
+	for _, e := range events {
+		s.logf("  at %v", e)
+	}
+
+	s.begin = time.Now()
+	s.stopAt = s.begin.Add(o.duration)
+	clientCtx, stopClients := context.WithDeadline(ctx, s.stopAt.Add(o.drain))
+	defer stopClients()
+	var clients sync.WaitGroup
+	tr := mcpclient.HTTP{URL: s.frontURL, Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}}
+	for i := range o.clients {
+		c := &client{id: i, rng: rand.New(rand.NewPCG(o.seed, uint64(i))), run: s, sfnRate: o.sfnShare,
+			s: newSession(dialects[i%len(dialects)], tr, o.requestTimeout)}
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			// Clients arrive over the first seconds, not in one burst.
+			if sleep(clientCtx, time.Duration(c.rng.IntN(5000))*time.Millisecond) {
+				c.loop(clientCtx)
+			}
+		}()
+	}
+
+	usages := s.watch(ctx, warm)
+	var faultsDone sync.WaitGroup
+	for _, e := range events {
+		faultsDone.Add(1)
+		go func() {
+			defer faultsDone.Done()
+			if sleep(ctx, time.Until(s.begin.Add(e.at))) {
+				s.inject(ctx, e)
+			}
+		}()
+	}
+	faultsDone.Wait()
+	s.logf("faults done; clients stop starting calls at %v", o.duration)
+	clients.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	s.logf("clients done")
+	u := usages()
+	for i, r := range s.replicas {
+		u[i].Idle, _ = r.usage(ctx)
+	}
+
+	counts := map[string]int{}
+	if err := s.auditTemporal(ctx, counts); err != nil {
+		return nil, err
+	}
+	sfnEngine, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: o.sfnEndpoint})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.auditSFN(ctx, sfnEngine.Client(), s.sfnARNs, counts); err != nil {
+		return nil, err
+	}
+	sum := s.summarize(u, counts, len(events))
+	sum.print(out)
+	if o.jsonFile != "" {
+		if err := sum.write(o.jsonFile); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
+}
+
+// setUpAll starts everything the clients need: engines, worker, proxies, replicas, front.
+func (s *soak) setUpAll(ctx context.Context) error {
+	o := s.o
+	s.work = o.work
+	if s.work == "" {
+		var err error
+		if s.work, err = os.MkdirTemp("", "taskgate-soak-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(s.work, 0o755); err != nil {
+		return err
+	}
+	s.logf("run %s; logs in %s", s.id, s.work)
+
+	bin := o.taskgate
+	if bin == "" {
+		bin = workFile(s.work, "taskgate")
+		s.logf("building taskgate")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/taskgate/taskgate/cmd/taskgate")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building taskgate: %w", err)
+		}
+	}
+	if _, err := os.Stat(o.temporalCLI); err != nil {
+		return fmt.Errorf("no Temporal CLI at %s: run scripts/with-engines once (it builds it), or pass -temporal-cli", o.temporalCLI)
+	}
+
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	s.temporal = &temporalServer{cli: o.temporalCLI, db: workFile(s.work, "temporal.db"), logPath: workFile(s.work, "temporal.log"), port: port}
+	s.logf("starting a Temporal dev server on %s", s.temporal.addr())
+	if err := s.temporal.start(ctx); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if s.worker, err = startProc("worker", workFile(s.work, "worker.log"), nil, self, "worker", "-address", s.temporal.addr()); err != nil {
+		return err
+	}
+
+	sfnEngine, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: o.sfnEndpoint})
+	if err != nil {
+		return err
+	}
+	if s.sfnARNs, err = sfnexamples.Ensure(ctx, sfnEngine.Client(), "arn:aws:iam::123456789012:role/taskgate-soak"); err != nil {
+		return fmt.Errorf("creating the Step Functions examples in %s: %w", o.sfnEndpoint, err)
+	}
+	sfnHost := strings.TrimPrefix(strings.TrimPrefix(o.sfnEndpoint, "http://"), "https://")
+	for engine, target := range map[string]string{engineTemporal: s.temporal.addr(), engineSFN: sfnHost} {
+		p, err := faults.Listen(target)
+		if err != nil {
+			return err
+		}
+		s.proxies[engine] = p
+	}
+
+	files := map[string][]byte{"temporal-tools.yaml": temporalexamples.Mapping, "stepfunctions-tools.yaml": sfnexamples.Mapping, "soak.yaml": soakMapping}
+	args := []string{"serve", "--log-level", "warn", "--calls-per-second", "-1", "--polls-per-second", "-1", "--max-in-flight", "4096"}
+	for name, data := range files {
+		path, err := writeFile(s.work, name, data)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--config", path)
+	}
+	account := strings.Split(s.sfnARNs[sfnexamples.WaitAndEcho], ":")[4]
+	env := []string{
+		"TASKGATE_TOKEN_KEYS=" + token.NewKey("soak"),
+		"TEMPORAL_ADDRESS=" + s.proxies[engineTemporal].Addr(),
+		"SFN_ENDPOINT=http://" + s.proxies[engineSFN].Addr(),
+		"SFN_ACCOUNT=" + account,
+		"AWS_REGION=us-east-1",
+	}
+	if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		env = append(env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
+	}
+	var backends []string
+	for i := range o.replicas {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		r := &replica{index: i, addr: fmt.Sprintf("127.0.0.1:%d", port), bin: bin, env: env,
+			args: append(slices.Clone(args), "--http", fmt.Sprintf("127.0.0.1:%d", port)),
+			log:  workFile(s.work, fmt.Sprintf("replica-%d.log", i))}
+		if err := r.start(ctx); err != nil {
+			return err
+		}
+		s.replicas = append(s.replicas, r)
+		backends = append(backends, r.addr)
+	}
+	s.logf("%d replicas serving", len(s.replicas))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	s.frontSrv = &http.Server{Handler: newFront(backends)}
+	go s.frontSrv.Serve(ln)
+	s.frontURL = "http://" + ln.Addr().String() + "/mcp"
+
+	// The sentinels: an hour-long echo on each engine, read by the recovery probes.
+	boot := newSession(dialectExtension, mcpclient.HTTP{URL: s.frontURL}, time.Minute)
+	for engine, tool := range map[string]string{engineTemporal: "wait_and_echo", engineSFN: "sfn_wait_and_echo"} {
+		st, err := boot.start(ctx, tool, map[string]any{"seconds": 3600, "text": s.id + "-sentinel-" + engine}, "", 0)
+		if err != nil {
+			return fmt.Errorf("starting the %s sentinel: %w", engine, err)
+		}
+		s.sentinels[engine] = st.id
+	}
+	return nil
+}
+
+// teardown stops everything the run started, the sentinels first.
+func (s *soak) teardown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if s.frontURL != "" {
+		boot := newSession(dialectExtension, mcpclient.HTTP{URL: s.frontURL}, 10*time.Second)
+		for _, id := range s.sentinels {
+			boot.cancel(ctx, id)
+		}
+	}
+	if s.frontSrv != nil {
+		s.frontSrv.Close()
+	}
+	for _, r := range s.replicas {
+		r.stop()
+	}
+	if s.worker != nil {
+		s.worker.stop()
+	}
+	for _, p := range s.proxies {
+		p.Close()
+	}
+	if s.temporal != nil {
+		s.temporal.stop()
+	}
+}
+
+// inject brings about one fault, waits for its end and for the replicas to recover, and records
+// its window.
+func (s *soak) inject(ctx context.Context, e event) {
+	rec := faultRecord{AtSeconds: time.Since(s.begin).Seconds(), Kind: e.kind, Engine: e.engine, LastsSeconds: e.lasts.Seconds()}
+	from := time.Now()
+	s.logf("%v", e)
+	switch e.kind {
+	case faultKill:
+		r := s.replicas[e.victim]
+		rec.Replica = r.name()
+		r.kill()
+		sleep(ctx, e.lasts)
+		if err := r.start(ctx); err != nil {
+			rec.Error = err.Error()
+		}
+		s.logf("%s serves again", r.name())
+	case faultRestart:
+		s.temporal.stop()
+		sleep(ctx, e.lasts)
+		if err := s.temporal.start(ctx); err != nil {
+			rec.Error = err.Error()
+			break
+		}
+		back := time.Now()
+		s.logf("the Temporal server answers again")
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); rec.ReadyMs = s.readyRecovery(ctx, back) }()
+		go func() { defer wg.Done(); rec.RecoveryMs = s.pollRecovery(ctx, engineTemporal, back) }()
+		wg.Wait()
+	default:
+		p := s.proxies[e.engine]
+		if e.kind == faultReset {
+			for end := time.Now().Add(e.lasts); time.Now().Before(end); sleep(ctx, resetEvery) {
+				rec.Resets += p.Reset()
+			}
+		} else {
+			p.Set(networkFaults[e.kind].faults)
+			sleep(ctx, e.lasts)
+			p.Set(faults.Faults{})
+		}
+		rec.RecoveryMs = s.pollRecovery(ctx, e.engine, time.Now())
+	}
+	if len(rec.RecoveryMs) > 0 || len(rec.ReadyMs) > 0 {
+		s.logf("%s over: recovery %v ms (polls), %v ms (/readyz)", e.kind, rec.RecoveryMs, rec.ReadyMs)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.windows = append(s.windows, window{from, time.Now().Add(settle)})
+	s.faultLog = append(s.faultLog, rec)
+}
+
+// pollRecovery is, per replica, how long after since it first answers a poll of the engine's
+// sentinel (polls every 50 ms, each given a second); -1 when not within 2 minutes.
+func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time) []float64 {
+	return s.perReplica(ctx, since, func(ctx context.Context, r *replica) bool {
+		probe := newSession(dialectExtension, mcpclient.HTTP{URL: r.url("/mcp")}, time.Second)
+		_, err := probe.poll(ctx, s.sentinels[engine])
+		return err == nil
+	})
+}
+
+// readyRecovery is, per replica, how long after since /readyz first says ready.
+func (s *soak) readyRecovery(ctx context.Context, since time.Time) []float64 {
+	return s.perReplica(ctx, since, func(ctx context.Context, r *replica) bool {
+		return get(ctx, r.url("/readyz")) == nil
+	})
+}
+
+func (s *soak) perReplica(ctx context.Context, since time.Time, ok func(context.Context, *replica) bool) []float64 {
+	out := make([]float64, len(s.replicas))
+	var wg sync.WaitGroup
+	for i, r := range s.replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = -1
+			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+				if ok(ctx, r) {
+					out[i] = float64(time.Since(since).Milliseconds())
+					return
+				}
+				if !sleep(ctx, 50*time.Millisecond) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// replicaUsage is one replica's usage at the moments the summary reports.
+type replicaUsage struct {
+	WarmUp, End, Idle usage
+}
+
+// watch samples the replicas: at the end of the warm-up and before the clients stop (the median
+// of five samples two seconds apart, under the same load), and every minute for the series. The
+// returned func waits for the first two.
+func (s *soak) watch(ctx context.Context, warm time.Duration) func() []replicaUsage {
+	u := make([]replicaUsage, len(s.replicas))
+	var wg sync.WaitGroup
+	sampled := func(at time.Time, set func(*replicaUsage, usage)) {
+		defer wg.Done()
+		if !sleep(ctx, time.Until(at)) {
+			return
+		}
+		for i, r := range s.replicas {
+			set(&u[i], s.median(ctx, r))
+		}
+	}
+	wg.Add(2)
+	go sampled(s.begin.Add(warm), func(ru *replicaUsage, v usage) { ru.WarmUp = v })
+	go sampled(s.stopAt.Add(-10*time.Second), func(ru *replicaUsage, v usage) { ru.End = v })
+	go func() {
+		for at := s.begin.Add(time.Minute); at.Before(s.stopAt) && sleep(ctx, time.Until(at)); at = at.Add(time.Minute) {
+			s.sample(ctx, at)
+		}
+	}()
+	return func() []replicaUsage {
+		wg.Wait()
+		return u
+	}
+}
+
+// median is the median of five usage samples two seconds apart.
+func (s *soak) median(ctx context.Context, r *replica) usage {
+	var rss []int64
+	var gs []int
+	for i := range 5 {
+		if i > 0 && !sleep(ctx, 2*time.Second) {
+			break
+		}
+		if u, err := r.usage(ctx); err == nil {
+			rss, gs = append(rss, u.RSSBytes), append(gs, u.Goroutines)
+		}
+	}
+	if len(rss) == 0 {
+		return usage{}
+	}
+	slices.Sort(rss)
+	slices.Sort(gs)
+	return usage{RSSBytes: rss[len(rss)/2], Goroutines: gs[len(gs)/2]}
+}
+
+func (s *soak) sample(ctx context.Context, at time.Time) {
+	p := seriesPoint{AtSeconds: at.Sub(s.begin).Seconds(), LoadAverage: loadAverage()}
+	for _, r := range s.replicas {
+		u, _ := r.usage(ctx)
+		p.Replicas = append(p.Replicas, u)
+	}
+	s.mu.Lock()
+	s.series = append(s.series, p)
+	s.mu.Unlock()
+}
+
+// stopStarting reports whether the clients should start no new call.
+func (s *soak) stopStarting() bool { return time.Now().After(s.stopAt) }
+
+// loadAverage is /proc/loadavg's first three fields.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
