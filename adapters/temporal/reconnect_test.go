@@ -1,0 +1,67 @@
+package temporal_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
+	"github.com/taskgate/taskgate/adapters/temporal"
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
+	"github.com/taskgate/taskgate/internal/testenv"
+)
+
+// TestAnswersSoonAfterTheServerReturns: after an outage long enough for a reconnect backoff to
+// grow, the engine answers within 2 s of the server's return. With the SDK's own backoff (200 ms
+// growing by 1.6 up to 10 s), the attempt after a 16 s outage comes about 6 s after the return,
+// and every call until then fails with the old error; the soak (test/soak) found it after its
+// Temporal restart.
+func TestAnswersSoonAfterTheServerReturns(t *testing.T) {
+	addr, cut, restore := enginetest.Switch(t, testenv.TemporalAddress(t))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	e, err := temporal.New(ctx, temporal.Config{Address: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	target := temporal.Workflow(temporalexamples.WaitAndEchoName, temporalexamples.TaskQueue, 0)
+	missing := adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
+	// The server answers a Describe of a workflow it does not have with not found: that answer
+	// proves the connection works.
+	answers := func() (bool, error) {
+		_, err := e.Describe(ctx, target, missing)
+		return errors.Is(err, adapters.ErrNotFound), err
+	}
+	if ok, err := answers(); !ok {
+		t.Fatalf("Describe of a missing workflow before the outage: %v, want not found", err)
+	}
+
+	cut()
+	for end := time.Now().Add(16 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if ok, err := answers(); ok || !errors.Is(err, adapters.ErrUnavailable) {
+			t.Fatalf("Describe while the server is away: %v, want ErrUnavailable", err)
+		}
+	}
+	restore()
+	back := time.Now()
+	for {
+		ok, err := answers()
+		if ok {
+			break
+		}
+		if time.Since(back) > 30*time.Second {
+			t.Fatalf("no answer 30 s after the server's return: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := time.Since(back); d > 2*time.Second {
+		t.Errorf("the engine answered %v after the server's return, want within 2 s", d.Round(time.Millisecond))
+	} else {
+		t.Logf("answered %v after the server's return", d.Round(time.Millisecond))
+	}
+}
