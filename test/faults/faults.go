@@ -8,11 +8,12 @@
 //	p.Set(faults.Faults{Latency: 500 * time.Millisecond}) // every byte arrives half a second late
 //	p.Set(faults.Faults{Blackhole: true})                 // nothing passes, nothing is refused
 //	p.Reset()                                             // open connections end with a TCP reset
+//	p.Stall()                                             // open connections go silent for good
 //	p.Set(faults.Faults{})                                // healthy again
 //
 // Faults apply to open connections as well as to new ones. A blackhole holds bytes rather than
 // dropping them, as a network partition does while TCP retransmits: when it lifts, what was held
-// arrives, late. Only Reset loses data.
+// arrives, late. Reset and Stall lose data.
 package faults
 
 import (
@@ -90,6 +91,23 @@ func (p *Proxy) Reset() int {
 	return len(links)
 }
 
+// Stall freezes every open connection for good: no byte passes either way, and neither side
+// hears of it, as through a NAT or firewall that forgot the connections and drops their packets.
+// Connections made later pass. It returns how many it froze. Only a client's own timeouts and
+// keepalives free what waits on a stalled connection.
+func (p *Proxy) Stall() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		l.mu.Lock()
+		l.stalled = true
+		l.mu.Unlock()
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+	return len(p.links)
+}
+
 // Close stops accepting, resets every open connection and waits until all are gone.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
@@ -108,16 +126,20 @@ func (p *Proxy) state() (Faults, <-chan struct{}) {
 	return p.faults, p.changed
 }
 
-// passable waits until no blackhole stands, or ctx ends (false).
-func (p *Proxy) passable(ctx context.Context) bool {
+// passable waits until bytes may pass on l (no blackhole stands, l is not stalled), or l ends
+// (false).
+func (p *Proxy) passable(l *link) bool {
 	for {
 		f, changed := p.state()
-		if !f.Blackhole {
+		l.mu.Lock()
+		stalled := l.stalled
+		l.mu.Unlock()
+		if !f.Blackhole && !stalled {
 			return true
 		}
 		select {
 		case <-changed:
-		case <-ctx.Done():
+		case <-l.ctx.Done():
 			return false
 		}
 	}
@@ -155,7 +177,7 @@ func (p *Proxy) serve(l *link) {
 		p.mu.Unlock()
 		l.close()
 	}()
-	if !p.passable(l.ctx) {
+	if !p.passable(l) {
 		return
 	}
 	var d net.Dialer
@@ -211,7 +233,7 @@ func (p *Proxy) pipe(l *link, src, dst *net.TCPConn) {
 	}()
 	limiter := rate.NewLimiter(rate.Inf, 0)
 	for c := range chunks {
-		if !sleepUntil(l.ctx, c.due) || !p.passable(l.ctx) || !p.write(l.ctx, limiter, dst, c.data) {
+		if !sleepUntil(l.ctx, c.due) || !p.passable(l) || !p.write(l.ctx, limiter, dst, c.data) {
 			l.abort()
 			return
 		}
@@ -267,9 +289,10 @@ type link struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu     sync.Mutex
-	server *net.TCPConn
-	ended  bool
+	mu      sync.Mutex
+	server  *net.TCPConn
+	stalled bool
+	ended   bool
 }
 
 // attach records the connection to the target; false when the link was ended meanwhile.

@@ -196,6 +196,29 @@ func TestBlackholeHoldsEveryByteUntilLifted(t *testing.T) {
 	}
 }
 
+func TestStallSilencesOpenConnectionsForGood(t *testing.T) {
+	target, _ := echoServer(t)
+	p := listen(t, target)
+	open := dial(t, p)
+	roundTrip(t, open, "before")
+	if n := p.Stall(); n != 1 {
+		t.Errorf("Stall froze %d connections, want 1", n)
+	}
+	if _, err := open.Write([]byte("lost")); err != nil {
+		t.Fatal(err)
+	}
+	open.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	if n, err := open.Read(make([]byte, 4)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read on a stalled connection: %d bytes, error %v; want nothing, and no error from the proxy", n, err)
+	}
+	// Connections made after the stall pass, and the stalled one stays silent.
+	roundTrip(t, dial(t, p), "after")
+	open.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := open.Read(make([]byte, 4)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read on a stalled connection later: %d bytes, error %v; want nothing", n, err)
+	}
+}
+
 func TestTargetDownEndsTheConnection(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
