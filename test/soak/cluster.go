@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.temporal.io/api/serviceerror"
 	temporalclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 )
@@ -69,6 +70,22 @@ func temporalAnswers(ctx context.Context, addr string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// temporalServes reports whether the frontend at addr answers a DescribeWorkflowExecution (of a
+// workflow it does not have), which a restarted server does some time after it first answers: the
+// history service loads its shards and fires the timers that fell due while it was down.
+func temporalServes(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := temporalclient.DialContext(ctx, temporalclient.Options{HostPort: addr, Logger: quietLogger()})
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_, err = c.DescribeWorkflowExecution(ctx, "taskgate-soak-no-such-workflow", "")
+	var missing *serviceerror.NotFound
+	return errors.As(err, &missing)
 }
 
 func quietLogger() log.Logger {

@@ -33,6 +33,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -82,6 +84,7 @@ type options struct {
 	killDown        time.Duration
 	outage          time.Duration
 	requestTimeout  time.Duration
+	only            map[string]bool
 	seed            uint64
 	work            string
 }
@@ -103,6 +106,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.killDown, "kill-down", 5*time.Second, "how long a killed replica stays down")
 	fs.DurationVar(&o.outage, "outage", 10*time.Second, "how long the Temporal server stays stopped")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 20*time.Second, "how long a client waits for an answer before it retries")
+	fs.Func("faults", "only these kinds of fault, comma-separated: "+strings.Join(faultKinds, ", ")+" (default: all)", func(v string) error {
+		o.only = map[string]bool{}
+		for _, k := range strings.Split(v, ",") {
+			if !slices.Contains(faultKinds, k) {
+				return fmt.Errorf("unknown fault %q: want some of %s", k, strings.Join(faultKinds, ", "))
+			}
+			o.only[k] = true
+		}
+		return nil
+	})
 	fs.Uint64Var(&o.seed, "seed", uint64(time.Now().UnixNano()), "seed of the clients' choices")
 	fs.StringVar(&o.work, "work", "", "folder for the logs and databases (default: a new temporary folder, kept)")
 	if err := fs.Parse(args); err != nil {

@@ -8,14 +8,15 @@ import (
 	"github.com/taskgate/taskgate/test/faults"
 )
 
-// The kinds of fault the soak injects.
+// The kinds of fault the soak injects, as -faults names them.
 const (
-	faultKill    = "replica kill"     // SIGKILL of one replica, restarted a few seconds later
-	faultRestart = "temporal restart" // the Temporal server stopped, then started on its database
+	faultKill    = "kill"    // SIGKILL of one replica, restarted a few seconds later
+	faultRestart = "restart" // the Temporal server stopped, then started on its database
 	faultLatency = "latency"
 	faultBand    = "bandwidth"
 	faultReset   = "resets"
 	faultHole    = "blackhole"
+	faultStall   = "stall" // open connections silenced for good; new ones pass
 )
 
 // Network faults: what each does to the proxy, and for how long.
@@ -28,15 +29,20 @@ var networkFaults = map[string]struct {
 	// Resets: every open connection reset every few seconds (resetEvery) for this long.
 	faultReset: {faults.Faults{}, 15 * time.Second},
 	faultHole:  {faults.Faults{Blackhole: true}, 30 * time.Second},
+	// Stall is one act (faults.Proxy.Stall); its time is for the replicas to get over it.
+	faultStall: {faults.Faults{}, 30 * time.Second},
 }
 
 // resetEvery is how often the resets fault resets the open connections.
 const resetEvery = 3 * time.Second
 
+// faultKinds are all the kinds, in the order -faults lists them.
+var faultKinds = []string{faultKill, faultRestart, faultLatency, faultBand, faultReset, faultHole, faultStall}
+
 // networkOrder is the order in which network faults follow each other, alternating engines.
 var networkOrder = []struct{ kind, engine string }{
-	{faultHole, engineTemporal}, {faultReset, engineSFN}, {faultLatency, engineTemporal}, {faultBand, engineSFN},
-	{faultHole, engineSFN}, {faultReset, engineTemporal}, {faultLatency, engineSFN}, {faultBand, engineTemporal},
+	{faultHole, engineTemporal}, {faultStall, engineSFN}, {faultReset, engineSFN}, {faultLatency, engineTemporal}, {faultBand, engineSFN},
+	{faultHole, engineSFN}, {faultStall, engineTemporal}, {faultReset, engineTemporal}, {faultLatency, engineSFN}, {faultBand, engineTemporal},
 }
 
 // event is one scheduled fault.
@@ -69,7 +75,12 @@ type planOptions struct {
 	// gap is the quiet time between two network faults (and around the Temporal restart).
 	gap      time.Duration
 	replicas int
+	// only, when not empty, keeps the plan to these kinds of fault.
+	only map[string]bool
 }
+
+// allows reports whether the plan may hold faults of kind.
+func (o planOptions) allows(kind string) bool { return len(o.only) == 0 || o.only[kind] }
 
 // plan lays out the faults: network faults one after the other in networkOrder with gaps between
 // them, the one Temporal restart in the gap nearest the middle, and replica kills every killEvery
@@ -78,7 +89,8 @@ type planOptions struct {
 func plan(o planOptions) []event {
 	var events []event
 	middle := (o.from + o.to) / 2
-	restarted := false
+	order := slices.DeleteFunc(slices.Clone(networkOrder), func(n struct{ kind, engine string }) bool { return !o.allows(n.kind) })
+	restarted := !o.allows(faultRestart)
 	at, next := o.from, 0
 	for {
 		if !restarted && at+o.outage+o.gap >= middle {
@@ -87,7 +99,14 @@ func plan(o planOptions) []event {
 			at += o.outage + o.gap
 			continue
 		}
-		n := networkOrder[next%len(networkOrder)]
+		if len(order) == 0 {
+			if !restarted {
+				at = middle
+				continue
+			}
+			break
+		}
+		n := order[next%len(order)]
 		lasts := networkFaults[n.kind].lasts
 		if at+lasts > o.to {
 			break
@@ -99,7 +118,7 @@ func plan(o planOptions) []event {
 	if !restarted && o.from+o.outage <= o.to {
 		events = append(events, event{at: max(o.from, middle-o.outage/2), kind: faultRestart, engine: engineTemporal, lasts: o.outage})
 	}
-	if o.replicas > 1 && o.killEvery > 0 {
+	if o.replicas > 1 && o.killEvery > 0 && o.allows(faultKill) {
 		victim := 1
 		for at := o.from + o.killEvery/4; at+o.killDown <= o.to; at += o.killEvery {
 			events = append(events, event{at: at, kind: faultKill, lasts: o.killDown, victim: victim})

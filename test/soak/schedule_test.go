@@ -15,10 +15,10 @@ func TestPlanHoldsEveryKindOfFaultWithinItsBounds(t *testing.T) {
 	}{
 		{"ci", planOptions{from: 40 * time.Second, to: 160 * time.Second, killEvery: time.Minute, killDown: 5 * time.Second,
 			outage: 10 * time.Second, gap: 10 * time.Second, replicas: 3},
-			[]string{faultKill, faultRestart, faultHole, faultReset}, 2},
+			[]string{faultKill, faultRestart, faultHole, faultStall, faultReset}, 2},
 		{"hour", planOptions{from: 2 * time.Minute, to: 57 * time.Minute, killEvery: 4 * time.Minute, killDown: 5 * time.Second,
 			outage: 10 * time.Second, gap: 90 * time.Second, replicas: 3},
-			[]string{faultKill, faultRestart, faultHole, faultReset, faultLatency, faultBand}, 13},
+			[]string{faultKill, faultRestart, faultHole, faultStall, faultReset, faultLatency, faultBand}, 13},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events := plan(tc.o)
@@ -52,7 +52,7 @@ func TestPlanHoldsEveryKindOfFaultWithinItsBounds(t *testing.T) {
 				t.Errorf("%d replica kills, want at least %d", seen[faultKill], tc.minKills)
 			}
 			if tc.name == "hour" {
-				for _, k := range []string{faultHole, faultReset, faultLatency, faultBand} {
+				for _, k := range []string{faultHole, faultStall, faultReset, faultLatency, faultBand} {
 					if !engines[k][engineTemporal] || !engines[k][engineSFN] {
 						t.Errorf("%s is not on both engines: %v", k, engines[k])
 					}

@@ -66,13 +66,19 @@ type faultRecord struct {
 	Engine       string  `json:"engine,omitempty"`
 	Replica      string  `json:"replica,omitempty"`
 	LastsSeconds float64 `json:"lastsSeconds"`
-	Resets       int     `json:"resets,omitempty"`
-	// RecoveryMs is, per replica, how long after the fault ended (the engine answered again) the
+	// Connections is how many connections a resets or stall fault ended or silenced.
+	Connections int `json:"connections,omitempty"`
+	// RecoveryMs is, per replica, how long after the fault ended (the engine served again) the
 	// replica first answered a poll of a task on that engine; -1 when it did not within 2 minutes.
 	RecoveryMs []float64 `json:"recoveryMs,omitempty"`
-	// ReadyMs is, per replica, how long after the engine answered again /readyz said ready.
+	// EngineMs is how long a restarted server took from answering to serving workflows (a
+	// DescribeWorkflowExecution): the engine's own recovery, which the replicas' counts from.
+	EngineMs float64 `json:"engineMs,omitempty"`
+	// ReadyMs is, per replica, how long after the engine served again /readyz said ready.
 	ReadyMs []float64 `json:"readyMs,omitempty"`
-	Error   string    `json:"error,omitempty"`
+	// LastErrors are, per replica, the last error a recovery poll got, and when.
+	LastErrors []string `json:"lastErrors,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // seriesPoint is every replica's usage at one moment.
@@ -101,7 +107,7 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 
 	warm := min(max(o.duration/10, 20*time.Second), time.Minute)
 	events := plan(planOptions{from: 2 * warm, to: o.duration - max(20*time.Second, o.duration/20),
-		killEvery: o.killEvery, killDown: o.killDown, outage: o.outage, gap: max(10*time.Second, o.duration/40), replicas: o.replicas})
+		killEvery: o.killEvery, killDown: o.killDown, outage: o.outage, gap: max(10*time.Second, o.duration/40), replicas: o.replicas, only: o.only})
 	s.logf("%d clients for %v, then up to %v for the calls still open; warm-up %v, fault-free %v, then %d faults:",
 		o.clients, o.duration, o.drain, warm, warm, len(events))
 	for _, e := range events {
@@ -339,25 +345,35 @@ func (s *soak) inject(ctx context.Context, e event) {
 			rec.Error = err.Error()
 			break
 		}
+		answered := time.Now()
+		for !temporalServes(ctx, s.temporal.addr()) && sleep(ctx, 50*time.Millisecond) {
+		}
 		back := time.Now()
-		s.logf("the Temporal server answers again")
+		rec.EngineMs = float64(back.Sub(answered).Milliseconds())
+		s.logf("the Temporal server answers again, and serves workflows %v later", back.Sub(answered).Round(time.Millisecond))
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); rec.ReadyMs = s.readyRecovery(ctx, back) }()
-		go func() { defer wg.Done(); rec.RecoveryMs = s.pollRecovery(ctx, engineTemporal, back) }()
+		go func() { defer wg.Done(); rec.RecoveryMs, rec.LastErrors = s.pollRecovery(ctx, engineTemporal, back) }()
 		wg.Wait()
 	default:
 		p := s.proxies[e.engine]
-		if e.kind == faultReset {
+		switch e.kind {
+		case faultReset:
 			for end := time.Now().Add(e.lasts); time.Now().Before(end); sleep(ctx, resetEvery) {
-				rec.Resets += p.Reset()
+				rec.Connections += p.Reset()
 			}
-		} else {
+		case faultStall:
+			rec.Connections = p.Stall()
+		default:
 			p.Set(networkFaults[e.kind].faults)
 			sleep(ctx, e.lasts)
 			p.Set(faults.Faults{})
 		}
-		rec.RecoveryMs = s.pollRecovery(ctx, e.engine, time.Now())
+		rec.RecoveryMs, rec.LastErrors = s.pollRecovery(ctx, e.engine, time.Now())
+		if e.kind == faultStall {
+			sleep(ctx, time.Until(from.Add(e.lasts)))
+		}
 	}
 	if len(rec.RecoveryMs) > 0 || len(rec.ReadyMs) > 0 {
 		s.logf("%s over: recovery %v ms (polls), %v ms (/readyz)", e.kind, rec.RecoveryMs, rec.ReadyMs)
@@ -369,24 +385,26 @@ func (s *soak) inject(ctx context.Context, e event) {
 }
 
 // pollRecovery is, per replica, how long after since it first answers a poll of the engine's
-// sentinel (polls every 50 ms, each given a second); -1 when not within 2 minutes.
-func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time) []float64 {
-	return s.perReplica(ctx, since, func(ctx context.Context, r *replica) bool {
-		probe := newSession(dialectExtension, mcpclient.HTTP{URL: r.url("/mcp")}, time.Second)
+// sentinel (polls one after the other, each given 5 s, as the machine may be loaded); -1 when
+// not within 2 minutes. The errors are the last each replica answered before.
+func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time) ([]float64, []string) {
+	return s.perReplica(ctx, since, func(ctx context.Context, r *replica) error {
+		probe := newSession(dialectExtension, mcpclient.HTTP{URL: r.url("/mcp")}, 5*time.Second)
 		_, err := probe.poll(ctx, s.sentinels[engine])
-		return err == nil
+		return err
 	})
 }
 
 // readyRecovery is, per replica, how long after since /readyz first says ready.
 func (s *soak) readyRecovery(ctx context.Context, since time.Time) []float64 {
-	return s.perReplica(ctx, since, func(ctx context.Context, r *replica) bool {
-		return get(ctx, r.url("/readyz")) == nil
+	ms, _ := s.perReplica(ctx, since, func(ctx context.Context, r *replica) error {
+		return get(ctx, r.url("/readyz"))
 	})
+	return ms
 }
 
-func (s *soak) perReplica(ctx context.Context, since time.Time, ok func(context.Context, *replica) bool) []float64 {
-	out := make([]float64, len(s.replicas))
+func (s *soak) perReplica(ctx context.Context, since time.Time, try func(context.Context, *replica) error) ([]float64, []string) {
+	out, last := make([]float64, len(s.replicas)), make([]string, len(s.replicas))
 	var wg sync.WaitGroup
 	for i, r := range s.replicas {
 		wg.Add(1)
@@ -394,10 +412,12 @@ func (s *soak) perReplica(ctx context.Context, since time.Time, ok func(context.
 			defer wg.Done()
 			out[i] = -1
 			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
-				if ok(ctx, r) {
+				err := try(ctx, r)
+				if err == nil {
 					out[i] = float64(time.Since(since).Milliseconds())
 					return
 				}
+				last[i] = fmt.Sprintf("%.0f ms: %v", float64(time.Since(since).Milliseconds()), err)
 				if !sleep(ctx, 50*time.Millisecond) {
 					return
 				}
@@ -405,7 +425,7 @@ func (s *soak) perReplica(ctx context.Context, since time.Time, ok func(context.
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, last
 }
 
 // replicaUsage is one replica's usage at the moments the summary reports.
@@ -413,9 +433,9 @@ type replicaUsage struct {
 	WarmUp, End, Idle usage
 }
 
-// watch samples the replicas: at the end of the warm-up and before the clients stop (the median
-// of five samples two seconds apart, under the same load), and every minute for the series. The
-// returned func waits for the first two.
+// watch samples the replicas: at the end of the warm-up and before the clients stop (steady,
+// under the same load), and every minute for the series. The returned func waits for the first
+// two.
 func (s *soak) watch(ctx context.Context, warm time.Duration) func() []replicaUsage {
 	u := make([]replicaUsage, len(s.replicas))
 	var wg sync.WaitGroup
@@ -425,7 +445,7 @@ func (s *soak) watch(ctx context.Context, warm time.Duration) func() []replicaUs
 			return
 		}
 		for i, r := range s.replicas {
-			set(&u[i], s.median(ctx, r))
+			set(&u[i], s.steady(ctx, r))
 		}
 	}
 	wg.Add(2)
@@ -442,8 +462,9 @@ func (s *soak) watch(ctx context.Context, warm time.Duration) func() []replicaUs
 	}
 }
 
-// median is the median of five usage samples two seconds apart.
-func (s *soak) median(ctx context.Context, r *replica) usage {
+// steady is a replica's usage over ten seconds under load: the median of five samples' resident
+// memory, and the fewest goroutines any had (the requests in flight at a moment add theirs).
+func (s *soak) steady(ctx context.Context, r *replica) usage {
 	var rss []int64
 	var gs []int
 	for i := range 5 {
@@ -458,8 +479,7 @@ func (s *soak) median(ctx context.Context, r *replica) usage {
 		return usage{}
 	}
 	slices.Sort(rss)
-	slices.Sort(gs)
-	return usage{RSSBytes: rss[len(rss)/2], Goroutines: gs[len(gs)/2]}
+	return usage{RSSBytes: rss[len(rss)/2], Goroutines: slices.Min(gs)}
 }
 
 func (s *soak) sample(ctx context.Context, at time.Time) {
