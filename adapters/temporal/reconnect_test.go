@@ -13,7 +13,25 @@ import (
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
+	"github.com/taskgate/taskgate/test/faults"
 )
+
+// prober dials an engine at addr and tells whether the frontend answers: a Describe of a
+// workflow it does not have answers not found.
+func prober(t *testing.T, ctx context.Context, addr string) func() (bool, error) {
+	t.Helper()
+	e, err := temporal.New(ctx, temporal.Config{Address: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	target := temporal.Workflow(temporalexamples.WaitAndEchoName, temporalexamples.TaskQueue, 0)
+	missing := adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
+	return func() (bool, error) {
+		_, err := e.Describe(ctx, target, missing)
+		return errors.Is(err, adapters.ErrNotFound), err
+	}
+}
 
 // TestAnswersSoonAfterTheServerReturns: after an outage long enough for a reconnect backoff to
 // grow, the engine answers within 2 s of the server's return. With the SDK's own backoff (200 ms
@@ -24,19 +42,7 @@ func TestAnswersSoonAfterTheServerReturns(t *testing.T) {
 	addr, cut, restore := enginetest.Switch(t, testenv.TemporalAddress(t))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	e, err := temporal.New(ctx, temporal.Config{Address: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	target := temporal.Workflow(temporalexamples.WaitAndEchoName, temporalexamples.TaskQueue, 0)
-	missing := adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
-	// The server answers a Describe of a workflow it does not have with not found: that answer
-	// proves the connection works.
-	answers := func() (bool, error) {
-		_, err := e.Describe(ctx, target, missing)
-		return errors.Is(err, adapters.ErrNotFound), err
-	}
+	answers := prober(t, ctx, addr)
 	if ok, err := answers(); !ok {
 		t.Fatalf("Describe of a missing workflow before the outage: %v, want not found", err)
 	}
@@ -63,5 +69,41 @@ func TestAnswersSoonAfterTheServerReturns(t *testing.T) {
 		t.Errorf("the engine answered %v after the server's return, want within 2 s", d.Round(time.Millisecond))
 	} else {
 		t.Logf("answered %v after the server's return", d.Round(time.Millisecond))
+	}
+}
+
+// TestFindsASilencedConnectionDead: a connection that goes silent for good (a NAT or firewall
+// that forgot it, faults.Proxy.Stall) is found dead by the keepalive and dialled again within
+// 20 s, where the SDK's keepalive (a ping after 30 s, 15 s to answer) left every call hanging for
+// 45 s. The soak found it.
+func TestFindsASilencedConnectionDead(t *testing.T) {
+	p, err := faults.Listen(testenv.TemporalAddress(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	answers := prober(t, ctx, p.Addr())
+	if ok, err := answers(); !ok {
+		t.Fatalf("Describe of a missing workflow before the stall: %v, want not found", err)
+	}
+	if n := p.Stall(); n != 1 {
+		t.Fatalf("the engine had %d connections to the frontend, want 1", n)
+	}
+	stalled := time.Now()
+	for {
+		ok, err := answers()
+		if ok {
+			break
+		}
+		if !errors.Is(err, adapters.ErrUnavailable) {
+			t.Fatalf("Describe over a silenced connection: %v, want ErrUnavailable", err)
+		}
+	}
+	if d := time.Since(stalled); d > 25*time.Second {
+		t.Errorf("the engine answered %v after its connection went silent, want within about 20 s", d.Round(time.Millisecond))
+	} else {
+		t.Logf("answered %v after the connection went silent", d.Round(time.Millisecond))
 	}
 }

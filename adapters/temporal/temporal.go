@@ -94,6 +94,16 @@ var reconnect = grpc.ConnectParams{
 	MinConnectTimeout: 20 * time.Second,
 }
 
+// Keepalive: how soon a connection that went silent is found dead and dialled again, when a NAT
+// or firewall forgets it and drops its packets without a word: a ping after 15 s without a byte
+// from the frontend, given 5 s to answer. With the SDK's 30 s and 15 s, every call to the frontend
+// hung for 45 s after the soak (test/soak) silenced the connection. The frontend takes pings every
+// 10 s (frontend.keepAliveMinTime).
+const (
+	keepAliveTime    = 15 * time.Second
+	keepAliveTimeout = 5 * time.Second
+)
+
 // dial makes a client with the SDK's client options (address, namespace, TLS, credentials,
 // headers); checked, it also checks that the frontend answers, else it makes no call and connects
 // on the first one (gRPC then reconnects, at most a second apart, for as long as the frontend is
@@ -109,6 +119,12 @@ func dial(ctx context.Context, opts client.Options, checked bool) (*Engine, erro
 	}
 	if opts.ConnectionOptions.GrpcCompression == nil {
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	if opts.ConnectionOptions.KeepAliveTime == 0 {
+		opts.ConnectionOptions.KeepAliveTime = keepAliveTime
+	}
+	if opts.ConnectionOptions.KeepAliveTimeout == 0 {
+		opts.ConnectionOptions.KeepAliveTimeout = keepAliveTimeout
 	}
 	// Before the caller's own dial options, which may set their own; after the SDK's.
 	opts.ConnectionOptions.DialOptions = append([]grpc.DialOption{grpc.WithConnectParams(reconnect)}, opts.ConnectionOptions.DialOptions...)
