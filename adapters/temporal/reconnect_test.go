@@ -107,3 +107,28 @@ func TestFindsASilencedConnectionDead(t *testing.T) {
 		t.Logf("answered %v after the connection went silent", d.Round(time.Millisecond))
 	}
 }
+
+// TestNoAnswerInTimeIsRetryable: a call the frontend does not answer before the caller's deadline
+// (a blackhole between them) is ErrUnavailable, which clients retry, and still a deadline error.
+// It was neither: taskgate's shared reads, which the soak (test/soak) found unbounded, get a
+// deadline, and their callers must not see its end as a lasting failure.
+func TestNoAnswerInTimeIsRetryable(t *testing.T) {
+	p, err := faults.Listen(testenv.TemporalAddress(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, err := temporal.New(t.Context(), temporal.Config{Address: p.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p.Set(faults.Faults{Blackhole: true})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err = e.Describe(ctx, temporal.Workflow(temporalexamples.WaitAndEchoName, temporalexamples.TaskQueue, 0),
+		adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()})
+	if !errors.Is(err, adapters.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Describe unanswered before its deadline: %v, want ErrUnavailable and context.DeadlineExceeded", err)
+	}
+}
