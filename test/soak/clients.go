@@ -174,7 +174,7 @@ func (c *client) follow(ctx context.Context, rec *record, ids []string, interval
 		var rd reading
 		if err := c.retry(ctx, rec, "poll", func(ctx context.Context) error {
 			var err error
-			rd, err = c.poll(ctx, id)
+			rd, err = c.poll(ctx, rec.engine, id)
 			return err
 		}); err != nil && ctx.Err() != nil {
 			return
@@ -242,11 +242,11 @@ func (c *client) follow(ctx context.Context, rec *record, ids []string, interval
 	}
 }
 
-// poll is one timed poll.
-func (c *client) poll(ctx context.Context, id string) (reading, error) {
+// poll is one timed poll of a task on engine.
+func (c *client) poll(ctx context.Context, engine, id string) (reading, error) {
 	begin := time.Now()
 	rd, err := c.s.poll(ctx, id)
-	c.run.stats.poll(begin, time.Since(begin), err == nil)
+	c.run.stats.poll(engine, begin, time.Since(begin), err == nil)
 	return rd, err
 }
 

@@ -114,6 +114,10 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 		s.logf("  at %v", e)
 	}
 
+	idleAtStart := make([]usage, len(s.replicas))
+	for i, r := range s.replicas {
+		idleAtStart[i], _ = r.usage(ctx)
+	}
 	s.begin = time.Now()
 	s.stopAt = s.begin.Add(o.duration)
 	clientCtx, stopClients := context.WithDeadline(ctx, s.stopAt.Add(o.drain))
@@ -151,9 +155,10 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 		return nil, ctx.Err()
 	}
 	s.logf("clients done")
+	done := time.Now()
 	u := usages()
-	for i, r := range s.replicas {
-		u[i].Idle, _ = r.usage(ctx)
+	for i := range s.replicas {
+		u[i].IdleAtStart = idleAtStart[i]
 	}
 
 	counts := map[string]int{}
@@ -166,6 +171,13 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 	}
 	if err := s.auditSFN(ctx, sfnEngine.Client(), s.sfnARNs, counts); err != nil {
 		return nil, err
+	}
+	// Idle: once the front has closed its idle connections to the replicas (after 30 s).
+	if !sleep(ctx, time.Until(done.Add(35*time.Second))) {
+		return nil, ctx.Err()
+	}
+	for i, r := range s.replicas {
+		u[i].Idle, _ = r.usage(ctx)
 	}
 	sum := s.summarize(u, counts, len(events))
 	sum.print(out)
@@ -428,9 +440,10 @@ func (s *soak) perReplica(ctx context.Context, since time.Time, try func(context
 	return out, last
 }
 
-// replicaUsage is one replica's usage at the moments the summary reports.
+// replicaUsage is one replica's usage at the moments the summary reports: idle before the
+// clients start, after the warm-up and at the end under load, idle after the drain.
 type replicaUsage struct {
-	WarmUp, End, Idle usage
+	IdleAtStart, WarmUp, End, Idle usage
 }
 
 // watch samples the replicas: at the end of the warm-up and before the clients stop (steady,

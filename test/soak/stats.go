@@ -9,9 +9,10 @@ import (
 
 // poll is one timed poll request, answered or not.
 type poll struct {
-	at time.Time
-	d  time.Duration
-	ok bool
+	engine string
+	at     time.Time
+	d      time.Duration
+	ok     bool
 }
 
 // stats collects what the clients see.
@@ -37,10 +38,10 @@ func (s *stats) add(r *record) {
 	s.records = append(s.records, r)
 }
 
-func (s *stats) poll(at time.Time, d time.Duration, ok bool) {
+func (s *stats) poll(engine string, at time.Time, d time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.polls = append(s.polls, poll{at, d, ok})
+	s.polls = append(s.polls, poll{engine, at, d, ok})
 }
 
 func (s *stats) retryable(what, kind string) {
