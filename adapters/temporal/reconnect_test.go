@@ -2,7 +2,9 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +132,44 @@ func TestNoAnswerInTimeIsRetryable(t *testing.T) {
 		adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()})
 	if !errors.Is(err, adapters.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Describe unanswered before its deadline: %v, want ErrUnavailable and context.DeadlineExceeded", err)
+	}
+}
+
+// TestWaitGoesOnThroughAnOutage: Wait outlives the frontend's going away and coming back, as the
+// execution does, and returns its outcome. It returned the first transient failure, so a tool call
+// that waits for its result (the wait mode) failed, and its client, retrying, started the
+// workflow a second time: the soak (test/soak) counted those extra executions.
+func TestWaitGoesOnThroughAnOutage(t *testing.T) {
+	v := newEnv(t)
+	addr, cut, restore := enginetest.Switch(t, testenv.TemporalAddress(t))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	e, err := temporal.New(ctx, temporal.Config{Address: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	echo := v.target(temporalexamples.WaitAndEchoName)
+	text := "through the outage " + uuid.NewString()
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 3, "text": "` + text + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	var out adapters.Outcome
+	go func() {
+		var err error
+		out, err = e.Wait(ctx, echo, r)
+		waited <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cut()
+	time.Sleep(4 * time.Second) // the execution ends meanwhile
+	restore()
+	if err := <-waited; err != nil {
+		t.Fatalf("Wait across an outage of the frontend: %v", err)
+	}
+	if out.State != adapters.Succeeded || !strings.Contains(string(out.Output), text) {
+		t.Errorf("Wait across an outage: %+v, want the echo of %q", out, text)
 	}
 }
