@@ -6,7 +6,7 @@
 //   - a Temporal dev server with a database file, restarted once during the run, and the Step
 //     Functions endpoint of SFN_ENDPOINT; the replicas reach each through a TCP fault proxy
 //     (test/faults);
-//   - the example Temporal worker, in a process of its own;
+//   - the example Temporal worker (examples/temporal/worker), in a process of its own;
 //   - a few hundred clients of every dialect, each starting tools with unique inputs, polling as
 //     SDKs do (following the suggested interval, retrying what is marked retryable), answering
 //     questions, cancelling, starting with an idempotency key twice, and checking every result;
@@ -18,8 +18,6 @@
 // it as JSON. The exit status is 1 when a result was lost, duplicated or wrong.
 //
 //	scripts/soak -duration 3m -json soak.json
-//
-// `soak worker -address HOST:PORT` is the worker process the soak starts.
 package main
 
 import (
@@ -37,18 +35,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	temporalclient "go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/worker"
-
-	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		os.Exit(workerMain(os.Args[2:]))
-	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -78,6 +67,7 @@ type options struct {
 	sfnShare        float64
 	jsonFile        string
 	taskgate        string
+	worker          string
 	temporalCLI     string
 	sfnEndpoint     string
 	killEvery       time.Duration
@@ -100,7 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.sfnShare, "sfn-share", 0.3, "share of the calls that go to Step Functions")
 	fs.StringVar(&o.jsonFile, "json", "", "write the summary as JSON to `FILE`")
 	fs.StringVar(&o.taskgate, "taskgate", "", "the taskgate binary (default: built from this module)")
-	fs.StringVar(&o.temporalCLI, "temporal-cli", "", "the Temporal CLI (default: temporal on PATH, else $TASKGATE_TOOLS/bin/temporal)")
+	fs.StringVar(&o.worker, "worker", "", "the example worker binary, examples/temporal/worker (default: built from this module)")
+	fs.StringVar(&o.temporalCLI, "temporal-cli", "", "the Temporal CLI (default: $TEMPORAL_CLI, else temporal on PATH, else $TASKGATE_TOOLS/bin/temporal)")
 	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", os.Getenv("SFN_ENDPOINT"), "the Step Functions endpoint (default $SFN_ENDPOINT)")
 	fs.DurationVar(&o.killEvery, "kill-every", 0, "time between replica kills (default: a twelfth of -duration, between 1m and 4m)")
 	fs.DurationVar(&o.killDown, "kill-down", 5*time.Second, "how long a killed replica stays down")
@@ -142,9 +133,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// findTemporalCLI is temporal on PATH, else the one scripts/with-engines builds into the tools
-// folder.
+// findTemporalCLI is the CLI scripts/with-engines names in TEMPORAL_CLI, else temporal on PATH,
+// else the one scripts/with-engines builds into the tools folder.
 func findTemporalCLI() string {
+	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
+		return p
+	}
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p
 	}
@@ -155,29 +149,4 @@ func findTemporalCLI() string {
 		}
 	}
 	return filepath.Join(dir, "bin", "temporal")
-}
-
-// workerMain runs the example Temporal worker until SIGTERM: the workers of a deployment run
-// apart from taskgate.
-func workerMain(args []string) int {
-	fs := flag.NewFlagSet("soak worker", flag.ContinueOnError)
-	address := fs.String("address", "", "the Temporal frontend")
-	if err := fs.Parse(args); err != nil || *address == "" {
-		fmt.Fprintln(os.Stderr, "usage: soak worker -address HOST:PORT")
-		return 2
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := temporalclient.Dial(temporalclient.Options{HostPort: *address, Logger: log.NewStructuredLogger(logger)})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "soak worker:", err)
-		return 1
-	}
-	defer c.Close()
-	w := worker.New(c, temporalexamples.TaskQueue, worker.Options{})
-	temporalexamples.Register(w)
-	if err := w.Run(worker.InterruptCh()); err != nil {
-		fmt.Fprintln(os.Stderr, "soak worker:", err)
-		return 1
-	}
-	return 0
 }

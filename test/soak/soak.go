@@ -203,15 +203,13 @@ func (s *soak) setUpAll(ctx context.Context) error {
 	}
 	s.logf("run %s; logs in %s", s.id, s.work)
 
-	bin := o.taskgate
-	if bin == "" {
-		bin = workFile(s.work, "taskgate")
-		s.logf("building taskgate")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/taskgate/taskgate/cmd/taskgate")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building taskgate: %w", err)
-		}
+	bin, err := s.binary(ctx, o.taskgate, "taskgate", "github.com/taskgate/taskgate/cmd/taskgate")
+	if err != nil {
+		return err
+	}
+	workerBin, err := s.binary(ctx, o.worker, "worker", "github.com/taskgate/taskgate/examples/temporal/worker")
+	if err != nil {
+		return err
 	}
 	if _, err := os.Stat(o.temporalCLI); err != nil {
 		return fmt.Errorf("no Temporal CLI at %s: run scripts/with-engines once (it builds it), or pass -temporal-cli", o.temporalCLI)
@@ -226,11 +224,7 @@ func (s *soak) setUpAll(ctx context.Context) error {
 	if err := s.temporal.start(ctx); err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if s.worker, err = startProc("worker", workFile(s.work, "worker.log"), nil, self, "worker", "-address", s.temporal.addr()); err != nil {
+	if s.worker, err = startProc("worker", workFile(s.work, "worker.log"), []string{"TEMPORAL_ADDRESS=" + s.temporal.addr()}, workerBin); err != nil {
 		return err
 	}
 
@@ -305,6 +299,21 @@ func (s *soak) setUpAll(ctx context.Context) error {
 		s.sentinels[engine] = st.id
 	}
 	return nil
+}
+
+// binary is path, or else pkg built into the work folder as name.
+func (s *soak) binary(ctx context.Context, path, name, pkg string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	path = workFile(s.work, name)
+	s.logf("building %s", name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", path, pkg)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building %s: %w", pkg, err)
+	}
+	return path, nil
 }
 
 // teardown stops everything the run started, the sentinels first.
