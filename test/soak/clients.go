@@ -44,13 +44,11 @@ var tools = map[string]map[string]string{
 // record is one logical call: what a user asked for once, however many requests it took.
 type record struct {
 	marker   string // unique in the run: in the call's input, and so in its execution's
-	client   int
 	dialect  string
 	kind     string
 	engine   string
 	tool     string
 	keyed    bool
-	began    time.Time // first start attempt
 	acked    time.Time // start answered
 	due      time.Time // when the workflow should end, as far as the client can tell
 	finished time.Time // answered correctly, or found wrong
@@ -98,8 +96,8 @@ func (c *client) do(ctx context.Context, seq int) {
 	if c.rng.Float64() < c.sfnRate {
 		engine = engineSFN
 	}
-	rec := &record{marker: fmt.Sprintf("%s-c%d-%d", c.run.id, c.id, seq), client: c.id, dialect: c.s.dialect,
-		kind: kind, engine: engine, keyed: c.s.dialect == dialectOperations, began: time.Now()}
+	rec := &record{marker: fmt.Sprintf("%s-c%d-%d", c.run.id, c.id, seq), dialect: c.s.dialect,
+		kind: kind, engine: engine, keyed: c.s.dialect == dialectOperations}
 	c.run.stats.add(rec)
 	args, length := c.arguments(rec)
 	var answer map[string]any
