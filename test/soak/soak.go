@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
@@ -53,10 +54,14 @@ type soak struct {
 	// sentinels are long tasks, one per engine, that the recovery probes read on each replica.
 	sentinels map[string]string
 
+	// restarting is set while the soak restarts the Temporal server.
+	restarting atomic.Bool
+
 	mu       sync.Mutex
 	windows  []window
 	faultLog []faultRecord
 	series   []seriesPoint
+	outages  []outage
 }
 
 // faultRecord is one fault as it happened.
@@ -138,6 +143,13 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 	}
 
 	usages := s.watch(ctx, warm)
+	sfnEngine, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: o.sfnEndpoint})
+	if err != nil {
+		return nil, err
+	}
+	guardCtx, stopGuard := context.WithCancel(ctx)
+	defer stopGuard()
+	go s.guard(guardCtx, sfnEngine.Client(), &s.restarting)
 	var faultsDone sync.WaitGroup
 	for _, e := range events {
 		faultsDone.Add(1)
@@ -155,6 +167,7 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 		return nil, ctx.Err()
 	}
 	s.logf("clients done")
+	stopGuard()
 	done := time.Now()
 	u := usages()
 	for i := range s.replicas {
@@ -163,10 +176,6 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 
 	counts := map[string]int{}
 	if err := s.auditTemporal(ctx, counts); err != nil {
-		return nil, err
-	}
-	sfnEngine, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: o.sfnEndpoint})
-	if err != nil {
 		return nil, err
 	}
 	if err := s.auditSFN(ctx, sfnEngine.Client(), s.sfnARNs, counts); err != nil {
@@ -360,6 +369,8 @@ func (s *soak) inject(ctx context.Context, e event) {
 		}
 		s.logf("%s serves again", r.name())
 	case faultRestart:
+		s.restarting.Store(true)
+		defer s.restarting.Store(false)
 		s.temporal.stop()
 		sleep(ctx, e.lasts)
 		if err := s.temporal.start(ctx); err != nil {

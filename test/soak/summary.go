@@ -54,7 +54,9 @@ type summary struct {
 	ByDialect  map[string]*dialectStats `json:"byDialect"`
 	Replica    []replicaSummary         `json:"replicas"`
 	Faults     []faultRecord            `json:"faults"`
-	Series     []seriesPoint            `json:"series"`
+	// UnplannedOutages are the times an engine did not answer the soak itself outside its faults.
+	UnplannedOutages []outage      `json:"unplannedOutages"`
+	Series           []seriesPoint `json:"series"`
 
 	RetryableByKind       map[string]int `json:"retryableByKind"`
 	NonRetryableByMessage map[string]int `json:"nonRetryableByMessage"`
@@ -136,7 +138,7 @@ func (s *soak) summarize(u []replicaUsage, counts map[string]int, planned int) *
 	defer s.mu.Unlock()
 	sum := &summary{Run: s.id, Duration: s.o.duration.String(), Clients: s.o.clients, Replicas: s.o.replicas, Seed: s.o.seed,
 		Machine:     fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
-		LoadAverage: loadAverage(), ByDialect: map[string]*dialectStats{}, Faults: s.faultLog, Series: s.series,
+		LoadAverage: loadAverage(), ByDialect: map[string]*dialectStats{}, Faults: s.faultLog, Series: s.series, UnplannedOutages: s.outages,
 		RetryableByKind: s.stats.retryables, NonRetryableByMessage: s.stats.nonRetryables, NonRetryableOfCancels: s.stats.cancelledWork}
 	for _, d := range dialects {
 		sum.ByDialect[d] = &dialectStats{}
@@ -257,6 +259,8 @@ func (sum *summary) targets(planned int) {
 	add("wrong", "0", fmt.Sprint(sum.Wrong), sum.Wrong == 0)
 	add("non-retryable errors", "0", fmt.Sprint(sum.NonRetryableErrors), sum.NonRetryableErrors == 0)
 	add("faults injected", fmt.Sprint(planned), fmt.Sprint(len(sum.Faults)), len(sum.Faults) == planned)
+	add("engines up outside the planned faults", "no unplanned outage", fmt.Sprintf("%d unplanned outages %v", len(sum.UnplannedOutages), sum.UnplannedOutages),
+		len(sum.UnplannedOutages) == 0)
 	// Memory is compared under the same load; goroutines idle, since under load their number is
 	// mostly that of the requests in flight at the moment.
 	for _, r := range sum.Replica {
