@@ -174,13 +174,10 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 		u[i].IdleAtStart = idleAtStart[i]
 	}
 
-	counts := map[string]int{}
-	if err := s.auditTemporal(ctx, counts); err != nil {
-		return nil, err
-	}
-	if err := s.auditSFN(ctx, sfnEngine.Client(), s.sfnARNs, counts); err != nil {
-		return nil, err
-	}
+	// An engine that cannot be audited (it went away) leaves its calls' executions uncounted.
+	counts, audit := map[string]int{}, map[string]error{}
+	audit[engineTemporal] = s.auditTemporal(ctx, counts)
+	audit[engineSFN] = s.auditSFN(ctx, sfnEngine.Client(), s.sfnARNs, counts)
 	// Idle: once the front has closed its idle connections to the replicas (after 30 s).
 	if !sleep(ctx, time.Until(done.Add(35*time.Second))) {
 		return nil, ctx.Err()
@@ -188,7 +185,7 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 	for i, r := range s.replicas {
 		u[i].Idle, _ = r.usage(ctx)
 	}
-	sum := s.summarize(u, counts, len(events))
+	sum := s.summarize(u, counts, audit, len(events))
 	sum.print(out)
 	if o.jsonFile != "" {
 		if err := sum.write(o.jsonFile); err != nil {
