@@ -251,7 +251,10 @@ func (s *soak) setUpAll(ctx context.Context) error {
 	}
 
 	files := map[string][]byte{"temporal-tools.yaml": temporalexamples.Mapping, "stepfunctions-tools.yaml": sfnexamples.Mapping, "soak.yaml": soakMapping}
-	args := []string{"serve", "--log-level", "warn", "--calls-per-second", "-1", "--polls-per-second", "-1", "--max-in-flight", "4096"}
+	// All clients are one principal (no auth:), so the per-principal rate limits are off; the
+	// waiting calls are bounded by their tools' timeout (2 minutes), not by the server's default.
+	args := []string{"serve", "--log-level", "warn", "--calls-per-second", "-1", "--polls-per-second", "-1",
+		"--max-in-flight", "4096", "--max-wait", "3m"}
 	for name, data := range files {
 		path, err := writeFile(s.work, name, data)
 		if err != nil {
