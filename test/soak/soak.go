@@ -74,12 +74,16 @@ type faultRecord struct {
 	// Connections is how many connections a resets or stall fault ended or silenced.
 	Connections int `json:"connections,omitempty"`
 	// RecoveryMs is, per replica, how long after the fault ended (the engine served again) the
-	// replica first answered a poll of a task on that engine; -1 when it did not within 2 minutes.
+	// replica was sent the first poll of a task on that engine that it then answered: when it
+	// served again, whatever the engine's answer then took (AnsweredMs, when it arrived). -1 when
+	// no poll was answered within 2 minutes.
 	RecoveryMs []float64 `json:"recoveryMs,omitempty"`
+	AnsweredMs []float64 `json:"answeredMs,omitempty"`
 	// EngineMs is how long a restarted server took from answering to serving workflows (a
 	// DescribeWorkflowExecution): the engine's own recovery, which the replicas' counts from.
 	EngineMs float64 `json:"engineMs,omitempty"`
-	// ReadyMs is, per replica, how long after the engine served again /readyz said ready.
+	// ReadyMs is, per replica, how long after the engine served again /readyz was asked the
+	// first time it said ready.
 	ReadyMs []float64 `json:"readyMs,omitempty"`
 	// LastErrors are, per replica, the last error a recovery poll got, and when.
 	LastErrors []string `json:"lastErrors,omitempty"`
@@ -386,7 +390,10 @@ func (s *soak) inject(ctx context.Context, e event) {
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); rec.ReadyMs = s.readyRecovery(ctx, back) }()
-		go func() { defer wg.Done(); rec.RecoveryMs, rec.LastErrors = s.pollRecovery(ctx, engineTemporal, back) }()
+		go func() {
+			defer wg.Done()
+			rec.RecoveryMs, rec.AnsweredMs, rec.LastErrors = s.pollRecovery(ctx, engineTemporal, back)
+		}()
 		wg.Wait()
 	default:
 		p := s.proxies[e.engine]
@@ -402,13 +409,13 @@ func (s *soak) inject(ctx context.Context, e event) {
 			sleep(ctx, e.lasts)
 			p.Set(faults.Faults{})
 		}
-		rec.RecoveryMs, rec.LastErrors = s.pollRecovery(ctx, e.engine, time.Now())
+		rec.RecoveryMs, rec.AnsweredMs, rec.LastErrors = s.pollRecovery(ctx, e.engine, time.Now())
 		if e.kind == faultStall {
 			sleep(ctx, time.Until(from.Add(e.lasts)))
 		}
 	}
 	if len(rec.RecoveryMs) > 0 || len(rec.ReadyMs) > 0 {
-		s.logf("%s over: recovery %v ms (polls), %v ms (/readyz)", e.kind, rec.RecoveryMs, rec.ReadyMs)
+		s.logf("%s over: recovery %v ms (polls; answered at %v ms), %v ms (/readyz)", e.kind, rec.RecoveryMs, rec.AnsweredMs, rec.ReadyMs)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -416,10 +423,11 @@ func (s *soak) inject(ctx context.Context, e event) {
 	s.faultLog = append(s.faultLog, rec)
 }
 
-// pollRecovery is, per replica, how long after since it first answers a poll of the engine's
-// sentinel (polls one after the other, each given 5 s, as the machine may be loaded); -1 when
-// not within 2 minutes. The errors are the last each replica answered before.
-func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time) ([]float64, []string) {
+// pollRecovery is, per replica, when after since the first poll of the engine's sentinel that
+// it answered was sent, and when that answer arrived (polls one after the other, each given 5 s,
+// as the machine may be loaded; -1 when none within 2 minutes). The errors are the last each
+// replica answered before.
+func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time) (sent, answered []float64, errs []string) {
 	return s.perReplica(ctx, since, func(ctx context.Context, r *replica) error {
 		probe := newSession(dialectExtension, mcpclient.HTTP{URL: r.url("/mcp")}, 5*time.Second)
 		_, err := probe.poll(ctx, s.sentinels[engine])
@@ -427,29 +435,34 @@ func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time)
 	})
 }
 
-// readyRecovery is, per replica, how long after since /readyz first says ready.
+// readyRecovery is, per replica, when after since /readyz was asked the first time it said ready.
 func (s *soak) readyRecovery(ctx context.Context, since time.Time) []float64 {
-	ms, _ := s.perReplica(ctx, since, func(ctx context.Context, r *replica) error {
+	sent, _, _ := s.perReplica(ctx, since, func(ctx context.Context, r *replica) error {
 		return get(ctx, r.url("/readyz"))
 	})
-	return ms
+	return sent
 }
 
-func (s *soak) perReplica(ctx context.Context, since time.Time, try func(context.Context, *replica) error) ([]float64, []string) {
-	out, last := make([]float64, len(s.replicas)), make([]string, len(s.replicas))
+// perReplica tries each replica every 50 ms until try succeeds: when, after since, the try that
+// succeeded began and ended, and the error of the last one that failed.
+func (s *soak) perReplica(ctx context.Context, since time.Time, try func(context.Context, *replica) error) (sent, answered []float64, errs []string) {
+	n := len(s.replicas)
+	sent, answered, errs = make([]float64, n), make([]float64, n), make([]string, n)
+	ms := func(t time.Time) float64 { return float64(t.Sub(since).Milliseconds()) }
 	var wg sync.WaitGroup
 	for i, r := range s.replicas {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = -1
+			sent[i], answered[i] = -1, -1
 			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+				begin := time.Now()
 				err := try(ctx, r)
 				if err == nil {
-					out[i] = float64(time.Since(since).Milliseconds())
+					sent[i], answered[i] = ms(begin), ms(time.Now())
 					return
 				}
-				last[i] = fmt.Sprintf("%.0f ms: %v", float64(time.Since(since).Milliseconds()), err)
+				errs[i] = fmt.Sprintf("%.0f ms: %v", ms(time.Now()), err)
 				if !sleep(ctx, 50*time.Millisecond) {
 					return
 				}
@@ -457,7 +470,7 @@ func (s *soak) perReplica(ctx context.Context, since time.Time, try func(context
 		}()
 	}
 	wg.Wait()
-	return out, last
+	return sent, answered, errs
 }
 
 // replicaUsage is one replica's usage at the moments the summary reports: idle before the
