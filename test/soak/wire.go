@@ -120,7 +120,8 @@ func (s *session) call(ctx context.Context, timeout time.Duration, method string
 }
 
 // toolCall calls a tool; a tool error that says to retry (the handle tools render an engine
-// outage so, for a model to read) is a retryable error, others are returned as the result.
+// outage or a spent read budget so, for a model to read) is a retryable error, others are
+// returned as the result.
 func (s *session) toolCall(ctx context.Context, timeout time.Duration, name string, args map[string]any, extra map[string]any) (toolResult, error) {
 	params := map[string]any{"name": name, "arguments": args}
 	for k, v := range extra {
@@ -130,7 +131,7 @@ func (s *session) toolCall(ctx context.Context, timeout time.Duration, name stri
 	if err := s.call(ctx, timeout, "tools/call", params, &r); err != nil {
 		return r, err
 	}
-	if r.IsError && strings.Contains(r.text(), "retry in a moment") {
+	if r.IsError && strings.Contains(r.text(), "retry in ") {
 		return r, &callError{kind: "retryable", retryable: true, msg: name + ": " + r.text()}
 	}
 	return r, nil
@@ -291,7 +292,16 @@ func (s *session) result(ctx context.Context, id string) (toolResult, error) {
 		err := s.call(ctx, 0, "tools/async/result", map[string]any{"token": id}, &r)
 		return r.Result, err
 	}
-	return s.toolCall(ctx, 0, "task_result", map[string]any{"handle": id}, nil)
+	r, err := s.toolCall(ctx, 0, "task_result", map[string]any{"handle": id}, nil)
+	var st struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(r.StructuredContent, &st); err == nil && !r.IsError && (st.Status == "working" || st.Status == "input_required") {
+		// task_result reports the status until the task has ended as this replica reads it; a
+		// replica whose reading is older than the one task_status answered from is read again.
+		return r, &callError{kind: "not yet", retryable: true, msg: "task_result: " + r.text()}
+	}
+	return r, err
 }
 
 // answer accepts the open question key with content. The dialects without an answer of their
