@@ -288,3 +288,26 @@ func TestKeepAliveIsTheEngineRetention(t *testing.T) {
 		e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	}
 }
+
+// TestOperationResultBeforeTheEnd: tools/async/result of an operation still running is the
+// dialect's -32602, marked retryable after the poll interval, so that a client which saw the
+// operation complete through a replica with a newer reading retries instead of giving up.
+func TestOperationResultBeforeTheEnd(t *testing.T) {
+	e := newEnv(t, nil)
+	sep := e.client()
+	sep.Experimental = []string{"sep1391"}
+	res := sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 60, "text": "early"}, "operation": map[string]any{"token": uuid.NewString()}})
+	tok := res["operation"].(map[string]any)["token"].(string)
+	wf, run := e.workflow(t, tok)
+	defer e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
+	_, rerr := sep.Call(t, "tools/async/result", map[string]any{"token": tok})
+	wantError(t, "result of a running operation", rerr, -32602,
+		"Failed to retrieve operation result: the operation is working, not completed or failed; retry in 1s")
+	var data struct {
+		Retryable    bool  `json:"retryable"`
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}
+	if err := json.Unmarshal(rerr.Data, &data); err != nil || !data.Retryable || data.RetryAfterMs < 100 || data.RetryAfterMs > 1000 {
+		t.Fatalf("data = %s, want retryable after the 1 s interval of a new task", rerr.Data)
+	}
+}

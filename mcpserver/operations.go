@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -250,15 +251,26 @@ func (s *Server) operationStatus(ctx context.Context, c caps, tok string, t *tas
 }
 
 // operationResult answers once the operation completed or failed (the review thread of SEP-1391
-// asks for the failure's content too); a protocol failure is answered as the error itself.
+// asks for the failure's content too); a protocol failure is answered as the error itself. Before
+// that, the error says when this replica will next read the engine: a client that saw the
+// operation complete through another replica, whose reading was newer, retries then.
 func (s *Server) operationResult(_ context.Context, c caps, _ string, t *task) (mcp.Result, error) {
 	switch {
 	case t.failure != nil:
 		return nil, t.failure
 	case t.result == nil:
-		return nil, invalid("Failed to retrieve operation result: the operation is %s, not completed or failed", operations{}.status(t))
+		return nil, notYet(operations{}.status(t), t.pollInterval())
 	}
 	return &operationResult{Result: t.result.wire(c.modern)}, nil
+}
+
+// notYet is tools/async/result's error for an operation that has not ended as read here: the
+// dialect's -32602, marked retryable after the interval, as the engine's throttles are.
+func notYet(status string, retry time.Duration) *jsonrpc.Error {
+	retry = max(retry, 100*time.Millisecond)
+	data, _ := json.Marshal(map[string]any{"retryable": true, "retryAfterMs": retry.Milliseconds()})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Data: data, Message: fmt.Sprintf(
+		"Failed to retrieve operation result: the operation is %s, not completed or failed; retry in %s", status, retry.Round(100*time.Millisecond))}
 }
 
 // cancelOperation stops the operation a token names, for notifications/cancelled on stdio; there

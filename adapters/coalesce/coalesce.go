@@ -176,6 +176,17 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 	return info, err
 }
 
+// sharedFor bounds a shared call. It runs apart from its callers' cancellation, so without a
+// bound of its own a call the engine never answers (a connection gone silent) would hold its
+// goroutine, and every later read of the execution would wait on it, long after its clients
+// gave up. The engines report the end of the bound as unavailable, which clients retry.
+var sharedFor = 30 * time.Second
+
+// detached is ctx without its cancellation and deadline, bounded by sharedFor instead.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), sharedFor)
+}
+
 // Describe answers from what the cache holds while it is good, else shares one engine call among
 // all concurrent callers; a throttled call is answered from the newest reading. The shared call
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
@@ -232,7 +243,9 @@ func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace,
 func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool) (st adapters.Status, err error, answered bool) {
 	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
-		st, err := e.Engine.Describe(context.WithoutCancel(ctx), t, r)
+		callCtx, cancel := detached(ctx)
+		defer cancel()
+		st, err := e.Engine.Describe(callCtx, t, r)
 		switch {
 		case err == nil && st.State.Terminal():
 			e.learn(ctx, t, r, k, st.State, func(v *entry) { v.status = st })
@@ -302,7 +315,9 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 			return *v.outcome, nil
 		}
 		o, err, own, answered := e.outcomes.do(ctx, k, func() (adapters.Outcome, error) {
-			o, err := e.Engine.Outcome(context.WithoutCancel(ctx), t, r)
+			callCtx, cancel := detached(ctx)
+			defer cancel()
+			o, err := e.Engine.Outcome(callCtx, t, r)
 			if err == nil {
 				e.learn(ctx, t, r, k, o.State, func(v *entry) { v.outcome = &o })
 			}

@@ -441,3 +441,44 @@ func TestAPanickingCallFailsItsReads(t *testing.T) {
 		t.Errorf("the read that shared it: %v, want %q", err, want)
 	}
 }
+
+// hangingEngine never answers Describe, as an engine behind a connection gone silent.
+type hangingEngine struct {
+	adapters.Engine
+	calls atomic.Int64
+}
+
+func (h *hangingEngine) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
+	h.calls.Add(1)
+	<-ctx.Done()
+	return adapters.Status{}, ctx.Err()
+}
+
+// TestASharedCallEndsWithinItsBound: a shared call, detached from its callers, ends at its own
+// bound when the engine never answers, and the next read asks the engine again instead of
+// waiting on it. It had no bound: the soak's stalled connections (test/soak) held such calls for
+// as long as the connection lived.
+func TestASharedCallEndsWithinItsBound(t *testing.T) {
+	defer func(d time.Duration) { sharedFor = d }(sharedFor)
+	sharedFor = 200 * time.Millisecond
+	inner := &hangingEngine{}
+	e := New(inner, Options{Size: 10, Fresh: time.Minute})
+	tg, r := adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Describe(context.Background(), tg, r) // a caller with no deadline of its own
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Describe the engine never answered: %v, want the bound's context.DeadlineExceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Describe the engine never answered did not end within 10 s")
+	}
+	e.Describe(context.Background(), tg, r)
+	if n := inner.calls.Load(); n != 2 {
+		t.Errorf("the read after a call that ended at its bound made %d engine calls in all, want 2", n)
+	}
+}

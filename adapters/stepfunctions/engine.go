@@ -246,11 +246,14 @@ func (e *Engine) targetError(arn string, err error) error {
 }
 
 // apiError wraps an error of one API call. Throttling wraps adapters.ErrThrottled; transport
-// failures and server errors (after the SDK's retries) wrap adapters.ErrUnavailable; a cancelled
-// or expired context stays recognisable with errors.Is.
+// failures, server errors (after the SDK's retries) and a call that got no answer before its
+// deadline wrap adapters.ErrUnavailable; a cancelled or expired context stays recognisable with
+// errors.Is.
 func apiError(what string, err error) error {
 	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %s: no answer in time: %w", adapters.ErrUnavailable, what, err)
+	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s: %w", what, err)
 	case throttle(err):
 		return fmt.Errorf("%w: %s: %w; retry later", adapters.ErrThrottled, what, err)

@@ -1,6 +1,7 @@
 package stepfunctions_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/test/apifaults"
+	"github.com/taskgate/taskgate/test/faults"
 )
 
 // echoInputOfSize is an input of exactly n bytes for the echo state machine, its text made of the
@@ -322,6 +324,31 @@ func TestUnreachable(t *testing.T) {
 		"exceeded maximum number of attempts, 8, https response error StatusCode: 0"
 	if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), "; retry later") {
 		t.Errorf("Describe at an unreachable endpoint: error %v\nwant ErrUnavailable, starting with %s", err, prefix)
+	}
+}
+
+// TestNoAnswerInTimeIsRetryable: a call the endpoint does not answer before the caller's deadline
+// (a blackhole between them) is ErrUnavailable, which clients retry, and still a deadline error.
+// It was neither: taskgate's shared reads, which the soak (test/soak) found unbounded, get a
+// deadline, and their callers must not see its end as a lasting failure.
+func TestNoAnswerInTimeIsRetryable(t *testing.T) {
+	p, err := faults.Listen(strings.TrimPrefix(testenv.SFNEndpoint(t), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Endpoint: "http://" + p.Addr()})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	echo := stateMachine(t, "arn:aws:states:us-east-1:123456789012:stateMachine:orders")
+	r := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	p.Set(faults.Faults{Blackhole: true})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err = e.Describe(ctx, echo, r)
+	if !errors.Is(err, adapters.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Describe unanswered before its deadline: %v, want ErrUnavailable and context.DeadlineExceeded", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
@@ -66,8 +67,29 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 }
 
 // Wait long-polls the close event of the chain's current run, follows continue-as-new, and then
-// reads the outcome.
+// reads the outcome. Transient failures (ErrUnavailable: the frontend restarting, or out of
+// reach) do not end the wait, which goes on after a pause growing from 200 ms to 2 s; ctx does.
+// A waiting tool call that failed on them had its client start the workflow a second time.
 func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	pause := 200 * time.Millisecond
+	for {
+		out, err := e.wait(ctx, t, r)
+		if err == nil || !errors.Is(err, adapters.ErrUnavailable) || ctx.Err() != nil {
+			return out, err
+		}
+		timer := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return adapters.Outcome{}, fmt.Errorf("temporal: wait for %v: %w", r, ctx.Err())
+		case <-timer.C:
+		}
+		pause = min(pause*2, 2*time.Second)
+	}
+}
+
+// wait is one attempt of Wait, which a transient failure ends.
+func (e *Engine) wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	what := "wait for " + r.String()
 	c, err := e.chain(ctx, what, r)
 	if err != nil {

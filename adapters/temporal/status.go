@@ -179,7 +179,11 @@ func (e *Engine) describe(ctx context.Context, what, id, runID string) (*workflo
 
 // fail turns an SDK or service error into one that wraps the adapters error callers test for.
 func (e *Engine) fail(ctx context.Context, what string, err error) error {
-	if ctx.Err() != nil {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// The frontend did not answer within the time the call had: a retry may find it answering.
+		return fmt.Errorf("temporal: %s: %w at %s: no answer in time: %w", what, adapters.ErrUnavailable, e.address, ctx.Err())
+	case ctx.Err() != nil:
 		return fmt.Errorf("temporal: %s: %w", what, ctx.Err())
 	}
 	var nsMissing *serviceerror.NamespaceNotFound

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -13,12 +14,14 @@ import (
 
 // Readiness answers readiness probes (/readyz) from a check of the engines, run at most once per
 // TTL: the probes in between get the last answer, and concurrent probes share one check. A failed
-// check answers 503 until a later check passes; nothing needs a restart.
+// check answers 503 until a later check passes; nothing needs a restart. A failed answer stands
+// for a shorter time, so that readiness follows an engine's return within about a second.
 type Readiness struct {
 	// Check says whether the engines are reachable and serve what the mapping names.
 	Check func(context.Context) error
-	// TTL is how long an answer stands (default 5s); Timeout bounds a check (default 3s).
-	TTL, Timeout time.Duration
+	// TTL is how long a passing answer stands (default 5s), FailedTTL a failed one (default 1s);
+	// Timeout bounds a check (default 3s).
+	TTL, FailedTTL, Timeout time.Duration
 	// Log gets a line when readiness changes, with the check's error.
 	Log *slog.Logger
 	// Reason words a failed check for the prober, who must not see what is for the log (engine
@@ -46,16 +49,13 @@ func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // state is the standing answer, checked again once it is older than the TTL.
 func (r *Readiness) state() error {
-	ttl, timeout := r.TTL, r.Timeout
-	if ttl == 0 {
-		ttl = 5 * time.Second
-	}
-	if timeout == 0 {
-		timeout = 3 * time.Second
-	}
+	ttl, failedTTL, timeout := cmp.Or(r.TTL, 5*time.Second), cmp.Or(r.FailedTTL, time.Second), cmp.Or(r.Timeout, 3*time.Second)
 	r.mu.Lock()
 	checked, err := r.checked, r.err
 	r.mu.Unlock()
+	if err != nil {
+		ttl = min(ttl, failedTTL)
+	}
 	if !checked.IsZero() && time.Since(checked) < ttl {
 		return err
 	}

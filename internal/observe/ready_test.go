@@ -2,6 +2,7 @@ package observe_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -93,4 +94,36 @@ func TestReadyzFollowsTheEngine(t *testing.T) {
 	t.Logf("unready %s after the cut", awaitProbe(t, hs.URL, http.StatusServiceUnavailable, down))
 	restore()
 	t.Logf("ready %s after the engine came back", awaitProbe(t, hs.URL, http.StatusOK, up))
+}
+
+// TestReadyzReturnsSoonAfterTheEngines: a failed answer stands for FailedTTL (1 s by default), a
+// passing one for the TTL (5 s), so that readiness returns within about a second of the engines.
+// The soak (test/soak) found /readyz 503 for 6 s after a restarted Temporal server answered.
+func TestReadyzReturnsSoonAfterTheEngines(t *testing.T) {
+	var down atomic.Bool
+	var checks atomic.Int64
+	down.Store(true)
+	ready := &observe.Readiness{Check: func(context.Context) error {
+		checks.Add(1)
+		if down.Load() {
+			return errors.New("the engine does not answer")
+		}
+		return nil
+	}}
+	hs := httptest.NewServer(ready)
+	defer hs.Close()
+	if got, _ := probe(t, hs.URL); got != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz with the engine away: %d, want 503", got)
+	}
+	down.Store(false)
+	if d := awaitProbe(t, hs.URL, http.StatusOK, "ready\n"); d > 2*time.Second {
+		t.Errorf("/readyz said ready %v after the engine returned, want within about a second", d.Round(time.Millisecond))
+	}
+	before := checks.Load()
+	for range 20 {
+		probe(t, hs.URL)
+	}
+	if n := checks.Load() - before; n > 0 {
+		t.Errorf("20 probes right after a passing check ran %d more checks, want none within the TTL", n)
+	}
 }
