@@ -296,6 +296,15 @@ func TestKubernetesModuleLocals(t *testing.T) {
 	if _, ok := env["TASKGATE_OAUTH_JWKS_URL"]; ok {
 		t.Error("TASKGATE_OAUTH_JWKS_URL is set without a jwks_url")
 	}
+	restateOnly := map[string]cty.Value{}
+	for k, v := range more {
+		restateOnly[k] = v
+	}
+	restateOnly["temporal_address"] = cty.NullVal(cty.String)
+	only := decode[map[string]string](t, evalModuleLocals(t, m, restateOnly)["environment"])
+	if a, ok := only["TEMPORAL_ADDRESS"]; ok || only["RESTATE_ADMIN_URL"] == "" {
+		t.Errorf("without temporal_address: TEMPORAL_ADDRESS %q (set: %v), RESTATE_ADMIN_URL %q; want only Restate's", a, ok, only["RESTATE_ADMIN_URL"])
+	}
 	if names := decode[[]string](t, got["secret_env_names"]); !slices.Equal(names, []string{"OPS_API_KEY", "RESTATE_AUTH_TOKEN", "TASKGATE_TOKEN_KEYS"}) {
 		t.Errorf("secret_env_names = %v", names)
 	}

@@ -62,7 +62,7 @@ locals {
 
   environment = merge(
     var.environment,
-    {
+    var.temporal_address == null ? {} : {
       TEMPORAL_ADDRESS   = var.temporal_address
       TEMPORAL_NAMESPACE = var.temporal_namespace
     },

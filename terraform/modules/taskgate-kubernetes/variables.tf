@@ -64,11 +64,12 @@ variable "mapping_yaml" {
 }
 
 variable "temporal_address" {
-  description = "The Temporal frontend's gRPC address, host:port, as TEMPORAL_ADDRESS: in the same cluster usually temporal-frontend.NAMESPACE.svc.cluster.local:7233 (the Temporal Helm chart's frontend Service); for Temporal Cloud NAMESPACE.ACCOUNT.tmprl.cloud:7233."
+  description = "The Temporal frontend's gRPC address, host:port, as TEMPORAL_ADDRESS: in the same cluster usually temporal-frontend.NAMESPACE.svc.cluster.local:7233 (the Temporal Helm chart's frontend Service); for Temporal Cloud NAMESPACE.ACCOUNT.tmprl.cloud:7233. null when the mapping has no Temporal engine."
   type        = string
+  default     = null
 
   validation {
-    condition     = can(regex("^[^:/\\s]+:[0-9]+$", var.temporal_address))
+    condition     = var.temporal_address == null || can(regex("^[^:/\\s]+:[0-9]+$", var.temporal_address))
     error_message = "temporal_address must be host:port, without a scheme."
   }
 }
