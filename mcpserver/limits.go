@@ -69,7 +69,10 @@ func (l Limits) withDefaults() Limits {
 }
 
 // rateLimits keeps one pair of token buckets per principal. Principals idle for a minute are
-// forgotten, so that the map stays as small as the set of active callers.
+// forgotten, so that the map stays as small as the set of active callers. Not golang-lru's
+// expirable LRU: it counts the minute from a principal's last Add (a Get does not renew it), on
+// the wall clock rather than the request's, so each request would write as well as read, which
+// made allow more than twice as slow; and its sweeping goroutine never ends.
 type rateLimits struct {
 	calls, polls rate.Limit
 	mu           sync.Mutex

@@ -11,6 +11,10 @@ import (
 // originAllowed reports whether a browser may make this request (DNS rebinding and cross-site
 // requests): no Origin header (not a browser), the page's own origin, an origin the operator
 // allowed, or, on a loopback listener, a page served from loopback.
+//
+// Not net/http's CrossOriginProtection: it lets GET, HEAD and OPTIONS through whatever their
+// Origin, where MCP answers a hostile Origin 403 on every request, and it trusts origins only one
+// by one, port included, so a page on loopback (any port) cannot reach a loopback listener.
 func originAllowed(r *http.Request, allowed []string) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" || slices.Contains(allowed, origin) || slices.Contains(allowed, "*") {

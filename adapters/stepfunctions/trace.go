@@ -1,33 +1,33 @@
 package stepfunctions
 
 import (
-	"encoding/hex"
-	"strconv"
-	"strings"
+	"context"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// xrayHeader is the W3C traceparent of a trace context as the AWS X-Ray trace header that
-// StartExecution and StartSyncExecution take: Root=1-<8 hex>-<24 hex>;Parent=<16 hex>;Sampled=<0|1>
-// (X-Ray's trace id is W3C's, split after its first 8 hex digits). Nil when there is no valid
-// traceparent of version 00.
-func xrayHeader(trace map[string]string) *string {
-	parts := strings.Split(trace["traceparent"], "-")
-	if len(parts) != 4 || parts[0] != "00" || !lowerHex(parts[1], 32) || !lowerHex(parts[2], 16) || !lowerHex(parts[3], 2) ||
-		strings.Trim(parts[1], "0") == "" || strings.Trim(parts[2], "0") == "" {
+// xrayHeader is a W3C trace context as the AWS X-Ray trace header that StartExecution and
+// StartSyncExecution take: Root=1-<8 hex>-<24 hex>;Parent=<16 hex>;Sampled=<0|1> (X-Ray's trace
+// id is W3C's, split after its first 8 hex digits). Nil when OpenTelemetry's W3C propagator finds
+// no valid traceparent in it.
+//
+// The header is written here, not by contrib's X-Ray propagator
+// (go.opentelemetry.io/contrib/propagators/aws/xray): its module is deprecated since v1.47.0 ("no
+// longer supported"), and it writes the same line in twice the time.
+func xrayHeader(fields map[string]string) *string {
+	sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier(fields)))
+	if !sc.IsValid() {
 		return nil
 	}
-	flags, _ := strconv.ParseUint(parts[3], 16, 8)
-	return aws.String("Root=1-" + parts[1][:8] + "-" + parts[1][8:] + ";Parent=" + parts[2] + ";Sampled=" + strconv.FormatUint(flags&1, 10))
-}
-
-// lowerHex reports whether s is n lower-case hex digits, as W3C Trace Context writes them.
-func lowerHex(s string, n int) bool {
-	_, err := hex.DecodeString(s)
-	return err == nil && len(s) == n && strings.ToLower(s) == s
+	id, sampled := sc.TraceID().String(), "0"
+	if sc.IsSampled() {
+		sampled = "1"
+	}
+	return aws.String("Root=1-" + id[:8] + "-" + id[8:] + ";Parent=" + sc.SpanID().String() + ";Sampled=" + sampled)
 }
 
 // countingRetryer tells retried of each retry the SDK's retryer decides on: the SDK asks

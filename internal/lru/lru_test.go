@@ -1,6 +1,10 @@
 package lru
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+	"time"
+)
 
 func TestCache(t *testing.T) {
 	c := New[int](2)
@@ -27,5 +31,41 @@ func TestCache(t *testing.T) {
 	none.Update("x", func(v *int) { *v = 1 })
 	if none.Len() != 0 {
 		t.Fatal("a cache of size 0 kept a value")
+	}
+}
+
+// BenchmarkCache is the coalesce cache's use of a Cache from two goroutines: a Get and an Update
+// of one execution per poll, and a DeleteIf now and then, with every key kept ("hits") and with
+// four keys for each place ("evicting").
+func BenchmarkCache(b *testing.B) {
+	type reading struct {
+		readAt, born, hold time.Time
+		due, window        time.Duration
+		outcome            *string
+		state, id          string
+	}
+	for _, c := range []struct {
+		name       string
+		size, keys int
+	}{{"hits", 10000, 1000}, {"evicting", 1000, 4000}} {
+		keys := make([]string, c.keys)
+		for i := range keys {
+			keys[i] = "temporal/taskgate/SummarizeDataset/" + strconv.Itoa(i)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			cache := New[reading](c.size)
+			now := time.Now()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i += 7 {
+					k := keys[i%len(keys)]
+					cache.Get(k)
+					cache.Update(k, func(v *reading) { v.readAt, v.due = now, time.Second })
+					if i%50 == 0 {
+						cache.DeleteIf(k, func(v reading) bool { return v.outcome == nil })
+					}
+				}
+			})
+		})
 	}
 }

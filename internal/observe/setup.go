@@ -37,6 +37,11 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // none. OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL picks grpc or http/protobuf (the default); headers,
 // TLS, timeouts, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and OTEL_BSP_*
 // are read by the OpenTelemetry SDK. Shut it down to flush the spans.
+//
+// The exporter is chosen here, not by contrib's autoexport: autoexport reads the process's
+// environment (not getenv), answers a wrong protocol without naming the variable, takes
+// OTEL_TRACES_EXPORTER=console, which writes spans to standard output (the MCP stream of
+// serve --stdio), and links its metric, log and Prometheus exporters into the binary.
 func TracerProvider(ctx context.Context, getenv func(string) string, version string) (*sdktrace.TracerProvider, error) {
 	if getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" ||
 		strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") || getenv("OTEL_TRACES_EXPORTER") == "none" {
