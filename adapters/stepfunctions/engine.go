@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -30,6 +31,12 @@ import (
 const (
 	maxAttempts = 8
 	maxBackoff  = 2 * time.Second
+	// responseTimeout is how long a call waits for the response's headers before the SDK drops
+	// the connection and retries on another. Step Functions answers in milliseconds; without it,
+	// a connection gone silent (a NAT or firewall that forgot it) held its call, and every call
+	// that took it from the pool next, until the caller's own deadline: the soak (test/soak) saw
+	// polls answered again 38 to 48 s after such a stall.
+	responseTimeout = 10 * time.Second
 )
 
 // Config says how to reach Step Functions. Credentials always come from the standard AWS chain
@@ -88,6 +95,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	// only add the bundle to the SDK's own client.
 	if cfg.HTTPClient != nil {
 		awsCfg.HTTPClient = cfg.HTTPClient
+	} else if c, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok {
+		awsCfg.HTTPClient = c.WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = responseTimeout })
 	}
 	if awsCfg.Region == "" {
 		return nil, errors.New("no AWS region for Step Functions: set region: in the engine block, or AWS_REGION, or a region in the AWS profile")

@@ -352,6 +352,51 @@ func TestNoAnswerInTimeIsRetryable(t *testing.T) {
 	}
 }
 
+// TestFindsASilencedConnectionDead: a connection that goes silent for good (a NAT or firewall
+// that forgot it, faults.Proxy.Stall) costs a call at most responseTimeout (10 s) before the SDK
+// drops it and retries on a new connection. Without a bound, every call that took it waited for
+// its caller's deadline; the soak found polls answered again 38 to 48 s after a stall.
+func TestFindsASilencedConnectionDead(t *testing.T) {
+	p, err := faults.Listen(strings.TrimPrefix(testenv.SFNEndpoint(t), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Endpoint: "http://" + p.Addr()})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	echo := stateMachine(t, "arn:aws:states:us-east-1:123456789012:stateMachine:orders")
+	missing := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := e.Describe(ctx, echo, missing); !errors.Is(err, adapters.ErrNotFound) {
+		t.Fatalf("Describe of a missing execution before the stall: %v, want not found", err)
+	}
+	// The endpoint closes its connections after each answer, so the stall has to catch a call in
+	// flight: one held up by latency, for long enough to stall its connection.
+	p.Set(faults.Faults{Latency: time.Second})
+	answered := make(chan error, 1)
+	go func() {
+		_, err := e.Describe(ctx, echo, missing)
+		answered <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	p.Set(faults.Faults{})
+	if n := p.Stall(); n != 1 {
+		t.Fatalf("the engine had %d connections to the endpoint in flight, want 1", n)
+	}
+	stalled := time.Now()
+	if err := <-answered; !errors.Is(err, adapters.ErrNotFound) {
+		t.Fatalf("Describe over a silenced connection: %v, want not found (after a retry on a new connection)", err)
+	}
+	if d := time.Since(stalled); d > 15*time.Second {
+		t.Errorf("the engine answered %v after its connection went silent, want within about 10 s", d.Round(time.Millisecond))
+	} else {
+		t.Logf("answered %v after the connection went silent", d.Round(time.Millisecond))
+	}
+}
+
 // TestAssumeRole reaches a state machine in another account through Config.RoleARN. The endpoint
 // serves STS too; its AssumeRole hands out credentials that act in the role's account.
 func TestAssumeRole(t *testing.T) {
