@@ -189,7 +189,7 @@ func (s *Server) answerHandle(ctx context.Context, handle string, answers map[st
 	if err != nil {
 		return s.handleError("task_answer", err)
 	}
-	var notOpen []string
+	notOpen := []string{} // an empty list, not null, in the structured result
 	for key := range responses {
 		if !slices.Contains(delivered, key) {
 			notOpen = append(notOpen, key)

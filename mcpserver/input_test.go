@@ -95,7 +95,8 @@ func TestTwoQuestionsAcrossARestart(t *testing.T) {
 			break
 		}
 	}
-	if reqs, _ := got["inputRequests"].(map[string]any); reqs["first"] == nil || reqs["second"] == nil {
+	if reqs, _ := got["inputRequests"].(map[string]any); reqs["first"] == nil || reqs["second"] == nil ||
+		got["statusMessage"] != `waiting for answers to 2 questions: "first": first question: confirm?; "second": second question: confirm?` {
 		t.Fatalf("two questions at once: %v", got)
 	}
 	update(t, c, id, map[string]any{"first": accept(map[string]any{"confirm": true})})
@@ -169,8 +170,9 @@ func TestInputRequiredLegacy(t *testing.T) {
 	created := c.Decode(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": map[string]any{"message": "Go on?"}, "task": map[string]any{}})
 	id := created["task"].(map[string]any)["taskId"].(string)
 	for name, poller := range map[string]*rpctest.Client{"stdio": c, "http": rpctest.Legacy(rpctest.HTTP{URL: e.url})} {
-		if got := pollLegacy(t, poller, id, "input_required"); !strings.Contains(got["statusMessage"].(string), "confirm") {
-			t.Fatalf("%s: the status message does not name the question: %v", name, got)
+		// Over stateless HTTP nothing else shows the question: the status message says it.
+		if got := pollLegacy(t, poller, id, "input_required"); got["statusMessage"] != `waiting for an answer to "confirm": Go on?` {
+			t.Fatalf("%s: the status message does not show the question: %v", name, got)
 		}
 	}
 	resp, asked := exchange(t, conn, 900, "tasks/result", map[string]any{"taskId": id}, accept(map[string]any{"confirm": true}))
@@ -243,6 +245,9 @@ func TestInputRequiredHandles(t *testing.T) {
 			if text := firstText(t, res); !strings.Contains(text, "Ship it?") || !strings.Contains(text, "task_answer") {
 				t.Fatalf("task_status does not show the question and how to answer it: %q", text)
 			}
+			if status["statusMessage"] != `waiting for an answer to "confirm": Ship it?` {
+				t.Fatalf("task_status's status message: %v", status)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -261,7 +266,7 @@ func TestInputRequiredHandles(t *testing.T) {
 		t.Fatalf("an answer to nothing open: %v", none)
 	}
 	ok := call(t, c, "task_answer", map[string]any{"handle": handle, "answers": map[string]any{"confirm": map[string]any{"confirm": true}}})
-	if ok["isError"] == true || !reflect.DeepEqual(structured(t, ok)["delivered"], []any{"confirm"}) {
+	if got := structured(t, ok); ok["isError"] == true || !reflect.DeepEqual(got, map[string]any{"delivered": []any{"confirm"}, "ignored": []any{}}) {
 		t.Fatalf("task_answer: %v", ok)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -303,7 +308,7 @@ func structured(t *testing.T, res map[string]any) map[string]any {
 func TestInputRequiredWaitModeWithoutElicitation(t *testing.T) {
 	e := newEnv(t, nil, mcpserver.NoTaskWait)
 	res := call(t, e.client(), "ask_within_a_second", map[string]any{"message": "Anyone?"})
-	if text := firstText(t, res); res["isError"] != true || !strings.Contains(text, `waiting for an answer to "confirm"`) || !strings.Contains(text, "takes neither tasks nor elicitation") {
+	if text := firstText(t, res); res["isError"] != true || !strings.Contains(text, `waiting for an answer to "confirm": Anyone?`) || !strings.Contains(text, "takes neither tasks nor elicitation") {
 		t.Fatalf("the timed-out call: %v", res)
 	}
 }

@@ -117,7 +117,14 @@ func (t *task) ttlMs() *int64 {
 	return &ms
 }
 
+// message is the task's status message: the engine's, or words for its state. While the task
+// waits on answers it is the questions themselves, whatever else the engine says (its progress, or
+// only the questions' keys): a client that cannot read inputRequests (stateless HTTP before
+// 2026-07-28, the handle tools) sees the question there.
 func (t *task) message() string {
+	if t.status.State == adapters.InputRequired && len(t.status.Inputs) > 0 {
+		return awaiting(t.status.Inputs)
+	}
 	if t.status.Message != "" {
 		return t.status.Message
 	}
@@ -134,6 +141,18 @@ func (t *task) message() string {
 		return "Cancelled (" + t.status.Native + ")."
 	}
 	return ""
+}
+
+// awaiting says which questions a task waits on, each with its text.
+func awaiting(qs []adapters.Question) string {
+	if len(qs) == 1 {
+		return fmt.Sprintf("waiting for an answer to %q: %s", qs[0].Key, qs[0].Message)
+	}
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		parts[i] = fmt.Sprintf("%q: %s", q.Key, q.Message)
+	}
+	return fmt.Sprintf("waiting for answers to %d questions: %s", len(qs), strings.Join(parts, "; "))
 }
 
 // resolve checks an untrusted task id completely before any engine sees its reference: the id
