@@ -27,6 +27,9 @@ type askState struct {
 	Args    string `json:"a"` // SHA-256 of the arguments as sent
 	Caller  string `json:"c"`
 	Expires int64  `json:"e"` // unix seconds
+	// Task is the task id of the execution a waiting call started, when the questions are its
+	// workflow's: the retry resumes that execution.
+	Task string `json:"k,omitempty"`
 }
 
 // asked is what the questions of a call came to: the answers to start with, or the answer to give
@@ -52,9 +55,9 @@ func (s *Server) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.Cal
 
 func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.CallToolParamsRaw) (asked, error) {
 	if p.RequestState == "" && len(p.InputResponses) == 0 {
-		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, tool.Ask)}, nil
+		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, questionRequests(tool.Ask), "")}, nil
 	}
-	if err := s.checkAskState(ctx, tool, p); err != nil {
+	if _, err := s.checkAskState(ctx, tool, p); err != nil {
 		return asked{}, err
 	}
 	a := asked{answers: map[string]json.RawMessage{}}
@@ -70,7 +73,7 @@ func (s *Server) askInRounds(ctx context.Context, c caps, tool *mapping.Tool, p 
 		}
 	}
 	if len(open) > 0 {
-		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, open)}, nil
+		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, questionRequests(open), "")}, nil
 	}
 	return a, nil
 }
@@ -113,15 +116,20 @@ func refusal(action string) string {
 	return "dismissed"
 }
 
-// inputRequired asks the questions, with the state the next round must bring back.
-func (s *Server) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, qs []*mapping.Question) mcp.Result {
-	res := &inputRequiredResult{}
+// questionRequests are a tool's questions as the requests a client fulfils.
+func questionRequests(qs []*mapping.Question) inputRequests {
+	reqs := make(inputRequests, 0, len(qs))
 	for _, q := range qs {
-		res.InputRequests = append(res.InputRequests, keyedRequest{q.Key, elicitation(q.Message, q.Schema.JSON)})
+		reqs = append(reqs, keyedRequest{q.Key, elicitation(q.Message, q.Schema.JSON)})
 	}
-	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: callerOf(ctx), Expires: s.now().Add(askFor).Unix()})
-	res.RequestState = s.tokens.SealState(state)
-	return res
+	return reqs
+}
+
+// inputRequired asks reqs in a call of tool with args, with the state the next round must bring
+// back; task names the execution the call waits on, if it started one.
+func (s *Server) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, reqs inputRequests, task string) mcp.Result {
+	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: callerOf(ctx), Expires: s.now().Add(askFor).Unix(), Task: task})
+	return &inputRequiredResult{InputRequests: reqs, RequestState: s.tokens.SealState(state)}
 }
 
 func elicitation(message string, schema json.RawMessage) inputRequest {
@@ -130,18 +138,18 @@ func elicitation(message string, schema json.RawMessage) inputRequest {
 
 // checkAskState checks that a requestState is one this server gave for this call of this caller,
 // and not stale.
-func (s *Server) checkAskState(ctx context.Context, tool *mapping.Tool, p *mcp.CallToolParamsRaw) error {
+func (s *Server) checkAskState(ctx context.Context, tool *mapping.Tool, p *mcp.CallToolParamsRaw) (askState, error) {
 	data, err := s.tokens.OpenState(p.RequestState)
 	var st askState
 	switch {
 	case err != nil || json.Unmarshal(data, &st) != nil:
-		return invalid("requestState is not one taskgate gave: call %s again without inputResponses to be asked anew", tool.Name)
+		return st, invalid("requestState is not one taskgate gave: call %s again without inputResponses to be asked anew", tool.Name)
 	case st.Tool != tool.Name || st.Args != argsSum(p.Arguments) || st.Caller != callerOf(ctx):
-		return invalid("requestState belongs to another call: repeat the arguments of the call that was asked, or call %s again without inputResponses", tool.Name)
-	case s.now().Unix() > st.Expires:
-		return invalid("requestState has expired (after %s): call %s again without inputResponses to be asked anew", askFor, tool.Name)
+		return st, invalid("requestState belongs to another call: repeat the arguments of the call that was asked, or call %s again without inputResponses", tool.Name)
+	case st.Task == "" && s.now().Unix() > st.Expires: // a task's id has a ttl of its own
+		return st, invalid("requestState has expired (after %s): call %s again without inputResponses to be asked anew", askFor, tool.Name)
 	}
-	return nil
+	return st, nil
 }
 
 // argsSum is the SHA-256 of the arguments, however a client spaces and orders them (absent and

@@ -23,6 +23,9 @@ type caps struct {
 	tasks bool
 	// sep1391: the experimental capability "sep1391".
 	sep1391 bool
+	// elicitation: a 2026-07-28 client that declared elicitation, which it answers in rounds
+	// (inputRequests in a result, inputResponses in the request that retries it).
+	elicitation bool
 	// known: the client's declarations are known. False for legacy requests over stateless HTTP,
 	// where the SDK keeps nothing of initialize.
 	known bool
@@ -95,6 +98,7 @@ func capsFromRequest(req mcp.Request) caps {
 		if cc != nil {
 			_, c.tasks = cc.Extensions[extensionTasks]
 			_, c.sep1391 = cc.Experimental[experimentalSEP1391]
+			c.elicitation = cc.Elicitation != nil
 		}
 		return c
 	}

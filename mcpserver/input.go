@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -174,9 +175,10 @@ func (s *Server) answer(ctx context.Context, t *task, responses responses) ([]st
 }
 
 // elicits reports whether taskgate can ask the caller itself with elicitation/create: a connection
-// that carries server requests (stdio) from a client that declared elicitation.
+// that carries server requests (stdio) from a client before 2026-07-28 that declared elicitation
+// (go-sdk sends no elicitation/create on 2026-07-28, where questions go back in the result).
 func elicits(c caps) bool {
-	if c.session == nil || c.conn == "" {
+	if c.modern || c.session == nil || c.conn == "" {
 		return false
 	}
 	ip := c.session.InitializeParams()
@@ -211,12 +213,28 @@ func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *task, meta mcp
 	return nil
 }
 
-// waitAsking waits until t's execution ends. When the caller can be asked (elicits), the wait
-// wakes at the task's poll interval to look for questions, asks them, and delivers the answers;
-// otherwise it blocks in the engine. A failed question stops the asking, not the wait.
-func (s *Server) waitAsking(ctx context.Context, c caps, t *task, meta mcp.Meta) (adapters.Outcome, error) {
+// errQuestionsOpen ends a wait whose questions go back to the caller in the result.
+var errQuestionsOpen = errors.New("the workflow waits on answers")
+
+// inRounds is a wait whose caller answers questions in rounds: they go back in the result, and
+// the caller's retry brings the answers. answered are the keys it answered in earlier rounds,
+// which a reading taken before the engine had the answer may still show open (a key is never
+// asked twice).
+type inRounds struct{ answered []string }
+
+// asks reports whether the task waits on a question not answered yet.
+func (r *inRounds) asks(t *task) bool {
+	return slices.ContainsFunc(t.status.Inputs, func(q adapters.Question) bool { return !slices.Contains(r.answered, q.Key) })
+}
+
+// waitAsking waits until t's execution ends. When the caller can be asked, the wait wakes at the
+// task's poll interval to look for questions: a caller that answers in rounds (rounds set) gets
+// them in the result, so the wait ends with errQuestionsOpen; one that takes elicitation/create
+// (elicits) is asked, and its answers delivered. Otherwise the wait blocks in the engine. A
+// failed question stops the asking, not the wait.
+func (s *Server) waitAsking(ctx context.Context, c caps, t *task, rounds *inRounds, meta mcp.Meta) (adapters.Outcome, error) {
 	e := s.engines[t.tool.Engine]
-	asking := elicits(c)
+	asking := rounds != nil || elicits(c)
 	for {
 		if !asking {
 			return e.Wait(t.paced(ctx), t.tool.Target, t.claims.Ref)
@@ -231,7 +249,13 @@ func (s *Server) waitAsking(ctx context.Context, c caps, t *task, meta mcp.Meta)
 		if err := s.describe(ctx, t); err != nil {
 			continue
 		}
-		if t.status.State == adapters.InputRequired {
+		switch {
+		case t.status.State != adapters.InputRequired:
+		case rounds != nil:
+			if rounds.asks(t) {
+				return adapters.Outcome{}, errQuestionsOpen
+			}
+		default:
 			if err := s.askOpenQuestions(ctx, c, t, meta); err != nil {
 				s.log.Warn("asking a task's questions failed; waiting without asking", "tool", t.tool.Name, "error", err)
 				asking = false

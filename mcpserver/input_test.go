@@ -294,6 +294,46 @@ func TestInputRequiredWaitMode(t *testing.T) {
 	}
 }
 
+// TestWaitModeAsksInRounds: on 2026-07-28 go-sdk sends no elicitation/create, so a waiting call
+// whose workflow asks answers input_required with the question and a requestState naming the
+// execution, and the retry that brings the answer resumes that execution: over stdio and HTTP.
+func TestWaitModeAsksInRounds(t *testing.T) {
+	e := newEnv(t, nil, mcpserver.NoTaskWait)
+	for name, c := range map[string]*rpctest.Client{"stdio": rpctest.Modern(e.stdio(t)), "http": e.client()} {
+		c.Capabilities = map[string]any{"elicitation": map[string]any{}}
+		args := map[string]any{"message": "Go on, " + name + "?"}
+		starts := e.count.starts.Load()
+		asked := call(t, c, "ask_and_echo", args)
+		state, _ := asked["requestState"].(string)
+		want := map[string]any{"confirm": map[string]any{"method": "elicitation/create", "params": map[string]any{
+			"mode": "form", "message": "Go on, " + name + "?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}, "required": []any{"confirm"}},
+		}}}
+		if asked["resultType"] != "input_required" || !reflect.DeepEqual(asked["inputRequests"], want) || state == "" {
+			t.Fatalf("%s: the waiting call whose workflow asks: %v", name, asked)
+		}
+
+		_, err := c.Call(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": map[string]any{"message": "other"},
+			"requestState": state, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": true})}})
+		wantError(t, name+": the state with other arguments", err, -32602,
+			"requestState belongs to another call: repeat the arguments of the call that was asked, or call ask_and_echo again without inputResponses")
+		_, err = c.Call(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": args,
+			"requestState": state, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": "yes"})}})
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, `the answer to "confirm" does not fit its schema`) {
+			t.Fatalf("%s: an answer of the wrong schema: %v", name, err)
+		}
+
+		resumed := c.Decode(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": args,
+			"requestState": state, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": true})}})
+		if resumed["isError"] == true || !reflect.DeepEqual(resumed["structuredContent"], map[string]any{"confirm": true}) {
+			t.Fatalf("%s: the retry with the answer: %v", name, resumed)
+		}
+		if n := e.count.starts.Load() - starts; n != 1 {
+			t.Fatalf("%s: %d executions started, want the one the retry resumed", name, n)
+		}
+	}
+}
+
 func structured(t *testing.T, res map[string]any) map[string]any {
 	t.Helper()
 	s, ok := res["structuredContent"].(map[string]any)

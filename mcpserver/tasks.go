@@ -186,7 +186,7 @@ func (s *Server) tasksResult(ctx context.Context, c caps, d dialect, p *taskPara
 		// Wait blocks cheaply in the engine until the execution ends, asking the client the
 		// workflow's questions on the way where it can; then read again, which also re-checks the
 		// id's expiry.
-		if _, err := s.waitAsking(waitCtx, c, t, related); err != nil && waitCtx.Err() == nil {
+		if _, err := s.waitAsking(waitCtx, c, t, nil, related); err != nil && waitCtx.Err() == nil {
 			return nil, engineError("Failed to wait for the task", err)
 		}
 		if ctx.Err() != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -80,6 +81,15 @@ func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw)
 		return nil, errNotPermitted(ctx, tool, missing)
 	}
 	observeTask(ctx, tool, adapters.Ref{})
+	if c.modern && p.RequestState != "" {
+		st, err := s.checkAskState(ctx, tool, p)
+		switch {
+		case err != nil:
+			return nil, s.rpcError(extension{}, err)
+		case st.Task != "":
+			return s.resumeWait(ctx, c, p, st.Task)
+		}
+	}
 	a, err := s.ask(ctx, c, tool, p)
 	switch {
 	case err != nil:
@@ -108,7 +118,7 @@ func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("tool %s runs only as a task: call it with a `task` param", tool.Name)}
 	}
-	return s.callAndWait(ctx, c, call).wire(c.modern), nil
+	return s.callAndWait(ctx, c, call), nil
 }
 
 // toolAnswer is the answer of a call that started nothing: a tool error the model reads, or an
@@ -135,43 +145,98 @@ func errMissingTasksCapability(tool string) error {
 // the longest a request may wait): tools that may not run as tasks, and clients that take no
 // task. A client that gives up the call (cancels it, or closes the HTTP request) cancels the
 // execution: it has no other way to. Progress notifications carry the engine's status when the
-// client asked for them; the workflow's questions are asked with elicitation/create when the
-// client takes it.
-func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOutput {
+// client asked for them. The workflow's questions go back to a 2026-07-28 client that declared
+// elicitation in an input_required result, and its retry resumes the wait (resumeWait); a client
+// of an earlier version is asked with elicitation/create where it takes it.
+func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) mcp.Result {
 	tool := call.tool
 	input, toolErr := prepare(tool, call.args, call.answers)
 	if toolErr != nil {
-		return toolErr
+		return toolErr.wire(c.modern)
 	}
+	w := newWait(ctx, tool)
+	defer w.stop()
 	e := s.engines[tool.Engine]
-	bounded, bound, stopBound := withWaitBound(ctx)
-	defer stopBound()
-	waitCtx, stop := context.WithTimeout(bounded, tool.Timeout)
-	defer stop()
-	var ref adapters.Ref
-	var t *task // the execution the call waits on, once started
-	var o adapters.Outcome
-	var err error
 	if tool.TaskSupport == mapping.TaskForbidden {
 		// Run serves targets that cannot be described after they start (Express) as well.
-		ref, o, err = e.Run(pacedTool(waitCtx, tool, s.now()), tool.Target, adapters.StartRequest{Input: input})
+		ref, o, err := e.Run(pacedTool(w.ctx, tool, s.now()), tool.Target, adapters.StartRequest{Input: input})
 		s.auditLine(ctx, "run", tool, ref, outcome(err))
 		if ref != (adapters.Ref{}) {
 			s.started(ctx, tool)
 		}
-	} else {
-		ref, err = e.Start(pacedTool(waitCtx, tool, s.now()), tool.Target, adapters.StartRequest{Input: input})
-		s.auditLine(ctx, "start", tool, ref, outcome(err))
-		if err == nil {
-			s.started(ctx, tool)
-			t = &task{tool: tool, claims: token.Claims{Tool: tool.Name, Ref: ref, Caller: callerOf(ctx), Created: s.now()}}
-			if c.progress != nil && c.session != nil {
-				reported := *t // read apart from the wait's own reads
-				go s.reportProgress(waitCtx, c, &reported)
-			}
-			o, err = s.waitAsking(waitCtx, c, t, nil)
-		}
+		return s.waited(ctx, w, tool, ref, nil, o, err).wire(c.modern)
 	}
+	// The execution is the caller's, as a task's is: a question it asks may be answered in another
+	// request of the caller (resumeWait).
+	caller := callerOf(ctx)
+	created := s.now().UTC().Truncate(time.Millisecond)
+	ref, err := e.Start(pacedTool(w.ctx, tool, created), tool.Target, adapters.StartRequest{Input: input, Caller: caller})
+	s.auditLine(ctx, "start", tool, ref, outcome(err))
+	if err != nil {
+		return s.waited(ctx, w, tool, ref, nil, adapters.Outcome{}, err).wire(c.modern)
+	}
+	s.started(ctx, tool)
+	claims := token.Claims{Tool: tool.Name, Ref: ref, Caller: caller, Created: created, TTL: tool.TTL}
+	return s.awaitTask(ctx, c, w, &task{tool: tool, claims: claims}, call.args, nil)
+}
+
+// resumeWait goes on with a waiting call whose workflow asked (the task its requestState names):
+// it delivers the answers the retry brings and waits again.
+func (s *Server) resumeWait(ctx context.Context, c caps, p *mcp.CallToolParamsRaw, id string) (mcp.Result, error) {
+	t, err := s.resolve(ctx, id)
+	if err != nil {
+		return nil, s.rpcError(extension{}, err)
+	}
+	delivered, err := s.answer(ctx, t, given(p.InputResponses))
+	if err != nil {
+		return nil, s.rpcError(extension{}, err)
+	}
+	w := newWait(ctx, t.tool)
+	defer w.stop()
+	return s.awaitTask(ctx, c, w, t, p.Arguments, delivered), nil
+}
+
+// awaitTask waits for the task a waiting call started; args are the call's arguments, answered
+// the questions it answered already.
+func (s *Server) awaitTask(ctx context.Context, c caps, w *wait, t *task, args json.RawMessage, answered []string) mcp.Result {
+	if c.progress != nil && c.session != nil {
+		reported := *t // read apart from the wait's own reads
+		go s.reportProgress(w.ctx, c, &reported)
+	}
+	var rounds *inRounds
+	if c.modern && c.elicitation {
+		rounds = &inRounds{answered: answered}
+	}
+	o, err := s.waitAsking(w.ctx, c, t, rounds, nil)
+	if errors.Is(err, errQuestionsOpen) {
+		var open inputRequests
+		for _, r := range openRequests(t) {
+			if !slices.Contains(answered, r.key) {
+				open = append(open, r)
+			}
+		}
+		return s.inputRequired(ctx, t.tool, args, open, s.tokens.Issue(t.claims))
+	}
+	return s.waited(ctx, w, t.tool, t.claims.Ref, t, o, err).wire(c.modern)
+}
+
+// wait bounds a waiting call: by the tool's timeout and, over HTTP, by the longest a request may
+// wait (bound).
+type wait struct {
+	ctx, bounded context.Context
+	bound        time.Duration
+	stop         func()
+}
+
+func newWait(ctx context.Context, tool *mapping.Tool) *wait {
+	bounded, bound, stopBound := withWaitBound(ctx)
+	waitCtx, stop := context.WithTimeout(bounded, tool.Timeout)
+	return &wait{ctx: waitCtx, bounded: bounded, bound: bound, stop: func() { stop(); stopBound() }}
+}
+
+// waited is the result of a waiting call that ended with o or err; t is the task it waited on,
+// nil when there was none (the start failed, or the tool ran with Run).
+func (s *Server) waited(ctx context.Context, w *wait, tool *mapping.Tool, ref adapters.Ref, t *task, o adapters.Outcome, err error) *toolOutput {
 	switch {
 	case err == nil:
 	case errors.Is(err, adapters.ErrInvalid):
@@ -181,8 +246,8 @@ func (s *Server) callAndWait(ctx context.Context, c caps, call toolCall) *toolOu
 		return toolError("%s was cancelled: the client stopped waiting", tool.Name)
 	case errors.Is(err, context.DeadlineExceeded):
 		within := fmt.Sprintf("within its timeout of %s", tool.Timeout)
-		if bounded.Err() != nil && bound < tool.Timeout {
-			within = fmt.Sprintf("within %s, the longest this server holds a request", bound)
+		if w.bounded.Err() != nil && w.bound < tool.Timeout {
+			within = fmt.Sprintf("within %s, the longest this server holds a request", w.bound)
 		}
 		if t != nil && s.describe(ctx, t) == nil && t.status.State == adapters.InputRequired {
 			return toolError("%s did not finish %s: it is %s, and this client takes neither tasks nor elicitation to answer; the execution goes on in the engine", tool.Name, within, t.message())
