@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,8 +36,10 @@ type caps struct {
 	progress any
 	// session can carry notifications back within the request.
 	session *mcp.ServerSession
-	// conn is the id of the stdio connection the request came on, if any.
-	conn string
+	// conn is the id of the stdio connection the request came on, if any, and request the
+	// request's id there.
+	conn    string
+	request jsonrpc.ID
 }
 
 // noTasks reports whether the client is known to support no kind of task.
@@ -91,6 +94,9 @@ func capsFromRequest(req mcp.Request) caps {
 		}
 	}
 	c.conn, _ = meta[metaConn].(string)
+	if id, ok := meta[metaRequest]; ok {
+		c.request, _ = jsonrpc.MakeID(id)
+	}
 	c.task = rawMeta(meta, metaTask)
 	c.operation = rawMeta(meta, metaOperation)
 	if version >= modernVersion {

@@ -153,7 +153,7 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 				return
 			}
 			if params := rd.members["params"]; needsHoist(rd.method, params) {
-				if hoisted, err := hoist(rd.method, params, nil, ""); err == nil {
+				if hoisted, err := hoist(rd.method, params, origin{}); err == nil {
 					rd.setParams(hoisted)
 				}
 			}
@@ -162,7 +162,9 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 		r.ContentLength = int64(len(rd.body))
 		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
 		ctx = context.WithValue(ctx, maxWaitKey{}, s.maxWait)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
+		refused := &methodNotFound{}
+		ctx = context.WithValue(ctx, refusalKey{}, refused)
+		next.ServeHTTP(refusalWriter{w, refused}, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
 	})
 }
 

@@ -47,6 +47,7 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx = charged(ctx, s.rates.limiter(principalOf(ctx), method, s.now()), s.now)
 		ctx, cancel := withClient(context.WithValue(ctx, capsKey{}, c))
 		defer cancel()
+		defer func() { s.keepRefusal(ctx, c, err) }()
 		switch {
 		case method == "tools/list":
 			return s.listTools(ctx, c), nil

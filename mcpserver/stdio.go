@@ -171,6 +171,8 @@ type stdioConn struct {
 	mu      sync.Mutex
 	decl    *declared
 	started *started
+	// refusals are the -32601 errors of requests not yet answered, by request id (keepRefusal).
+	refusals sync.Map
 }
 
 func (c *stdioConn) Close() error {
@@ -216,7 +218,7 @@ func (c *stdioConn) prepare(req *jsonrpc.Request) *jsonrpc.Request {
 	if req.Method == "notifications/cancelled" {
 		c.cancelOperation(req.Params)
 	}
-	if params, err := hoist(req.Method, req.Params, d, c.id); err == nil {
+	if params, err := hoist(req.Method, req.Params, origin{decl: d, conn: c.id, request: req.ID}); err == nil {
 		req.Params = params
 	}
 	if req.Method == "tools/call" && req.IsCall() {
@@ -226,8 +228,14 @@ func (c *stdioConn) prepare(req *jsonrpc.Request) *jsonrpc.Request {
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil {
-		c.started.record(resp.ID, resp.Result)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		refused, isRefused := c.refusals.LoadAndDelete(resp.ID)
+		switch {
+		case resp.Error == nil:
+			c.started.record(resp.ID, resp.Result)
+		case isRefused:
+			msg = &jsonrpc.Response{ID: resp.ID, Error: refused.(*jsonrpc.Error)}
+		}
 	}
 	return c.Connection.Write(ctx, msg)
 }
