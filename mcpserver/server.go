@@ -78,21 +78,18 @@ type HTTPAuth struct {
 
 // Server is one taskgate MCP server. Any number of them may serve the same mapping and engines.
 type Server struct {
-	mcp            *mcp.Server
-	set            *mapping.Set
-	engines        map[string]adapters.Engine
-	tokens         token.Codec
-	log            *slog.Logger
-	grace          time.Duration
-	noTask         NoTaskMode
-	now            func() time.Time
-	audit          *slog.Logger
-	httpAuth       *HTTPAuth
-	origins, hosts []string
-	// rates, inFlight, bodies and maxWait enforce Config.Limits.
-	rates            *rateLimits
-	inFlight, bodies *shares
-	maxWait          time.Duration
+	mcp     *mcp.Server
+	set     *mapping.Set
+	engines map[string]adapters.Engine
+	tokens  token.Codec
+	log     *slog.Logger
+	grace   time.Duration
+	noTask  NoTaskMode
+	now     func() time.Time
+	audit   *slog.Logger
+	// front is the HTTP transport; rates are its and stdio's rate limits (Config.Limits).
+	front *httpFront
+	rates *rateLimits
 	// conns are the open stdio connections by id: notifications go back on them.
 	conns sync.Map
 	// unknownTokens are client tokens that named no operation (a shortcut only).
@@ -128,13 +125,13 @@ func New(cfg Config) (*Server, error) {
 	if s.audit = cfg.Audit; s.audit == nil {
 		s.audit = s.log
 	}
-	s.httpAuth, s.origins, s.hosts = cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts
 	s.unknownTokens = newUnknownTokens()
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
-	s.inFlight = newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal))
-	s.bodies = newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal)
-	s.maxWait = max(limits.MaxWait, 0)
+	s.front = &httpFront{log: s.log, auth: cfg.HTTPAuth, origins: cfg.AllowedOrigins, hosts: cfg.AllowedHosts, rates: s.rates,
+		inFlight: newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),
+		bodies:   newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal),
+		maxWait:  max(limits.MaxWait, 0), now: s.now, tool: cfg.Mapping.Tool}
 	if s.grace == 0 {
 		s.grace = 10 * time.Second
 	}
