@@ -25,7 +25,7 @@ import (
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/bearer"
 	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // A server serves a mapping with engines opened from its engine blocks; here an MCP client talks

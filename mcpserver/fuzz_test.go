@@ -14,7 +14,7 @@ import (
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // The fuzz targets feed the two entries of the server, the HTTP handler and the stdio line

@@ -15,7 +15,7 @@ import (
 	"github.com/taskgate/taskgate/internal/taskcall"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func newCallCmd() *cobra.Command {
