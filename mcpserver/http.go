@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // maxMessage bounds one request on every transport: go-sdk's own limit for HTTP bodies.
@@ -99,7 +100,7 @@ func (f *httpFront) serve(next http.Handler) http.Handler {
 func principalFromToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if info := auth.TokenInfoFromContext(r.Context()); info != nil && info.UserID != "" {
-			r = r.WithContext(WithPrincipal(r.Context(), info.UserID, info.Scopes...))
+			r = r.WithContext(tasks.WithPrincipal(r.Context(), info.UserID, info.Scopes...))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -127,7 +128,7 @@ func (b bearerChallenge) Unwrap() http.ResponseWriter { return b.ResponseWriter 
 // request serves one request of a caller that may be served.
 func (f *httpFront) request(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := principalOf(r.Context())
+		principal := tasks.Principal(r.Context())
 		if ok, own := f.inFlight.take(principal, 1); !ok {
 			refuseHeld(w, own, principal, fmt.Sprintf("requests in flight (%d at once)", f.inFlight.each), "too many requests in flight")
 			return
@@ -167,7 +168,7 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 			if denied := f.forbiddenTool(w, r, rd); denied {
 				return
 			}
-			if retry, ok := f.rates.allow(principalOf(r.Context()), rd.method, f.now()); !ok {
+			if retry, ok := f.rates.allow(tasks.Principal(r.Context()), rd.method, f.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
 				writeError(w, http.StatusTooManyRequests, rd.id(), errRateLimited(rd.method, retry))
 				return
@@ -199,7 +200,7 @@ func (f *httpFront) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *re
 	if !found {
 		return false
 	}
-	visible, missing := access(r.Context(), tool)
+	visible, missing := tasks.Access(r.Context(), tool)
 	if !visible || len(missing) == 0 {
 		return false
 	}

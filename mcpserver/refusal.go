@@ -47,8 +47,8 @@ func (s *Server) keepRefusal(ctx context.Context, c caps, err error) {
 		r.set(rpcErr)
 		return
 	}
-	if conn, ok := s.conns.Load(c.conn); ok && c.request.IsValid() {
-		conn.(*stdioConn).refusals.Store(c.request, rpcErr)
+	if conn, ok := s.conns.get(c.conn); ok && c.request.IsValid() {
+		conn.refusals.Store(c.request, rpcErr)
 	}
 }
 
