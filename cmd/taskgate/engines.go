@@ -6,8 +6,8 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/observe"
 )
 
 // connect opens every engine block of the mapping that a tool uses; with tel, its client's retries

@@ -19,9 +19,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/observe"
 	"github.com/taskgate/taskgate/tasks"
 	"github.com/taskgate/taskgate/tasks/token"
 )

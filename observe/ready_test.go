@@ -13,9 +13,9 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal"
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/observe"
 	"github.com/taskgate/taskgate/tasks"
 	"github.com/taskgate/taskgate/tasks/token"
 )

@@ -15,9 +15,9 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/observe"
 	"github.com/taskgate/taskgate/tasks"
 	"github.com/taskgate/taskgate/tasks/token"
 )
