@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -596,5 +597,70 @@ func TestStandsAlone(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLayers: no package imports a package of a layer above its own, as architecture.md's table
+// of layers says, and every package of the module is in that table.
+func TestLayers(t *testing.T) {
+	b, err := os.ReadFile("architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type layer struct {
+		n        int
+		patterns []string
+	}
+	var layers []layer
+	row := regexp.MustCompile("^\\| (\\d+) [^|]*\\| ([^|]+) \\|")
+	for _, line := range strings.Split(string(b), "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		l := layer{n: n}
+		for _, span := range codeSpanRE.FindAllString(m[2], -1) {
+			l.patterns = append(l.patterns, strings.Trim(span, "`"))
+		}
+		layers = append(layers, l)
+	}
+	if len(layers) == 0 {
+		t.Fatal("architecture.md has no table of layers")
+	}
+	const module = "github.com/taskgate/taskgate"
+	layerOf := func(pkg string) (int, bool) {
+		path := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+		for _, l := range layers {
+			for _, p := range l.patterns {
+				if path == p || strings.HasSuffix(p, "/...") && strings.HasPrefix(path+"/", strings.TrimSuffix(p, "...")) {
+					return l.n, true
+				}
+			}
+		}
+		return 0, false
+	}
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		own, ok := layerOf(pkg)
+		if !ok {
+			t.Errorf("%s is in no layer of architecture.md's table", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			if n, ok := layerOf(imp); ok && n > own {
+				t.Errorf("%s (layer %d) imports %s (layer %d), a layer above it", pkg, own, imp, n)
+			}
+		}
 	}
 }

@@ -25,7 +25,8 @@ import (
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/bearer"
 	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const (
@@ -45,7 +46,7 @@ func authEnv(t *testing.T) (*env, *bearertest.Issuer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify, ResourceMetadataURL: "https://taskgate.example/.well-known/oauth-protected-resource"}
 	})
 	return e, is
@@ -148,7 +149,7 @@ func TestUnauthenticatedRequestsStartNothing(t *testing.T) {
 // TestOriginsAndHosts: a browser page of another origin gets 403, and so does a Host the operator
 // did not list.
 func TestOriginsAndHosts(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		c.AllowedOrigins = []string{"https://console.example"}
 	})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
@@ -167,7 +168,7 @@ func TestOriginsAndHosts(t *testing.T) {
 			t.Errorf("Origin %q: HTTP %d, want %d", origin, resp.StatusCode, want)
 		}
 	}
-	hosts := newEnvConfig(t, func(c *mcpserver.Config) { c.AllowedHosts = []string{"mcp.example"} })
+	hosts := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) { c.AllowedHosts = []string{"mcp.example"} })
 	for host, want := range map[string]int{"mcp.example": 200, "mcp.example:443": 200, "attacker.example": 403} {
 		req := modernRequest(context.Background(), hosts.url, ping, "ping", "")
 		req.Header.Del("Mcp-Protocol-Version")
@@ -215,9 +216,9 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 	tokenKey := token.NewKey("secret")
 	keys, _ := token.ParseKeys(tokenKey)
 	sealed, _ := token.NewSealed(keys)
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		c.Logger, c.Audit, c.Tokens = log, log, sealed
+		c.Logger, tc.Logger, tc.Audit, tc.Tokens = log, log, log, sealed
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
 	})
 	rec := &recorder{}
@@ -314,8 +315,8 @@ func TestToolsPerCaller(t *testing.T) {
 // from the id itself: another caller's id is not found, with no engine call.
 func TestNativeIDsAreBoundToo(t *testing.T) {
 	verify, _ := bearer.NewVerifier(bearer.Config{APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}}})
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
-		c.Tokens = token.Native{Refs: c.Mapping}
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
+		tc.Tokens = token.Native{Refs: tc.Mapping}
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
 	})
 	alice, bob := e.as(aliceKey, ext), e.as(bobKey, ext)
@@ -421,8 +422,8 @@ func TestPrincipalsCannotCollide(t *testing.T) {
 	keys, _ := token.ParseKeys(legacy.TokenKey)
 	sealed, _ := token.NewSealed(keys)
 	audit := &panicLog{}
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
-		c.Tokens, c.Audit = sealed, slog.New(slog.NewJSONHandler(audit, nil))
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
+		tc.Tokens, tc.Audit = sealed, slog.New(slog.NewJSONHandler(audit, nil))
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
 	})
 	alice, bob, oauthAlice := e.as(aliceKey, ext), e.as(bobKey, ext), e.as(is.Token(t, "alice", audience, "", nil), ext)
@@ -502,7 +503,7 @@ func TestHiddenToolsAreUnknown(t *testing.T) {
 		}
 		// A connection of bob's own (in-memory, as stdio), without the HTTP front.
 		ct, st := mcp.NewInMemoryTransports()
-		ctx, cancel := context.WithCancel(mcpserver.WithPrincipal(context.Background(), "bob"))
+		ctx, cancel := context.WithCancel(tasks.WithPrincipal(context.Background(), "bob"))
 		go e.srv.Serve(ctx, st)
 		conn, err := ct.Connect(ctx)
 		if err != nil {

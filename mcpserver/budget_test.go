@@ -17,7 +17,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 	"github.com/taskgate/taskgate/test/apifaults"
 )
 
@@ -61,19 +62,17 @@ tools:
 	return &budgetEnv{proxy: p, set: set, engine: eng, tokens: tokens}
 }
 
-// serve is one taskgate process (a replica: several share the engine and the keys).
-func (e *budgetEnv) serve(t *testing.T) (*mcpserver.Server, *rpctest.Client) {
+// serve is one taskgate process (a replica: several share the engine and the keys), and its task
+// service.
+func (e *budgetEnv) serve(t *testing.T) (*tasks.Service, *rpctest.Client) {
 	t.Helper()
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"t": e.engine}, Tokens: e.tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.CheckTargets(t.Context()); err != nil {
+	srv, svc := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"t": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
+	if _, err := svc.CheckTargets(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
-	return srv, rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
+	return svc, rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
 }
 
 // pollAll polls every task every 100 ms for d, as clients that ignore pollIntervalMs do, and
@@ -119,7 +118,7 @@ func pollAll(t *testing.T, c *rpctest.Client, ids []string, d time.Duration) (ma
 // and the interval clients are told grows so that the tasks' share fits the budget.
 func TestReadsStayWithinTheBudgetWhateverClientsDo(t *testing.T) {
 	e := newBudgetEnv(t, "{readsPerSecond: 2, burst: 2}")
-	srv, c := e.serve(t)
+	svc, c := e.serve(t)
 	ids := make([]string, 6)
 	for i := range ids {
 		ids[i] = call(t, c, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
@@ -132,7 +131,7 @@ func TestReadsStayWithinTheBudgetWhateverClientsDo(t *testing.T) {
 	took := time.Since(t0)
 	reads := e.proxy.Calls("DescribeWorkflowExecution") - before
 	t.Logf("%s of polls every 100ms of 6 tasks: %d engine reads, longest pollIntervalMs %s, oldest answer %s; budget %+v",
-		took.Round(time.Millisecond), reads, told, oldest.Round(time.Millisecond), srv.Budgets()["t"])
+		took.Round(time.Millisecond), reads, told, oldest.Round(time.Millisecond), svc.Budgets()["t"])
 	if limit := int64(2*took.Seconds()) + 2; reads > limit {
 		t.Errorf("%d engine reads in %s, over the budget's %d", reads, took.Round(time.Millisecond), limit)
 	}
@@ -140,10 +139,10 @@ func TestReadsStayWithinTheBudgetWhateverClientsDo(t *testing.T) {
 	if told < 2*time.Second {
 		t.Errorf("the longest pollIntervalMs told was %s, want it grown past the curve's 1s with the load", told)
 	}
-	if s := srv.Budgets()["t"]; s.Stretch < 2 || s.Running != 6 || s.Throttled != 0 {
+	if s := svc.Budgets()["t"]; s.Stretch < 2 || s.Running != 6 || s.Throttled != 0 {
 		t.Errorf("budget stats %+v, want a load above 2 over 6 running tasks", s)
 	}
-	if r := srv.Reads()["t"].Describe; r.Stale == 0 {
+	if r := svc.Reads()["t"].Describe; r.Stale == 0 {
 		t.Errorf("reads %+v: want some answered past the curve (stale)", r)
 	}
 }
@@ -152,7 +151,7 @@ func TestReadsStayWithinTheBudgetWhateverClientsDo(t *testing.T) {
 // newest reading; the budget's rate shrinks.
 func TestThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 	e := newBudgetEnv(t, "{readsPerSecond: 5, burst: 5}")
-	srv, c := e.serve(t)
+	svc, c := e.serve(t)
 	ids := make([]string, 4)
 	for i := range ids {
 		ids[i] = call(t, c, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
@@ -160,8 +159,8 @@ func TestThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 	}
 	e.proxy.Throttle(0.5, "DescribeWorkflowExecution")
 	pollAll(t, c, ids, 4*time.Second)
-	s := srv.Budgets()["t"]
-	t.Logf("budget stats after polling through a proxy throttling half the reads: %+v; reads %+v", s, srv.Reads()["t"].Describe)
+	s := svc.Budgets()["t"]
+	t.Logf("budget stats after polling through a proxy throttling half the reads: %+v; reads %+v", s, svc.Reads()["t"].Describe)
 	if s.Throttled == 0 || int64(s.Throttled) != e.proxy.Throttled("DescribeWorkflowExecution") || s.Rate >= 5 {
 		t.Errorf("budget stats %+v with %d reads throttled by the engine: want them all counted, and the rate below 5", s, e.proxy.Throttled("DescribeWorkflowExecution"))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/mcpserver"
 )
 
 // TestToolsListFitsTheCaller shows tools/list as each kind of client gets it: cacheable and typed
@@ -76,7 +77,7 @@ func TestOptionalToolRunsAsATaskOrWaits(t *testing.T) {
 		t.Fatalf("2025-11-25 without a task param: %v", r)
 	}
 	_, rerr := legacy.Call(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": args})
-	wantError(t, "2025-11-25, a required tool without a task param", rerr, -32601, `method not found: "tools/call"`)
+	wantError(t, "2025-11-25, a required tool without a task param", rerr, -32601, "tool wait_and_echo runs only as a task: call it with a `task` param")
 }
 
 // TestProtocolErrorsFailTheTask: a failure type under protocolErrors ends the task failed with a
@@ -205,13 +206,11 @@ func TestRequestsTaskgateDoesNotServe(t *testing.T) {
 	for _, c := range []*rpctest.Client{e.client(ext), mustInit(t, e)} {
 		for _, m := range []string{"prompts/list", "resources/list", "resources/templates/list", "completion/complete"} {
 			_, rerr := c.Call(t, m, nil)
-			wantError(t, m, rerr, -32601, `method not found: "`+m+`"`)
+			wantError(t, m, rerr, -32601, m+" is not served: taskgate declares no such capability")
 		}
 	}
 	_, rerr := e.client(ext).Call(t, "tasks/list", nil)
-	if rerr == nil || rerr.Code != -32601 {
-		t.Fatalf("tasks/list on 2026-07-28: %v", rerr)
-	}
+	wantError(t, "tasks/list on 2026-07-28", rerr, -32601, "tasks/list does not exist in the tasks extension")
 }
 
 // modernRequest is a raw 2026-07-28 POST with the headers that version requires.
@@ -230,4 +229,49 @@ func modernRequest(ctx context.Context, url, body, method, name string) *http.Re
 func mustInit(t *testing.T, e *env) *rpctest.Client {
 	c, _ := initialize(t, e.stdio(t), map[string]any{})
 	return c
+}
+
+// TestMethodNotFoundSaysWhy: go-sdk rewrites every -32601 message to `method not found: "M"`;
+// taskgate's own -32601s still reach the client, on the wire, with the message that says why.
+func TestMethodNotFoundSaysWhy(t *testing.T) {
+	e := newEnv(t, nil, mcpserver.NoTaskHide)
+	for _, tc := range []struct {
+		what, version, body, want string
+		status                    int
+	}{
+		{"a required tool called without a task, 2025-11-25", "2025-11-25",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_and_echo","arguments":{"seconds":0,"text":"x"}}}`,
+			"event: message\ndata: " + `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"tool wait_and_echo runs only as a task: call it with a ` + "`task`" + ` param"}}` + "\n\n", http.StatusOK},
+		{"tasks/update, 2025-11-25", "2025-11-25",
+			`{"jsonrpc":"2.0","id":"u","method":"tasks/update","params":{"taskId":"x","inputResponses":{}}}`,
+			"event: message\ndata: " + `{"jsonrpc":"2.0","id":"u","error":{"code":-32601,"message":"tasks/update is part of the tasks extension on 2026-07-28"}}` + "\n\n", http.StatusOK},
+		{"tasks/result, 2026-07-28", "2026-07-28",
+			`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`,
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"tasks/result does not exist in the tasks extension: poll tasks/get"}}`, http.StatusNotFound},
+	} {
+		method := "tools/call"
+		if strings.Contains(tc.body, `"tasks/`) {
+			method = tc.body[strings.Index(tc.body, `"tasks/`)+1 : strings.Index(tc.body, `","params"`)]
+		}
+		status, body := post(t, e.url, tc.body, tc.version, method)
+		if status != tc.status || body != tc.want {
+			t.Errorf("%s over HTTP: %d %q, want %d %q", tc.what, status, body, tc.status, tc.want)
+		}
+	}
+
+	conn := e.stdio(t)
+	c, _ := initialize(t, conn, legacyTasksCaps)
+	for method, want := range map[string]string{
+		"prompts/list": "prompts/list is not served: taskgate declares no such capability",
+		"tasks/update": "tasks/update is part of the tasks extension on 2026-07-28",
+	} {
+		_, err := c.Call(t, method, map[string]any{"taskId": "x", "inputResponses": map[string]any{}})
+		wantError(t, method+" on stdio", err, -32601, want)
+	}
+	_, err := c.Call(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "x"}})
+	wantError(t, "a required tool called without a task on stdio", err, -32601, "tool wait_and_echo runs only as a task: call it with a `task` param")
+	// The connection serves on: the answers went to the requests they belong to.
+	if r := c.Decode(t, "tools/call", map[string]any{"name": "quick_echo", "arguments": map[string]any{"text": "after"}}); jsonOf(r["structuredContent"]) != `{"text":"after"}` {
+		t.Fatalf("a call after the refusals: %v", r)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,6 +24,9 @@ type caps struct {
 	tasks bool
 	// sep1391: the experimental capability "sep1391".
 	sep1391 bool
+	// elicitation: a 2026-07-28 client that declared elicitation, which it answers in rounds
+	// (inputRequests in a result, inputResponses in the request that retries it).
+	elicitation bool
 	// known: the client's declarations are known. False for legacy requests over stateless HTTP,
 	// where the SDK keeps nothing of initialize.
 	known bool
@@ -32,8 +36,10 @@ type caps struct {
 	progress any
 	// session can carry notifications back within the request.
 	session *mcp.ServerSession
-	// conn is the id of the stdio connection the request came on, if any.
-	conn string
+	// conn is the id of the stdio connection the request came on, if any, and request the
+	// request's id there.
+	conn    string
+	request jsonrpc.ID
 }
 
 // noTasks reports whether the client is known to support no kind of task.
@@ -88,6 +94,9 @@ func capsFromRequest(req mcp.Request) caps {
 		}
 	}
 	c.conn, _ = meta[metaConn].(string)
+	if id, ok := meta[metaRequest]; ok {
+		c.request, _ = jsonrpc.MakeID(id)
+	}
 	c.task = rawMeta(meta, metaTask)
 	c.operation = rawMeta(meta, metaOperation)
 	if version >= modernVersion {
@@ -95,6 +104,7 @@ func capsFromRequest(req mcp.Request) caps {
 		if cc != nil {
 			_, c.tasks = cc.Extensions[extensionTasks]
 			_, c.sep1391 = cc.Experimental[experimentalSEP1391]
+			c.elicitation = cc.Elicitation != nil
 		}
 		return c
 	}

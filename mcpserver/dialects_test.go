@@ -351,8 +351,8 @@ func TestNoTaskClientsHide(t *testing.T) {
 		t.Fatalf("tools/list in hide mode: %v", tools)
 	}
 	_, err := c.Call(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "x"}})
-	// 2025-11-25: a tool that requires a task, called without one, is -32601 (go-sdk rewrites the message).
-	wantError(t, "hidden async tool", err, -32601, `method not found: "tools/call"`)
+	// 2025-11-25: a tool that requires a task, called without one, is -32601.
+	wantError(t, "hidden async tool", err, -32601, "tool wait_and_echo runs only as a task: call it with a `task` param")
 	if r := c.Decode(t, "tools/call", map[string]any{"name": "quick_echo", "arguments": map[string]any{"text": "sync"}}); jsonOf(r["structuredContent"]) != `{"text":"sync"}` {
 		t.Fatalf("sync tool in hide mode = %v", r)
 	}

@@ -20,7 +20,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const ext = "io.modelcontextprotocol/tasks"
@@ -55,6 +56,7 @@ func (c *counting) Answer(ctx context.Context, t adapters.Target, r adapters.Ref
 
 type env struct {
 	srv    *mcpserver.Server
+	svc    *tasks.Service
 	url    string
 	engine *temporal.Engine
 	count  *counting
@@ -85,9 +87,9 @@ var workerOnce sync.Once
 
 func newEnv(t *testing.T, tokens token.Codec, mode ...mcpserver.NoTaskMode) *env {
 	t.Helper()
-	return newEnvConfig(t, func(c *mcpserver.Config) {
+	return newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		if tokens != nil {
-			c.Tokens = tokens
+			tc.Tokens = tokens
 		}
 		if len(mode) > 0 {
 			c.NoTaskClients = mode[0]
@@ -95,8 +97,9 @@ func newEnv(t *testing.T, tokens token.Codec, mode ...mcpserver.NoTaskMode) *env
 	})
 }
 
-// newEnvConfig serves the example and test tools on the Temporal server, with the config edited.
-func newEnvConfig(t *testing.T, edit func(*mcpserver.Config)) *env {
+// newEnvConfig serves the example and test tools on the Temporal server, with the task service's
+// and the server's configs edited.
+func newEnvConfig(t *testing.T, edit func(*tasks.Config, *mcpserver.Config)) *env {
 	t.Helper()
 	addr := testenv.TemporalAddress(t)
 	t.Setenv("TEMPORAL_ADDRESS", addr)
@@ -124,16 +127,28 @@ func newEnvConfig(t *testing.T, edit func(*mcpserver.Config)) *env {
 	keys, _ := token.ParseKeys(token.NewKey("t1"))
 	sealed, _ := token.NewSealed(keys)
 	// Rate limits have tests of their own; the others send as fast as they like.
-	cfg := mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: sealed,
-		Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
-	edit(&cfg)
-	srv, err := mcpserver.New(cfg)
+	tc := tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: sealed}
+	cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
+	edit(&tc, &cfg)
+	srv, svc := newServer(t, tc, cfg)
+	hs := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(hs.Close)
+	return &env{srv: srv, svc: svc, url: hs.URL, engine: eng, count: c, tokens: tc.Tokens}
+}
+
+// newServer builds the task service tc configures and a server of it, configured by c.
+func newServer(t testing.TB, tc tasks.Config, c mcpserver.Config) (*mcpserver.Server, *tasks.Service) {
+	t.Helper()
+	svc, err := tasks.New(tc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.HTTPHandler())
-	t.Cleanup(hs.Close)
-	return &env{srv: srv, url: hs.URL, engine: eng, count: c, tokens: cfg.Tokens}
+	c.Tasks = svc
+	srv, err := mcpserver.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, svc
 }
 
 func (e *env) client(extensions ...string) *rpctest.Client {

@@ -20,7 +20,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // proxy forwards TCP connections to a real server until it is cut.
@@ -86,10 +87,7 @@ func TestEngineOutageIsRetryableAndChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": eng}, Tokens: e.tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": eng}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -155,10 +153,7 @@ func TestNotYetVisibleReadsAsWorkingWithinTheGraceWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow := &invisibleAtFirst{Engine: e.engine, misses: map[adapters.Ref]int{}}
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": slow}, Tokens: e.tokens, NotFoundGrace: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": slow}, Tokens: e.tokens, NotFoundGrace: 3 * time.Second}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -204,11 +199,11 @@ tools:
 	}
 	keys, _ := token.ParseKeys(token.NewKey("x"))
 	tokens, _ := token.NewSealed(keys)
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": expressEngine{}}, Tokens: tokens})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": expressEngine{}}, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = srv.CheckTargets(context.Background())
+	_, err = svc.CheckTargets(context.Background())
 	want := `tool "fast_lookup" (express.yaml:5): arn:aws:states:us-east-1:123456789012:stateMachine:fast-lookup cannot be described after it starts (an Express state machine), so it cannot back a task: set ` + "`taskSupport: forbidden`"
 	if err == nil || err.Error() != want {
 		t.Fatalf("CheckTargets = %v\nwant %s", err, want)
@@ -261,7 +256,7 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 // engine keeps the execution (the namespace's retention); a client may only shorten it.
 func TestKeepAliveIsTheEngineRetention(t *testing.T) {
 	e := newEnv(t, nil)
-	if _, err := e.srv.CheckTargets(context.Background()); err != nil {
+	if _, err := e.svc.CheckTargets(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ns, err := e.engine.Client().WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: "default"})

@@ -9,7 +9,7 @@ import (
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func wantError(t *testing.T, what string, err *rpctest.Error, code int, message string) {
@@ -84,8 +84,7 @@ func TestTaskErrors(t *testing.T) {
 	_, err = c.Call(t, "tasks/update", map[string]any{"taskId": id})
 	wantError(t, "tasks/update without inputResponses", err, -32602, `Failed to update task: inputResponses is required, like {"confirm": {"action": "accept", "content": {...}}}`)
 	_, err = c.Call(t, "tasks/result", map[string]any{"taskId": id})
-	// go-sdk rewrites the message of every -32601 (docs/protocol.md, "What go-sdk leaves to taskgate").
-	wantError(t, "tasks/result on 2026-07-28", err, -32601, `method not found: "tasks/result"`)
+	wantError(t, "tasks/result on 2026-07-28", err, -32601, "tasks/result does not exist in the tasks extension: poll tasks/get")
 
 	misrouted := rpctest.HTTP{URL: e.url}
 	_, err = misrouted.RoundTrip(t, 77, "tasks/get", map[string]any{"taskId": id}, map[string][]string{"Mcp-Name": {"another-task"}, "Mcp-Protocol-Version": {"2026-07-28"}})

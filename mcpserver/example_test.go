@@ -11,11 +11,12 @@ import (
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
-// A server serves a mapping with engines opened from its engine blocks; here an MCP client talks
-// to it in memory and calls a tool that waits for its result.
+// A server serves the task service of a mapping with engines opened from its engine blocks; here
+// an MCP client talks to it in memory and calls a tool that waits for its result.
 func ExampleNew() {
 	ctx := context.Background()
 	set, err := mapping.Parse("tools.yaml", []byte(`
@@ -39,7 +40,11 @@ tools:
 	defer engine.Close()
 	keys, _ := token.ParseKeys(token.NewKey("k1"))
 	tokens, _ := token.NewSealed(keys)
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": engine}, Tokens: tokens})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": engine}, Tokens: tokens})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Tasks: svc})
 	if err != nil {
 		log.Fatal(err)
 	}

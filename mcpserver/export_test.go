@@ -17,7 +17,7 @@ func (s *Server) HTTPHandlers(sdkServed *atomic.Int64) (fast, sdkOnly http.Handl
 		sdkServed.Add(1)
 		sdk.ServeHTTP(w, r)
 	})
-	return s.httpFront(s.fastPath(counted)), s.httpFront(sdk)
+	return s.front.serve(s.fastPath(counted)), s.front.serve(sdk)
 }
 
 // Reading is what one reader made of a request: its method, and the task id and tool name of its

@@ -26,7 +26,7 @@ import (
 // nothing else of its own: it runs after httpFront (so the in-flight cap, Origin and Host checks,
 // authentication, body limits, Mcp-Name check and rate limits have all applied), through the same
 // middleware (recovery, capabilities, the caller's context, metrics, logs and traces) and the
-// same serveTask as go-sdk's path, and writes the answer as go-sdk does. Any request it does not
+// same serveMethod as go-sdk's path, and writes the answer as go-sdk does. Any request it does not
 // read unambiguously as a plain tasks/get, and any request go-sdk might refuse, goes to go-sdk
 // unchanged. A test sends each request through both paths and compares the answers.
 
@@ -45,9 +45,9 @@ const legacyVersion = "2025-11-25"
 func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	serve := s.middleware(func(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		p, _ := req.GetParams().(*taskParams)
-		return s.serveTask(ctx, s.tasksGet, p)
+		return s.serveMethod(ctx, s.methods[fastMethod], p)
 	})
-	checkHost := !s.localhostUnchecked()
+	checkHost := !s.front.hostsListed()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rd, ok := r.Context().Value(readingKey{}).(*reading)
 		var f *fastRequest

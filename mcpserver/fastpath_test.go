@@ -16,6 +16,7 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // observed keeps what the server tells its Observer of each request.
@@ -96,7 +97,7 @@ func headers(version, method string) http.Header {
 // request for the metrics and logs; the requests the fast path does not read are served by go-sdk.
 func TestFastPathAnswersAsGoSDK(t *testing.T) {
 	obs := &observed{}
-	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Observer = obs })
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) { c.Observer = obs })
 	var sdkServed atomic.Int64
 	fastH, sdkH := e.srv.HTTPHandlers(&sdkServed)
 	fast, sdk := httptest.NewServer(fastH), httptest.NewServer(sdkH)

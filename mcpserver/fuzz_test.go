@@ -14,7 +14,8 @@ import (
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // The fuzz targets feed the two entries of the server, the HTTP handler and the stdio line
@@ -51,8 +52,12 @@ func fuzzServer(t testing.TB) (*mcpserver.Server, http.Handler, *panicLog) {
 		keys, _ := token.ParseKeys(token.NewKey("fuzz"))
 		sealed, _ := token.NewSealed(keys)
 		fuzzEnv.logs = &panicLog{}
-		fuzzEnv.srv, fuzzEnv.err = mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: sealed,
-			Logger: slog.New(slog.NewTextHandler(fuzzEnv.logs, nil)), Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
+		log := slog.New(slog.NewTextHandler(fuzzEnv.logs, nil))
+		var svc *tasks.Service
+		if svc, fuzzEnv.err = tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: sealed, Logger: log}); fuzzEnv.err != nil {
+			return
+		}
+		fuzzEnv.srv, fuzzEnv.err = mcpserver.New(mcpserver.Config{Tasks: svc, Logger: log, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
 		if fuzzEnv.err == nil {
 			fuzzEnv.srv.WatchReadings(func(front, served mcpserver.Reading) {
 				if front != served {

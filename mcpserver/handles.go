@@ -10,9 +10,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
 )
 
-// Clients with no task support at all (--no-task-clients).
+// handles serves clients with no task support at all (--no-task-clients handles): a call starts
+// the execution and answers a handle, which the handle tools task_status, task_result,
+// task_cancel and task_answer take. It speaks in tool results only, in the words of 2025-11-25.
+type handles struct{ s *Server }
 
 // NoTaskMode says how tools that run only as tasks are served to clients that support no kind of
 // task.
@@ -67,69 +72,76 @@ func isHandleTool(name string) bool {
 	return false
 }
 
-// startHandle starts an execution and gives the caller its handle: the task id.
-func (s *Server) startHandle(ctx context.Context, c caps, call toolCall) *callToolResult {
-	tool := call.tool
-	t, toolErr, err := s.start(ctx, call, startOptions{})
+// takes: in the handles mode, what no other dialect took.
+func (d handles) takes(caps, *mapping.Tool) bool { return d.s.noTask == NoTaskHandles }
+
+// call starts an execution and gives the caller its handle: the task id.
+func (d handles) call(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
+	t, err := d.s.tasks.Start(ctx, call.request())
 	if err != nil {
-		return s.handleError(tool.Name, err).wire(c.modern)
+		return wireResult(d.toolError(call.tool.Name, err), c.modern), nil
 	}
-	if toolErr != nil {
-		return toolErr.wire(c.modern)
-	}
-	structured, _ := json.Marshal(map[string]string{"handle": t.id, "status": "working"})
-	return (&toolOutput{text: fmt.Sprintf("Started %s in the background. Handle: %s\nCall task_status or task_result with this handle to follow it, task_cancel to stop it.",
-		tool.Name, t.id), structured: structured}).wire(c.modern)
+	structured, _ := json.Marshal(map[string]string{"handle": t.ID, "status": "working"})
+	return wireResult(&tasks.Result{Text: fmt.Sprintf("Started %s in the background. Handle: %s\nCall task_status or task_result with this handle to follow it, task_cancel to stop it.",
+		call.tool.Name, t.ID), Structured: structured}, c.modern), nil
 }
 
-// handleError is a task error as the model reads it: the handle tools answer in tool results.
-func (s *Server) handleError(what string, err error) *toolOutput {
-	rendered := s.rpcError(handles{}, err)
-	return toolError("%s: %s", what, rendered.Error())
+func (handles) speaks(caps) bool           { return false }
+func (handles) methods() map[string]method { return nil }
+func (handles) words() words               { return taskWords }
+
+// toolError is a task error as the model reads it: the handle tools answer in tool results. A
+// refusal is told as the service said it; other errors are rendered as a dialect's errors are,
+// after what failed.
+func (d handles) toolError(what string, err error) *tasks.Result {
+	if why, ok := refusal(err); ok {
+		return tasks.ToolError("%s", why)
+	}
+	return tasks.ToolError("%s: %s", what, d.s.rpcError(d.words(), err).Error())
 }
 
-// handleTool serves task_status, task_result, task_cancel and task_answer.
-func (s *Server) handleTool(ctx context.Context, c caps, name string, args json.RawMessage) *toolOutput {
+// tool serves task_status, task_result, task_cancel and task_answer.
+func (d handles) tool(ctx context.Context, name string, args json.RawMessage) *tasks.Result {
 	var a struct {
 		Handle  string                    `json:"handle"`
 		Answers map[string]map[string]any `json:"answers"`
 		Decline []string                  `json:"decline"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
-		return toolError("Invalid arguments for %s: %v", name, err)
+		return tasks.ToolError("Invalid arguments for %s: %v", name, err)
 	}
 	if a.Handle == "" {
-		return toolError(`Invalid arguments for %s: argument "handle" is required`, name)
+		return tasks.ToolError(`Invalid arguments for %s: argument "handle" is required`, name)
 	}
 	switch name {
 	case "task_answer":
-		return s.answerHandle(ctx, a.Handle, a.Answers, a.Decline)
+		return d.answer(ctx, a.Handle, a.Answers, a.Decline)
 	case "task_cancel":
-		t, err := s.resolve(ctx, a.Handle)
+		t, err := d.s.tasks.Open(ctx, a.Handle)
 		if err == nil {
-			err = s.cancel(ctx, t, "an MCP client (task_cancel)")
+			err = d.s.tasks.Cancel(ctx, t, "an MCP client (task_cancel)")
 		}
 		switch {
-		case kindOf(err) == errEnded:
-			return toolError("The task had already ended; nothing to cancel.")
+		case tasks.KindOf(err) == tasks.Ended:
+			return tasks.ToolError("The task had already ended; nothing to cancel.")
 		case err != nil:
-			return s.handleError(name, err)
+			return d.toolError(name, err)
 		}
 		structured, _ := json.Marshal(map[string]string{"status": "cancelling"})
-		return &toolOutput{text: "Cancellation requested.", structured: structured}
+		return &tasks.Result{Text: "Cancellation requested.", Structured: structured}
 	}
-	t, err := s.read(ctx, a.Handle)
+	t, err := d.s.tasks.Read(ctx, a.Handle)
 	if err != nil {
-		return s.handleError(name, err)
+		return d.toolError(name, err)
 	}
 	if name == "task_result" {
 		switch {
-		case t.result != nil:
-			return t.result
-		case t.failure != nil:
-			return toolError("%s", t.failure.Message)
-		case t.status.State == adapters.Cancelled:
-			return toolError("%s", t.message())
+		case t.Result != nil:
+			return t.Result
+		case t.Failure != nil:
+			return tasks.ToolError("%s", t.Failure.Message)
+		case t.Status.State == adapters.Cancelled:
+			return tasks.ToolError("%s", t.Message())
 		}
 	}
 	return handleStatus(t)
@@ -144,53 +156,54 @@ type handleQuestion struct {
 
 // handleStatus is task_status's answer: the status as of when it was read (lastUpdatedAt, as in
 // the task dialects) and, while the task waits on input, its questions and how to answer them.
-func handleStatus(t *task) *toolOutput {
-	status := handles{}.status(t)
+func handleStatus(t *tasks.Task) *tasks.Result {
+	status := legacyStatus(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", status, t.message())
+	fmt.Fprintf(&b, "%s: %s", status, t.Message())
 	var qs []handleQuestion
-	if t.status.State == adapters.InputRequired {
-		for _, q := range shownQuestions(t) {
+	if t.Status.State == adapters.InputRequired {
+		for _, q := range t.Questions() {
 			qs = append(qs, handleQuestion{Key: q.Key, Message: q.Message, Schema: q.Schema})
 			fmt.Fprintf(&b, "\nQuestion %q: %s\n  The answer is an object of this JSON Schema: %s", q.Key, q.Message, q.Schema)
 		}
-		fmt.Fprintf(&b, "\nAsk the user, then call task_answer with {\"handle\": %q, \"answers\": {%q: {...}}}, or list the keys the user said no to under \"decline\".", t.id, qs[0].Key)
+		fmt.Fprintf(&b, "\nAsk the user, then call task_answer with {\"handle\": %q, \"answers\": {%q: {...}}}, or list the keys the user said no to under \"decline\".", t.ID, qs[0].Key)
 	}
 	structured, _ := json.Marshal(struct {
 		Status        string           `json:"status"`
 		StatusMessage string           `json:"statusMessage"`
 		LastUpdatedAt string           `json:"lastUpdatedAt"`
 		Questions     []handleQuestion `json:"questions,omitempty"`
-	}{status, t.message(), timestamp(t.updatedAt()), qs})
-	return &toolOutput{text: b.String(), structured: structured}
+	}{status, t.Message(), timestamp(t.UpdatedAt()), qs})
+	return &tasks.Result{Text: b.String(), Structured: structured}
 }
 
-// answerHandle serves task_answer: accepted answers and declined keys go to the task's open
-// questions; what answers nothing open is reported, not delivered.
-func (s *Server) answerHandle(ctx context.Context, handle string, answers map[string]map[string]any, decline []string) *toolOutput {
+// answer serves task_answer: accepted answers and declined keys go to the task's open questions;
+// what answers nothing open is reported, not delivered.
+func (d handles) answer(ctx context.Context, handle string, answers map[string]map[string]any, decline []string) *tasks.Result {
 	if len(answers) == 0 && len(decline) == 0 {
-		return toolError(`Invalid arguments for task_answer: give "answers" (by question key) or "decline" (question keys)`)
+		return tasks.ToolError(`Invalid arguments for task_answer: give "answers" (by question key) or "decline" (question keys)`)
 	}
-	responses := map[string]mcp.InputResponse{}
+	given := map[string]tasks.Answer{}
 	for key, content := range answers {
-		responses[key] = &mcp.ElicitResult{Action: adapters.ActionAccept, Content: content}
+		raw, _ := json.Marshal(content)
+		given[key] = tasks.Answer{Action: adapters.ActionAccept, Content: raw}
 	}
 	for _, key := range decline {
 		if _, both := answers[key]; both {
-			return toolError("Invalid arguments for task_answer: %q is both answered and declined", key)
+			return tasks.ToolError("Invalid arguments for task_answer: %q is both answered and declined", key)
 		}
-		responses[key] = &mcp.ElicitResult{Action: adapters.ActionDecline}
+		given[key] = tasks.Answer{Action: adapters.ActionDecline}
 	}
-	t, err := s.resolve(ctx, handle)
+	t, err := d.s.tasks.Open(ctx, handle)
 	if err != nil {
-		return s.handleError("task_answer", err)
+		return d.toolError("task_answer", err)
 	}
-	delivered, err := s.answer(ctx, t, given(responses))
+	delivered, err := d.s.tasks.Answer(ctx, t, tasks.Given(given))
 	if err != nil {
-		return s.handleError("task_answer", err)
+		return d.toolError("task_answer", err)
 	}
-	var notOpen []string
-	for key := range responses {
+	notOpen := []string{} // an empty list, not null, in the structured result
+	for key := range given {
 		if !slices.Contains(delivered, key) {
 			notOpen = append(notOpen, key)
 		}
@@ -200,13 +213,13 @@ func (s *Server) answerHandle(ctx context.Context, handle string, answers map[st
 	switch {
 	case len(delivered) == 0:
 		text = "Nothing delivered: no open question has the key " + strings.Join(notOpen, ", ")
-		if t.status.State == adapters.InputRequired {
-			text += fmt.Sprintf(" (%s)", t.message())
+		if t.Status.State == adapters.InputRequired {
+			text += fmt.Sprintf(" (%s)", t.Message())
 		}
-		return toolError("%s. Call task_status to see what the task waits on.", text)
+		return tasks.ToolError("%s. Call task_status to see what the task waits on.", text)
 	case len(notOpen) > 0:
 		text = fmt.Sprintf("Delivered the answers to %s; ignored %s, which no open question has", strings.Join(delivered, ", "), strings.Join(notOpen, ", "))
 	}
 	structured, _ := json.Marshal(map[string]any{"delivered": delivered, "ignored": notOpen})
-	return &toolOutput{text: text + ". Call task_status or task_result to follow the task.", structured: structured}
+	return &tasks.Result{Text: text + ". Call task_status or task_result to follow the task.", Structured: structured}
 }

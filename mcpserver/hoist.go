@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // go-sdk decodes tools/call params into a struct that drops unknown top-level fields, so the
@@ -14,8 +16,11 @@ const (
 	metaTask      = "taskgate/task"
 	metaOperation = "taskgate/operation"
 	metaClient    = "taskgate/client"
-	// metaConn names the stdio connection a request came on, so that handlers can notify it.
-	metaConn = "taskgate/conn"
+	// metaConn names the stdio connection a request came on, so that handlers can notify it;
+	// metaRequest is the request's JSON-RPC id there, for an answer the connection puts on the wire
+	// itself (keepRefusal).
+	metaConn    = "taskgate/conn"
+	metaRequest = "taskgate/request"
 )
 
 var reservedMeta = []byte(`"taskgate/`)
@@ -32,15 +37,24 @@ func needsHoist(method string, params json.RawMessage) bool {
 	return method == "tools/call" || bytes.Contains(params, reservedMeta)
 }
 
-// hoist rewrites one request's params: for tools/call, `task` and `operation` move into _meta; d
-// and conn, when set, are recorded in _meta (params-less requests get params to carry them).
-// Whatever a client itself put under these keys is dropped. Params that are not an object are
-// left for the SDK to refuse.
-func hoist(method string, params json.RawMessage, d *declared, conn string) (json.RawMessage, error) {
+// origin is what a stdio connection records in its requests' _meta for the handlers.
+type origin struct {
+	// decl is what the client declared in initialize; conn, the connection's id; request, the
+	// request's id.
+	decl    *declared
+	conn    string
+	request jsonrpc.ID
+}
+
+// hoist rewrites one request's params: for tools/call, `task` and `operation` move into _meta;
+// what o holds is recorded in _meta (params-less requests get params to carry it). Whatever a
+// client itself put under these keys is dropped. Params that are not an object are left for the
+// SDK to refuse.
+func hoist(method string, params json.RawMessage, o origin) (json.RawMessage, error) {
 	p := map[string]json.RawMessage{}
 	switch trimmed := bytes.TrimSpace(params); {
 	case len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")):
-		if d == nil && conn == "" {
+		if o == (origin{}) {
 			return params, nil
 		}
 	case trimmed[0] != '{':
@@ -60,6 +74,7 @@ func hoist(method string, params json.RawMessage, d *declared, conn string) (jso
 	delete(meta, metaOperation)
 	delete(meta, metaClient)
 	delete(meta, metaConn)
+	delete(meta, metaRequest)
 	if method == "tools/call" {
 		for field, key := range map[string]string{"task": metaTask, "operation": metaOperation} {
 			if v, ok := p[field]; ok {
@@ -68,11 +83,14 @@ func hoist(method string, params json.RawMessage, d *declared, conn string) (jso
 			}
 		}
 	}
-	if d != nil {
-		meta[metaClient], _ = json.Marshal(d)
+	if o.decl != nil {
+		meta[metaClient], _ = json.Marshal(o.decl)
 	}
-	if conn != "" {
-		meta[metaConn], _ = json.Marshal(conn)
+	if o.conn != "" {
+		meta[metaConn], _ = json.Marshal(o.conn)
+	}
+	if o.request.IsValid() {
+		meta[metaRequest], _ = json.Marshal(o.request.Raw())
 	}
 	if len(meta) > 0 {
 		p["_meta"], _ = json.Marshal(meta)

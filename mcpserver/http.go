@@ -7,14 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // maxMessage bounds one request on every transport: go-sdk's own limit for HTTP bodies.
@@ -25,19 +30,35 @@ const codeHeaderMismatch = -32020
 
 // HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
 func (s *Server) HTTPHandler() http.Handler {
-	return s.httpFront(s.fastPath(s.sdkHTTP()))
+	return s.front.serve(s.fastPath(s.sdkHTTP()))
 }
 
 // sdkHTTP is go-sdk's stateless Streamable HTTP handler. It refuses non-loopback Hosts on a
 // loopback listener; a list of hosts replaces that check, for a reverse proxy on the same machine.
 func (s *Server) sdkHTTP() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: s.localhostUnchecked()})
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: s.front.hostsListed()})
 }
 
-func (s *Server) localhostUnchecked() bool { return len(s.hosts) > 0 }
+// httpFront is the HTTP transport's entry, in front of go-sdk and the fast path.
+type httpFront struct {
+	log            *slog.Logger
+	auth           *HTTPAuth
+	origins, hosts []string
+	// rates, inFlight, bodies and maxWait enforce Config.Limits.
+	rates            *rateLimits
+	inFlight, bodies *shares
+	maxWait          time.Duration
+	now              func() time.Time
+	// tool is the mapped tool of a name, for the step-up challenge.
+	tool func(name string) (*mapping.Tool, bool)
+}
 
-// httpFront is the HTTP entry. Before the SDK sees a request it refuses, each with its own
+// hostsListed reports whether the operator listed the Host headers served, which replaces
+// go-sdk's check of loopback Hosts on a loopback listener.
+func (f *httpFront) hostsListed() bool { return len(f.hosts) > 0 }
+
+// serve is the HTTP entry. Before the SDK sees a request it refuses, each with its own
 // status: a browser page of another origin or a Host the operator did not list (403), a caller
 // without a valid bearer token when auth is on (401, by go-sdk's auth middleware), a principal
 // with its share of the requests in flight (429) or of the body bytes in memory (429), more
@@ -53,9 +74,9 @@ func (s *Server) localhostUnchecked() bool { return len(s.hosts) > 0 }
 // uses are fetched off the request path (package bearer), so it costs a refused caller little;
 // and the shares need the principal before the body is read, or one principal's trickled uploads
 // would hold the memory that the others' polls need.
-func (s *Server) httpFront(next http.Handler) http.Handler {
-	inner := s.httpRequest(next)
-	if a := s.httpAuth; a != nil {
+func (f *httpFront) serve(next http.Handler) http.Handler {
+	inner := f.request(next)
+	if a := f.auth; a != nil {
 		inner = auth.RequireBearerToken(a.Verify, &auth.RequireBearerTokenOptions{
 			Scopes: a.Scopes, ResourceMetadataURL: a.ResourceMetadataURL, ClockSkew: a.ClockSkew,
 		})(principalFromToken(inner))
@@ -63,11 +84,11 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
-				s.log.Error("panic while serving an HTTP request", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				f.log.Error("panic while serving an HTTP request", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				writeError(w, http.StatusInternalServerError, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the request could not be served"})
 			}
 		}()
-		if !originAllowed(r, s.origins) || !hostAllowed(r, s.hosts) {
+		if !originAllowed(r, f.origins) || !hostAllowed(r, f.hosts) {
 			http.Error(w, "Forbidden: this Origin or Host is not allowed; the operator lists the allowed ones", http.StatusForbidden)
 			return
 		}
@@ -79,7 +100,7 @@ func (s *Server) httpFront(next http.Handler) http.Handler {
 func principalFromToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if info := auth.TokenInfoFromContext(r.Context()); info != nil && info.UserID != "" {
-			r = r.WithContext(WithPrincipal(r.Context(), info.UserID, info.Scopes...))
+			r = r.WithContext(tasks.WithPrincipal(r.Context(), info.UserID, info.Scopes...))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -104,15 +125,15 @@ func (b bearerChallenge) Flush() {
 
 func (b bearerChallenge) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
-// httpRequest serves one request of a caller that may be served.
-func (s *Server) httpRequest(next http.Handler) http.Handler {
+// request serves one request of a caller that may be served.
+func (f *httpFront) request(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := principalOf(r.Context())
-		if ok, own := s.inFlight.take(principal, 1); !ok {
-			refuseHeld(w, own, principal, fmt.Sprintf("requests in flight (%d at once)", s.inFlight.each), "too many requests in flight")
+		principal := tasks.Principal(r.Context())
+		if ok, own := f.inFlight.take(principal, 1); !ok {
+			refuseHeld(w, own, principal, fmt.Sprintf("requests in flight (%d at once)", f.inFlight.each), "too many requests in flight")
 			return
 		}
-		defer s.inFlight.give(principal, 1)
+		defer f.inFlight.give(principal, 1)
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -121,12 +142,12 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
 			return
 		}
-		body, held, err := s.readBody(w, r, principal)
-		defer s.bodies.give(principal, held)
+		body, held, err := f.readBody(w, r, principal)
+		defer f.bodies.give(principal, held)
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.Is(err, errOwnBodies), errors.Is(err, errAllBodies):
-			refuseHeld(w, errors.Is(err, errOwnBodies), principal, fmt.Sprintf("request body bytes in memory (%d at once)", s.bodies.each), "too many request bodies in memory")
+			refuseHeld(w, errors.Is(err, errOwnBodies), principal, fmt.Sprintf("request body bytes in memory (%d at once)", f.bodies.each), "too many request bodies in memory")
 			return
 		case errors.As(err, &tooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
@@ -144,16 +165,16 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 				writeError(w, http.StatusBadRequest, rd.id(), &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
 				return
 			}
-			if denied := s.forbiddenTool(w, r, rd); denied {
+			if denied := f.forbiddenTool(w, r, rd); denied {
 				return
 			}
-			if retry, ok := s.rates.allow(principalOf(r.Context()), rd.method, s.now()); !ok {
+			if retry, ok := f.rates.allow(tasks.Principal(r.Context()), rd.method, f.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
 				writeError(w, http.StatusTooManyRequests, rd.id(), errRateLimited(rd.method, retry))
 				return
 			}
 			if params := rd.members["params"]; needsHoist(rd.method, params) {
-				if hoisted, err := hoist(rd.method, params, nil, ""); err == nil {
+				if hoisted, err := hoist(rd.method, params, origin{}); err == nil {
 					rd.setParams(hoisted)
 				}
 			}
@@ -161,28 +182,30 @@ func (s *Server) httpRequest(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(rd.body))
 		r.ContentLength = int64(len(rd.body))
 		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
-		ctx = context.WithValue(ctx, maxWaitKey{}, s.maxWait)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
+		ctx = context.WithValue(ctx, maxWaitKey{}, f.maxWait)
+		refused := &methodNotFound{}
+		ctx = context.WithValue(ctx, refusalKey{}, refused)
+		next.ServeHTTP(refusalWriter{w, refused}, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
 	})
 }
 
 // forbiddenTool answers 403 to a tools/call of a tool the caller sees but lacks scopes for, with
 // the scopes in the challenge, so that an OAuth client can ask for them (step-up authorization).
 // A tool hidden from the caller is left to the handlers, which answer as for an unknown one.
-func (s *Server) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *reading) bool {
+func (f *httpFront) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *reading) bool {
 	if rd.method != "tools/call" {
 		return false
 	}
-	tool, found := s.set.Tool(rd.param("name"))
+	tool, found := f.tool(rd.param("name"))
 	if !found {
 		return false
 	}
-	visible, missing := access(r.Context(), tool)
+	visible, missing := tasks.Access(r.Context(), tool)
 	if !visible || len(missing) == 0 {
 		return false
 	}
 	challenge := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(missing, " "))
-	if a := s.httpAuth; a != nil && a.ResourceMetadataURL != "" {
+	if a := f.auth; a != nil && a.ResourceMetadataURL != "" {
 		challenge += fmt.Sprintf(`, resource_metadata=%q`, a.ResourceMetadataURL)
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
@@ -205,10 +228,10 @@ const bodyChunk = 64 << 10
 // body budget (and so in the whole) while they are in memory: its announced length before it is
 // read, else chunk by chunk as it arrives. held is what it took, to give back once the request
 // is served, whatever err says.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, principal string) (body []byte, held int64, err error) {
+func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request, principal string) (body []byte, held int64, err error) {
 	defer r.Body.Close()
 	take := func(n int64) error {
-		if ok, own := s.bodies.take(principal, n); !ok {
+		if ok, own := f.bodies.take(principal, n); !ok {
 			if own {
 				return errOwnBodies
 			}

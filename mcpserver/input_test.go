@@ -95,7 +95,8 @@ func TestTwoQuestionsAcrossARestart(t *testing.T) {
 			break
 		}
 	}
-	if reqs, _ := got["inputRequests"].(map[string]any); reqs["first"] == nil || reqs["second"] == nil {
+	if reqs, _ := got["inputRequests"].(map[string]any); reqs["first"] == nil || reqs["second"] == nil ||
+		got["statusMessage"] != `waiting for answers to 2 questions: "first": first question: confirm?; "second": second question: confirm?` {
 		t.Fatalf("two questions at once: %v", got)
 	}
 	update(t, c, id, map[string]any{"first": accept(map[string]any{"confirm": true})})
@@ -169,8 +170,9 @@ func TestInputRequiredLegacy(t *testing.T) {
 	created := c.Decode(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": map[string]any{"message": "Go on?"}, "task": map[string]any{}})
 	id := created["task"].(map[string]any)["taskId"].(string)
 	for name, poller := range map[string]*rpctest.Client{"stdio": c, "http": rpctest.Legacy(rpctest.HTTP{URL: e.url})} {
-		if got := pollLegacy(t, poller, id, "input_required"); !strings.Contains(got["statusMessage"].(string), "confirm") {
-			t.Fatalf("%s: the status message does not name the question: %v", name, got)
+		// Over stateless HTTP nothing else shows the question: the status message says it.
+		if got := pollLegacy(t, poller, id, "input_required"); got["statusMessage"] != `waiting for an answer to "confirm": Go on?` {
+			t.Fatalf("%s: the status message does not show the question: %v", name, got)
 		}
 	}
 	resp, asked := exchange(t, conn, 900, "tasks/result", map[string]any{"taskId": id}, accept(map[string]any{"confirm": true}))
@@ -243,6 +245,9 @@ func TestInputRequiredHandles(t *testing.T) {
 			if text := firstText(t, res); !strings.Contains(text, "Ship it?") || !strings.Contains(text, "task_answer") {
 				t.Fatalf("task_status does not show the question and how to answer it: %q", text)
 			}
+			if status["statusMessage"] != `waiting for an answer to "confirm": Ship it?` {
+				t.Fatalf("task_status's status message: %v", status)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -261,7 +266,7 @@ func TestInputRequiredHandles(t *testing.T) {
 		t.Fatalf("an answer to nothing open: %v", none)
 	}
 	ok := call(t, c, "task_answer", map[string]any{"handle": handle, "answers": map[string]any{"confirm": map[string]any{"confirm": true}}})
-	if ok["isError"] == true || !reflect.DeepEqual(structured(t, ok)["delivered"], []any{"confirm"}) {
+	if got := structured(t, ok); ok["isError"] == true || !reflect.DeepEqual(got, map[string]any{"delivered": []any{"confirm"}, "ignored": []any{}}) {
 		t.Fatalf("task_answer: %v", ok)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -289,6 +294,46 @@ func TestInputRequiredWaitMode(t *testing.T) {
 	}
 }
 
+// TestWaitModeAsksInRounds: on 2026-07-28 go-sdk sends no elicitation/create, so a waiting call
+// whose workflow asks answers input_required with the question and a requestState naming the
+// execution, and the retry that brings the answer resumes that execution: over stdio and HTTP.
+func TestWaitModeAsksInRounds(t *testing.T) {
+	e := newEnv(t, nil, mcpserver.NoTaskWait)
+	for name, c := range map[string]*rpctest.Client{"stdio": rpctest.Modern(e.stdio(t)), "http": e.client()} {
+		c.Capabilities = map[string]any{"elicitation": map[string]any{}}
+		args := map[string]any{"message": "Go on, " + name + "?"}
+		starts := e.count.starts.Load()
+		asked := call(t, c, "ask_and_echo", args)
+		state, _ := asked["requestState"].(string)
+		want := map[string]any{"confirm": map[string]any{"method": "elicitation/create", "params": map[string]any{
+			"mode": "form", "message": "Go on, " + name + "?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}, "required": []any{"confirm"}},
+		}}}
+		if asked["resultType"] != "input_required" || !reflect.DeepEqual(asked["inputRequests"], want) || state == "" {
+			t.Fatalf("%s: the waiting call whose workflow asks: %v", name, asked)
+		}
+
+		_, err := c.Call(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": map[string]any{"message": "other"},
+			"requestState": state, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": true})}})
+		wantError(t, name+": the state with other arguments", err, -32602,
+			"requestState belongs to another call: repeat the arguments of the call that was asked, or call ask_and_echo again without inputResponses")
+		_, err = c.Call(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": args,
+			"requestState": state, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": "yes"})}})
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, `the answer to "confirm" does not fit its schema`) {
+			t.Fatalf("%s: an answer of the wrong schema: %v", name, err)
+		}
+
+		resumed := c.Decode(t, "tools/call", map[string]any{"name": "ask_and_echo", "arguments": args,
+			"requestState": state, "inputResponses": map[string]any{"confirm": accept(map[string]any{"confirm": true})}})
+		if resumed["isError"] == true || !reflect.DeepEqual(resumed["structuredContent"], map[string]any{"confirm": true}) {
+			t.Fatalf("%s: the retry with the answer: %v", name, resumed)
+		}
+		if n := e.count.starts.Load() - starts; n != 1 {
+			t.Fatalf("%s: %d executions started, want the one the retry resumed", name, n)
+		}
+	}
+}
+
 func structured(t *testing.T, res map[string]any) map[string]any {
 	t.Helper()
 	s, ok := res["structuredContent"].(map[string]any)
@@ -303,7 +348,7 @@ func structured(t *testing.T, res map[string]any) map[string]any {
 func TestInputRequiredWaitModeWithoutElicitation(t *testing.T) {
 	e := newEnv(t, nil, mcpserver.NoTaskWait)
 	res := call(t, e.client(), "ask_within_a_second", map[string]any{"message": "Anyone?"})
-	if text := firstText(t, res); res["isError"] != true || !strings.Contains(text, `waiting for an answer to "confirm"`) || !strings.Contains(text, "takes neither tasks nor elicitation") {
+	if text := firstText(t, res); res["isError"] != true || !strings.Contains(text, `waiting for an answer to "confirm": Anyone?`) || !strings.Contains(text, "takes neither tasks nor elicitation") {
 		t.Fatalf("the timed-out call: %v", res)
 	}
 }

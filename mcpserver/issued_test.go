@@ -26,7 +26,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // issued are the task ids of testdata/issued-b842327, which taskgate b842327 issued before a Ref
@@ -94,10 +95,7 @@ func TestIDsIssuedBeforeOneIDRefs(t *testing.T) {
 	codecs := map[string]token.Codec{"sealed": sealed, "native": token.Native{Refs: set}}
 	clients := map[string]*rpctest.Client{}
 	for format, codec := range codecs {
-		srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: codec})
-		if err != nil {
-			t.Fatal(err)
-		}
+		srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: engines, Tokens: codec}, mcpserver.Config{})
 		hs := httptest.NewServer(srv.HTTPHandler())
 		t.Cleanup(hs.Close)
 		clients[format] = rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)

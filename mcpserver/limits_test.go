@@ -20,12 +20,15 @@ import (
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/mcpserver/bearer"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // TestRateLimitsAnswerWhenToRetry: a principal over its rate gets HTTP 429 with Retry-After and a
 // JSON-RPC error with data.retryAfterMs, never a silent drop; on stdio the same error.
 func TestRateLimitsAnswerWhenToRetry(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Limits = mcpserver.Limits{CallsPerSecond: 1, PollsPerSecond: 1} })
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
+		c.Limits = mcpserver.Limits{CallsPerSecond: 1, PollsPerSecond: 1}
+	})
 	poll := `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
 	var limited string
 	for i := 0; i < 5 && limited == ""; i++ {
@@ -69,7 +72,7 @@ func TestRateLimitsAnswerWhenToRetry(t *testing.T) {
 // TestRequestsInFlightAreBounded: past the cap, requests get 503 with Retry-After at once, and
 // bodies that do not fit the memory budget likewise.
 func TestRequestsInFlightAreBounded(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Limits.MaxInFlight = 2; c.Limits.BodyBudget = 1 << 20 })
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) { c.Limits.MaxInFlight = 2; c.Limits.BodyBudget = 1 << 20 })
 	// Two waiting calls hold both places.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -123,8 +126,8 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 // task id, which is a bearer handle.
 func TestAuditLines(t *testing.T) {
 	audit := &panicLog{}
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
-		c.Audit = slog.New(slog.NewJSONHandler(audit, nil))
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
+		tc.Audit = slog.New(slog.NewJSONHandler(audit, nil))
 	})
 	c := e.client(ext)
 	id := call(t, c, "wait_and_echo", map[string]any{"seconds": 30, "text": "audited"})["taskId"].(string)
@@ -180,7 +183,7 @@ func TestFairShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
 		c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, MaxInFlight: 8, MaxInFlightPerPrincipal: 4,
 			BodyBudget: 8 << 20, BodyBudgetPerPrincipal: 4 << 20, MaxWait: time.Minute}
@@ -294,7 +297,7 @@ func TestFairShare(t *testing.T) {
 // the budget as they arrive; one that outgrows it is refused with 429, and the others' are read.
 func TestTrickledBodiesHoldOnlyTheirShare(t *testing.T) {
 	verify, _ := bearer.NewVerifier(bearer.Config{APIKeys: []bearer.APIKey{{Principal: "alice", Key: aliceKey}, {Principal: "bob", Key: bobKey}}})
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify}
 		c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, BodyBudget: 2 << 20, BodyBudgetPerPrincipal: 1 << 20}
 	})
@@ -326,7 +329,7 @@ func TestTrickledBodiesHoldOnlyTheirShare(t *testing.T) {
 // TestWaitsAreBounded: over HTTP a 2025-11-25 tasks/result answers, once it has waited --max-wait,
 // with the task's status and when to poll; a call that waits for its result is cut there too.
 func TestWaitsAreBounded(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Limits.MaxWait = time.Second })
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) { c.Limits.MaxWait = time.Second })
 	legacy := rpctest.Legacy(rpctest.HTTP{URL: e.url})
 	created := legacy.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 30, "text": "later"}, "task": map[string]any{}})
 	id := created["task"].(map[string]any)["taskId"].(string)
@@ -376,7 +379,9 @@ func postAs(t *testing.T, url, key, body string) (int, string) {
 // TestEngineCallsAreCharged: a client token that names no operation costs one engine read per
 // tool that may run as a task; its principal's rate pays for every one, so its next poll waits.
 func TestEngineCallsAreCharged(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) { c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: 1} })
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
+		c.Limits = mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: 1}
+	})
 	sep := e.client()
 	sep.Experimental = []string{"sep1391"}
 	before := e.count.reads.Load()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // TestNothingIsKeptPerTask starts 1,000 tasks and shows that taskgate keeps nothing per task: no
@@ -17,7 +18,7 @@ import (
 // start is a first reading) is bounded by EndedCacheSize: it is kept below the warm-up here, so
 // that what the test measures is what would grow without bound.
 func TestNothingIsKeptPerTask(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) { c.EndedCacheSize = 100 })
+	e := newEnvConfig(t, func(tc *tasks.Config, _ *mcpserver.Config) { tc.EndedCacheSize = 100 })
 	c := e.client(ext)
 	start := func(n int) []string {
 		ids := make([]string, n)

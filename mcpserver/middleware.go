@@ -2,13 +2,13 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // undeclared are the methods of capabilities taskgate does not declare: go-sdk would answer them
@@ -21,9 +21,10 @@ var undeclared = map[string]bool{
 }
 
 // middleware sees every request after the SDK decoded it. It reads what the caller speaks once,
-// answers tools/list and tools/call from the mapping (the SDK knows no tools), fits initialize to
-// 2025-11-25 clients, and refuses the methods of undeclared capabilities. No request, however
-// malformed, may end the process: a panic is answered -32603 and logged with its stack.
+// charges the request's engine calls to its caller's rate, answers tools/list and tools/call from
+// the mapping (the SDK knows no tools), fits initialize to 2025-11-25 clients, and refuses the
+// methods of undeclared capabilities. No request, however malformed, may end the process: a panic
+// is answered -32603 and logged with its stack.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	serve := s.serveRequest(next)
 	if s.observer == nil {
@@ -44,9 +45,12 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		c := capsFromRequest(req)
 		observeCaps(ctx, c, method)
-		ctx = charged(ctx, s.rates.limiter(principalOf(ctx), method, s.now()), s.now)
+		if bucket := s.rates.limiter(tasks.Principal(ctx), method, s.now()); bucket != nil {
+			ctx = tasks.Charging(ctx, func() { bucket.ReserveN(s.now(), 1) }) // never cancelled: the call is made
+		}
 		ctx, cancel := withClient(context.WithValue(ctx, capsKey{}, c))
 		defer cancel()
+		defer func() { s.keepRefusal(ctx, c, err) }()
 		switch {
 		case method == "tools/list":
 			return s.listTools(ctx, c), nil
@@ -67,33 +71,4 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// legacyInitialize replaces the tasks extension, which the SDK shows to every protocol, with the
-// 2025-11-25 tasks capability (tasks/list included: a caller lists only its own tasks).
-func legacyInitialize(res *mcp.InitializeResult) mcp.Result {
-	out := &legacyInitializeResult{InitializeResult: res}
-	if res.Capabilities != nil {
-		out.Capabilities.ServerCapabilities = *res.Capabilities
-	}
-	ext := maps.Clone(out.Capabilities.Extensions)
-	delete(ext, extensionTasks)
-	if len(ext) == 0 {
-		ext = nil
-	}
-	out.Capabilities.Extensions = ext
-	return out
-}
-
-// declaredIn reads what an initialize request declares.
-func declaredIn(params json.RawMessage) declared {
-	var p struct {
-		Capabilities struct {
-			Tasks        json.RawMessage            `json:"tasks"`
-			Experimental map[string]json.RawMessage `json:"experimental"`
-		} `json:"capabilities"`
-	}
-	json.Unmarshal(params, &p)
-	_, sep := p.Capabilities.Experimental[experimentalSEP1391]
-	return declared{Tasks: len(p.Capabilities.Tasks) > 0 && string(p.Capabilities.Tasks) != "null", SEP1391: sep}
 }

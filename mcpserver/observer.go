@@ -11,22 +11,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
 )
 
-// Observer is told what the server does, for metrics, traces and logs (package observe is one).
-// Its methods run on every request: they must be cheap and must not block.
+// Observer is told of every request, for metrics, traces and logs (package observe is one). Its
+// methods run on every request: they must be cheap and must not block. (What the task service
+// does, starts and ends, it tells a tasks.Observer.)
 type Observer interface {
 	// Request is called as a request arrives, before it is served, with what is known of it yet;
 	// the context it returns serves the request.
 	Request(ctx context.Context, r *Request) context.Context
 	// Answered is called once the request is answered, with r complete.
 	Answered(ctx context.Context, r *Request)
-	// Started is called when an execution of a tool starts (a task, or a call that waits for it).
-	Started(ctx context.Context, tool string)
-	// Ended is called the first time this process reads that an execution of a tool ended, with
-	// how it ended. Another process (a replica) that reads the same end is told too.
-	Ended(ctx context.Context, tool string, s adapters.State)
 }
 
 // Request is one request as an Observer sees it. Nothing in it is a task id or a credential, and
@@ -38,7 +34,7 @@ type Request struct {
 	// "2025-11-25" (tasks on 2025-11-25), "sep1391" (operations), or "none".
 	Dialect string
 	// Tool and Engine are the mapped tool the request is about, and its engine block; empty when
-	// none (or, for a handle tool, its name until the handle is read).
+	// none (a handle tool's request is about the task its handle names).
 	Tool, Engine string
 	// Execution is the engine's own id of the execution the request started or read.
 	Execution adapters.Ref
@@ -87,9 +83,11 @@ func methodName(method string) string {
 func (s *Server) observed(ctx context.Context, method string, serve func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
 	rec := &Request{Method: methodName(method)}
 	ctx = s.observer.Request(context.WithValue(ctx, requestKey{}, rec), rec)
+	ctx, subject := tasks.Track(ctx)
 	start := time.Now()
 	defer func() {
 		rec.Duration = time.Since(start)
+		rec.Tool, rec.Engine, rec.Execution = subject.Get()
 		rec.Outcome, rec.Code = outcomeOf(res, err)
 		s.observer.Answered(ctx, rec)
 	}()
@@ -116,28 +114,6 @@ func (c caps) dialectName(method string) string {
 		return "sep1391"
 	}
 	return "none"
-}
-
-// observeTask records the tool a request is about and, when known, its execution. It writes only
-// what changes: a waiting call's progress reports read the record meanwhile.
-func observeTask(ctx context.Context, tool *mapping.Tool, ref adapters.Ref) {
-	rec := requestOf(ctx)
-	if rec == nil {
-		return
-	}
-	if rec.Tool != tool.Name || rec.Engine != tool.Engine {
-		rec.Tool, rec.Engine = tool.Name, tool.Engine
-	}
-	if ref != (adapters.Ref{}) && rec.Execution != ref {
-		rec.Execution = ref
-	}
-}
-
-// ended tells the observer of an end that the engine of a tool of the request just told.
-func (s *Server) ended(ctx context.Context, _ adapters.Target, _ adapters.Ref, st adapters.State) {
-	if rec := requestOf(ctx); rec != nil && rec.Engine != "" {
-		s.observer.Ended(ctx, rec.Tool, st)
-	}
 }
 
 // outcomeOf is how a request went (Request.Outcome) and its JSON-RPC error code.

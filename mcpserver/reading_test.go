@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // TestOneReadingOfARequest sends each spelling of a request that decoders may read differently
@@ -17,7 +18,7 @@ import (
 // parse error or an invalid request (HTTP 400), or answered exactly as its canonical spelling is:
 // never served as something the front did not check.
 func TestOneReadingOfARequest(t *testing.T) {
-	e := newEnvConfig(t, func(c *mcpserver.Config) {})
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {})
 	var sdkServed atomic.Int64
 	fastH, sdkH := e.srv.HTTPHandlers(&sdkServed)
 	fast, sdk := httptest.NewServer(fastH), httptest.NewServer(sdkH)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // The methods taskgate serves, the SDK's own, and some that exist nowhere.
@@ -111,8 +112,9 @@ func (l *panicLog) check(t testing.TB) {
 // each gets an answer, nothing panics, nothing starts, and the server answers afterwards.
 func TestNoRequestStopsTheServer(t *testing.T) {
 	logs := &panicLog{}
-	e := newEnvConfig(t, func(c *mcpserver.Config) {
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		tc.Logger = c.Logger
 	})
 	lines := sweep()
 

@@ -1,25 +1,18 @@
-// Package mcpserver is taskgate's MCP surface: tools/list and tools/call for the mapped tools, and
-// the task methods of each dialect in docs/protocol.md, served on the official go-sdk. It keeps
-// no task state: a task id is a token around the engine's own reference, and every read asks the
-// engine.
+// Package mcpserver is taskgate's MCP surface on the official go-sdk: the transports (an HTTP
+// front with a fast path for polls, and stdio), which know no task rule, and the task dialects of
+// docs/protocol.md, which translate each request into a call of the task service (package tasks)
+// and its answer back into the caller's words. docs/architecture.md follows one request through.
 package mcpserver
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/budget"
-	"github.com/taskgate/taskgate/adapters/coalesce"
-	"github.com/taskgate/taskgate/mapping"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // Version is reported as serverInfo.version; the taskgate binary sets it to its own version
@@ -28,30 +21,13 @@ var Version = "dev"
 
 // Config is what a Server serves.
 type Config struct {
-	Mapping *mapping.Set
-	// Engines by engine block name; every tool's engine must be present.
-	Engines map[string]adapters.Engine
-	// Tokens issues and opens task ids (token.Sealed, or token.Native).
-	Tokens token.Codec
+	// Tasks is the task service the dialects call.
+	Tasks  *tasks.Service
 	Logger *slog.Logger
-	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
-	// task not yet visible (eventually consistent engines). Default 10s.
-	NotFoundGrace time.Duration
-	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default 4096.
-	EndedCacheSize int
-	// FreshFor is how long a running execution's status answers reads that come with no task
-	// (default 250ms); a task's polls reuse it for the tool's polling interval at the task's age.
-	// Negative: every read asks the engine.
-	FreshFor time.Duration
-	// Replicas is how many taskgate processes share each engine block's read budget
-	// (mapping.Engine.Budget): this one spends its share. Default 1.
-	Replicas int
 	// NoTaskClients says how clients with no task support get async tools. Default NoTaskHandles.
 	NoTaskClients NoTaskMode
 	// Limits bound what callers may ask of the engines and of the process.
 	Limits Limits
-	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
-	Audit *slog.Logger
 	// HTTPAuth, when set, makes every HTTP request carry a bearer token it accepts. Without it,
 	// every caller is the local principal.
 	HTTPAuth *HTTPAuth
@@ -59,7 +35,7 @@ type Config struct {
 	// listener, loopback pages ("*" allows any). AllowedHosts, when set, are the only Host
 	// headers served (host, or host:port).
 	AllowedOrigins, AllowedHosts []string
-	// Observer, when set, is told of every request and of tasks' starts and ends.
+	// Observer, when set, is told of every request.
 	Observer Observer
 }
 
@@ -76,89 +52,51 @@ type HTTPAuth struct {
 	ClockSkew time.Duration
 }
 
-// Server is one taskgate MCP server. Any number of them may serve the same mapping and engines.
+// Server is one taskgate MCP server. Any number of them may serve the same task service.
 type Server struct {
-	mcp            *mcp.Server
-	set            *mapping.Set
-	engines        map[string]adapters.Engine
-	tokens         token.Codec
-	log            *slog.Logger
-	grace          time.Duration
-	noTask         NoTaskMode
-	now            func() time.Time
-	audit          *slog.Logger
-	httpAuth       *HTTPAuth
-	origins, hosts []string
-	// rates, inFlight, bodies and maxWait enforce Config.Limits.
-	rates            *rateLimits
-	inFlight, bodies *shares
-	maxWait          time.Duration
-	// conns are the open stdio connections by id: notifications go back on them.
-	conns sync.Map
-	// unknownTokens are client tokens that named no operation (a shortcut only).
-	unknownTokens unknownTokens
-	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
-	retention sync.Map
-	// reads and budgets are the engine wrappers of engines, by engine block name (budgets only
-	// for the blocks with a budget).
-	reads    map[string]*coalesce.Engine
-	budgets  map[string]*budget.Engine
-	observer Observer
+	mcp *mcp.Server
 	// impl is the server's name and version, as go-sdk reports them.
-	impl *mcp.Implementation
+	impl  *mcp.Implementation
+	tasks *tasks.Service
+	log   *slog.Logger
+	now   func() time.Time
+	// dialects serve the calls they take and, by name, their task methods; noTask is how calls of
+	// clients without tasks are served.
+	dialects []dialect
+	methods  map[string][]served
+	noTask   NoTaskMode
+	observer Observer
+	// front is the HTTP transport; rates are its and stdio's rate limits (Config.Limits).
+	front *httpFront
+	rates *rateLimits
+	// conns are the open stdio connections.
+	conns conns
 }
 
-// New builds a server. It makes no engine call; see CheckTargets.
+// New builds a server. It makes no engine call.
 func New(cfg Config) (*Server, error) {
-	if cfg.Mapping == nil || cfg.Tokens == nil {
-		return nil, fmt.Errorf("mcpserver: a mapping and a token codec are required")
+	if cfg.Tasks == nil {
+		return nil, fmt.Errorf("mcpserver: a task service is required")
 	}
-	s := &Server{
-		set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger,
-		grace: cfg.NotFoundGrace, now: time.Now, engines: map[string]adapters.Engine{},
-		noTask: cfg.NoTaskClients, observer: cfg.Observer,
-		reads: map[string]*coalesce.Engine{}, budgets: map[string]*budget.Engine{},
-	}
+	s := &Server{tasks: cfg.Tasks, log: cfg.Logger, now: time.Now, noTask: cfg.NoTaskClients, observer: cfg.Observer}
 	if s.noTask == "" {
 		s.noTask = NoTaskHandles
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.audit = cfg.Audit; s.audit == nil {
-		s.audit = s.log
+	set := cfg.Tasks.Mapping()
+	for _, t := range set.Tools {
+		if isHandleTool(t.Name) {
+			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)
+		}
 	}
-	s.httpAuth, s.origins, s.hosts = cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts
-	s.unknownTokens = newUnknownTokens()
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
-	s.inFlight = newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal))
-	s.bodies = newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal)
-	s.maxWait = max(limits.MaxWait, 0)
-	if s.grace == 0 {
-		s.grace = 10 * time.Second
-	}
-	size := cfg.EndedCacheSize
-	if size == 0 {
-		size = 4096
-	}
-	fresh := cfg.FreshFor
-	if fresh == 0 {
-		fresh = 250 * time.Millisecond
-	}
-	for _, t := range cfg.Mapping.Tools {
-		e, ok := cfg.Engines[t.Engine]
-		if !ok {
-			return nil, fmt.Errorf("mcpserver: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
-		}
-		if _, done := s.engines[t.Engine]; !done {
-			var b adapters.Budget
-			if block, ok := cfg.Mapping.Engines[t.Engine]; ok {
-				b = block.Budget.Split(cfg.Replicas)
-			}
-			s.wrap(t.Engine, billed{e}, b, coalesce.Options{Size: size, Fresh: fresh})
-		}
-	}
+	s.front = &httpFront{log: s.log, auth: cfg.HTTPAuth, origins: cfg.AllowedOrigins, hosts: cfg.AllowedHosts, rates: s.rates,
+		inFlight: newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),
+		bodies:   newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal),
+		maxWait:  max(limits.MaxWait, 0), now: s.now, tool: set.Tool}
 
 	// The SDK knows no tools: the middleware answers tools/list and tools/call from the mapping.
 	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
@@ -166,83 +104,12 @@ func New(cfg Config) (*Server, error) {
 	opts.Capabilities.Experimental = map[string]any{experimentalSEP1391: map[string]any{}}
 	s.impl = &mcp.Implementation{Name: "taskgate", Version: Version}
 	s.mcp = mcp.NewServer(s.impl, opts)
-	for _, t := range cfg.Mapping.Tools {
-		if isHandleTool(t.Name) {
-			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)
-		}
-	}
+	s.dialects = s.newDialects()
 	if err := s.addTaskMethods(); err != nil {
 		return nil, err
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s, nil
-}
-
-// TargetError is a tool whose target its engine did not confirm: unreachable (Err wraps
-// adapters.ErrUnavailable), missing, or not servable as mapped.
-type TargetError struct {
-	Tool, Source, Engine string
-	Err                  error
-}
-
-func (e *TargetError) Error() string { return fmt.Sprintf("tool %q (%s): %v", e.Tool, e.Source, e.Err) }
-
-func (e *TargetError) Unwrap() error { return e.Err }
-
-// wrap puts the engine block called name under its read budget, when it has one, and the reuse
-// of readings, which reuses them longer as the budget's load grows.
-func (s *Server) wrap(name string, e adapters.Engine, b adapters.Budget, o coalesce.Options) {
-	if s.observer != nil {
-		o.Ended = s.ended
-	}
-	if !b.Unlimited() {
-		be := budget.New(e, b)
-		s.budgets[name], e, o.Stretch = be, be, be.Stretch
-	}
-	s.reads[name] = coalesce.New(e, o)
-	s.engines[name] = s.reads[name]
-}
-
-// CheckTargets asks each engine whether every tool's target exists and can be served as mapped.
-// It returns the warnings worth printing and every problem found, each a *TargetError.
-func (s *Server) CheckTargets(ctx context.Context) ([]string, error) {
-	var warnings []string
-	var problems []error
-	for _, t := range s.set.Tools {
-		info, err := s.engines[t.Engine].Check(ctx, t.Target)
-		switch {
-		case err != nil:
-			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine, Err: err})
-			continue
-		case info.SyncOnly != "" && t.TaskSupport != mapping.TaskForbidden:
-			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine,
-				Err: fmt.Errorf("%s, so it cannot back a task: set `taskSupport: forbidden`", info.SyncOnly)})
-		}
-		s.retention.Store(t.Name, info.Retention)
-		for _, w := range info.Warnings {
-			warnings = append(warnings, fmt.Sprintf("tool %q: %s", t.Name, w))
-		}
-	}
-	return warnings, errors.Join(problems...)
-}
-
-// Reads are, by engine block name, the engine reads the server has made since New, by how each
-// was served (an engine call, or a shortcut).
-func (s *Server) Reads() map[string]coalesce.Counts {
-	reads := make(map[string]coalesce.Counts, len(s.reads))
-	for name, e := range s.reads {
-		reads[name] = e.Counts()
-	}
-	return reads
-}
-
-// Budgets are, by engine block name, what the read budgets of the blocks that have one did.
-func (s *Server) Budgets() map[string]budget.Stats {
-	stats := make(map[string]budget.Stats, len(s.budgets))
-	for name, b := range s.budgets {
-		stats[name] = b.Stats()
-	}
-	return stats
 }
 
 // MCP is the underlying go-sdk server.

@@ -23,7 +23,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 	"github.com/taskgate/taskgate/test/apifaults"
 )
 
@@ -68,10 +69,7 @@ func (e *sfnEnv) server(t *testing.T, extensions ...string) *rpctest.Client {
 	if extensions == nil {
 		extensions = []string{ext}
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
 	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, extensions...)
@@ -228,10 +226,7 @@ func TestForgedExecutionARNsReachNoEngine(t *testing.T) {
 		}
 	}
 	// The same with native ids, which a client can write by hand.
-	native, err := mcpserver.New(mcpserver.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: token.Native{Refs: e.set}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	native, _ := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: token.Native{Refs: e.set}}, mcpserver.Config{})
 	hs := httptest.NewServer(native.HTTPHandler())
 	defer hs.Close()
 	nc := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -398,10 +393,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -450,10 +442,7 @@ func TestJustStartedExecutionReadsAsSubmitted(t *testing.T) {
 	}
 	keys, _ := token.ParseKeys(token.NewKey("s1"))
 	tokens, _ := token.NewSealed(keys)
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens, FreshFor: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens, FreshFor: -1}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	p.HideFor(2 * time.Second)
@@ -512,11 +501,8 @@ func TestStepFunctionsThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 	}
 	keys, _ := token.ParseKeys(token.NewKey("s1"))
 	tokens, _ := token.NewSealed(keys)
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.CheckTargets(t.Context()); err != nil {
+	srv, svc := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens}, mcpserver.Config{})
+	if _, err := svc.CheckTargets(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
@@ -529,8 +515,8 @@ func TestStepFunctionsThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 	}
 	p.Throttle(0.5, "DescribeExecution")
 	pollAll(t, c, ids, 4*time.Second)
-	s := srv.Budgets()["aws"]
-	t.Logf("after 4s of polls every 100ms, half the reads throttled: budget %+v, reads %+v", s, srv.Reads()["aws"].Describe)
+	s := svc.Budgets()["aws"]
+	t.Logf("after 4s of polls every 100ms, half the reads throttled: budget %+v, reads %+v", s, svc.Reads()["aws"].Describe)
 	if s.Throttled == 0 || int64(s.Throttled) != p.Throttled("DescribeExecution") {
 		t.Errorf("budget counted %d throttles, the proxy answered %d", s.Throttled, p.Throttled("DescribeExecution"))
 	}

@@ -148,7 +148,7 @@ func errorResponse(id json.RawMessage, e *jsonrpc.Error) []byte {
 }
 
 // stdioTransport wraps a transport with the rewrite and remembers, per connection, what the client
-// declared and which request started which SEP-1391 operation (for notifications/cancelled).
+// declared and what to do when one of its requests is cancelled.
 type stdioTransport struct {
 	mcp.Transport
 	s *Server
@@ -159,22 +159,36 @@ func (t stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn := &stdioConn{Connection: c, s: t.s, started: newStarted(), id: uuid.NewString()}
-	t.s.conns.Store(conn.id, conn)
+	conn := &stdioConn{Connection: c, s: t.s, cancels: newCancels(), id: uuid.NewString()}
+	t.s.conns.m.Store(conn.id, conn)
 	return conn, nil
+}
+
+// conns are the open stdio connections by id: notifications and answers go back on them.
+type conns struct{ m sync.Map }
+
+func (cs *conns) get(id string) (*stdioConn, bool) {
+	conn, ok := cs.m.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return conn.(*stdioConn), true
 }
 
 type stdioConn struct {
 	mcp.Connection
-	s       *Server
-	id      string
-	mu      sync.Mutex
-	decl    *declared
-	started *started
+	s    *Server
+	id   string
+	mu   sync.Mutex
+	decl *declared
+	// cancels are what a dialect asked to be done when a request is cancelled, by request id.
+	cancels *cancels
+	// refusals are the -32601 errors of requests not yet answered, by request id (keepRefusal).
+	refusals sync.Map
 }
 
 func (c *stdioConn) Close() error {
-	c.s.conns.Delete(c.id)
+	c.s.conns.m.Delete(c.id)
 	return c.Connection.Close()
 }
 
@@ -214,26 +228,26 @@ func (c *stdioConn) prepare(req *jsonrpc.Request) *jsonrpc.Request {
 	d := c.decl
 	c.mu.Unlock()
 	if req.Method == "notifications/cancelled" {
-		c.cancelOperation(req.Params)
+		c.cancelled(req.Params)
 	}
-	if params, err := hoist(req.Method, req.Params, d, c.id); err == nil {
+	if params, err := hoist(req.Method, req.Params, origin{decl: d, conn: c.id, request: req.ID}); err == nil {
 		req.Params = params
-	}
-	if req.Method == "tools/call" && req.IsCall() {
-		c.started.expect(req.ID)
 	}
 	return req
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil {
-		c.started.record(resp.ID, resp.Result)
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		if refused, ok := c.refusals.LoadAndDelete(resp.ID); ok {
+			msg = &jsonrpc.Response{ID: resp.ID, Error: refused.(*jsonrpc.Error)}
+		}
 	}
 	return c.Connection.Write(ctx, msg)
 }
 
-// cancelOperation stops the operation that the cancelled request started, if it was one.
-func (c *stdioConn) cancelOperation(params json.RawMessage) {
+// cancelled does what a dialect asked to be done when the request that notifications/cancelled
+// names is cancelled, if anything.
+func (c *stdioConn) cancelled(params json.RawMessage) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
@@ -244,61 +258,47 @@ func (c *stdioConn) cancelOperation(params json.RawMessage) {
 	if err != nil {
 		return
 	}
-	if token, ok := c.started.token(id); ok {
-		c.s.cancelOperation(token)
+	if cancel, ok := c.cancels.take(id); ok {
+		cancel()
 	}
 }
 
-// started maps the request ids of a connection's SEP-1391 starts to their tokens, bounded so a
-// long connection cannot grow it: the oldest are forgotten (their cancellation then only reaches
-// the SDK, and the client can still use the token).
-type started struct {
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]bool
-	tokens  map[jsonrpc.ID]string
-	order   []jsonrpc.ID
+// onCancel has cancel run when the request c names on its connection is cancelled; nothing for a
+// request of no connection (HTTP, where the client closes the request instead).
+func (cs *conns) onCancel(c caps, cancel func()) {
+	if conn, ok := cs.get(c.conn); ok && c.request.IsValid() {
+		conn.cancels.on(c.request, cancel)
+	}
+}
+
+// cancels are what to do when a connection's requests are cancelled, by request id, bounded so a
+// long connection cannot grow them: the oldest are forgotten (their cancellation then only
+// reaches go-sdk, and the client can still stop what they started otherwise).
+type cancels struct {
+	mu    sync.Mutex
+	funcs map[jsonrpc.ID]func()
+	order []jsonrpc.ID
 }
 
 const maxRemembered = 1024
 
-func newStarted() *started {
-	return &started{pending: map[jsonrpc.ID]bool{}, tokens: map[jsonrpc.ID]string{}}
-}
+func newCancels() *cancels { return &cancels{funcs: map[jsonrpc.ID]func(){}} }
 
-func (o *started) expect(id jsonrpc.ID) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(o.pending) < maxRemembered {
-		o.pending[id] = true
-	}
-}
-
-func (o *started) record(id jsonrpc.ID, result json.RawMessage) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.pending[id] {
-		return
-	}
-	delete(o.pending, id)
-	var r struct {
-		Operation *struct {
-			Token string `json:"token"`
-		} `json:"operation"`
-	}
-	if json.Unmarshal(result, &r) != nil || r.Operation == nil || r.Operation.Token == "" {
-		return
-	}
-	o.tokens[id] = r.Operation.Token
-	o.order = append(o.order, id)
-	if len(o.order) > maxRemembered {
-		delete(o.tokens, o.order[0])
-		o.order = o.order[1:]
+func (c *cancels) on(id jsonrpc.ID, cancel func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.funcs[id] = cancel
+	c.order = append(c.order, id)
+	if len(c.order) > maxRemembered {
+		delete(c.funcs, c.order[0])
+		c.order = c.order[1:]
 	}
 }
 
-func (o *started) token(id jsonrpc.ID) (string, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	t, ok := o.tokens[id]
-	return t, ok
+func (c *cancels) take(id jsonrpc.ID) (func(), bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cancel, ok := c.funcs[id]
+	delete(c.funcs, id)
+	return cancel, ok
 }

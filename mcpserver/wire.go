@@ -1,14 +1,17 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/tasks"
 )
 
-// The results taskgate itself puts on the wire, one type per shape. Required fields have no
+// The results taskgate itself puts on the wire that more than one dialect answers, one type per
+// shape (each dialect's own are in its file). Required fields have no
 // omitempty, and fixed words are types that can marshal only to that word, so that no result can
 // lack a field its schema requires. Each embeds mcp.ResultBase: the SDK adds _meta.serverInfo to
 // results of 2026-07-28 requests after the middleware returns.
@@ -40,6 +43,21 @@ type callToolResult struct {
 	Content           []textContent   `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
+}
+
+// wireResult renders a tool result for a client of protocol 2026-07-28 (modern) or an earlier
+// one, where structuredContent must be an object: other values are left to the text.
+func wireResult(r *tasks.Result, modern bool) *callToolResult {
+	out := &callToolResult{Content: []textContent{{Text: r.Text}}, IsError: r.IsError}
+	if r.Structured != nil && (modern || isObject(r.Structured)) {
+		out.StructuredContent = r.Structured
+	}
+	return out
+}
+
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
 }
 
 // inputRequiredResult asks the client for input before the request can go on (MRTR).
@@ -103,112 +121,6 @@ func (formMode) MarshalJSON() ([]byte, error) { return []byte(`"form"`), nil }
 type ack struct {
 	mcp.ResultBase
 	ResultType complete `json:"resultType"`
-}
-
-// The tasks extension on 2026-07-28.
-
-type taskInfo struct {
-	TaskID         string `json:"taskId"`
-	Status         string `json:"status"`
-	StatusMessage  string `json:"statusMessage,omitempty"`
-	CreatedAt      string `json:"createdAt"`
-	LastUpdatedAt  string `json:"lastUpdatedAt"`
-	TTLMs          *int64 `json:"ttlMs"`
-	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
-}
-
-type createTaskResult struct {
-	mcp.ResultBase
-	ResultType created `json:"resultType"`
-	taskInfo
-}
-
-// detailedTask answers tasks/get: result once completed, error once failed, the open questions
-// while input_required.
-type detailedTask struct {
-	mcp.ResultBase
-	ResultType complete `json:"resultType"`
-	taskInfo
-	Result        *callToolResult `json:"result,omitempty"`
-	Error         *jsonrpc.Error  `json:"error,omitempty"`
-	InputRequests inputRequests   `json:"inputRequests,omitempty"`
-}
-
-// Tasks on 2025-11-25: the same task, with the field names of that version and no resultType.
-
-type legacyTaskInfo struct {
-	TaskID        string `json:"taskId"`
-	Status        string `json:"status"`
-	StatusMessage string `json:"statusMessage,omitempty"`
-	CreatedAt     string `json:"createdAt"`
-	LastUpdatedAt string `json:"lastUpdatedAt"`
-	TTL           *int64 `json:"ttl"`
-	PollInterval  int64  `json:"pollInterval,omitempty"`
-}
-
-type legacyCreateTaskResult struct {
-	mcp.ResultBase
-	Task legacyTaskInfo `json:"task"`
-}
-
-type legacyTask struct {
-	mcp.ResultBase
-	legacyTaskInfo
-}
-
-type legacyTasksCapability struct {
-	Cancel   struct{} `json:"cancel"`
-	List     struct{} `json:"list"`
-	Requests struct {
-		Tools struct {
-			Call struct{} `json:"call"`
-		} `json:"tools"`
-	} `json:"requests"`
-}
-
-type legacyTaskList struct {
-	mcp.ResultBase
-	Tasks      []legacyTaskInfo `json:"tasks"`
-	NextCursor string           `json:"nextCursor,omitempty"`
-}
-
-type legacyCapabilities struct {
-	mcp.ServerCapabilities
-	Tasks legacyTasksCapability `json:"tasks"`
-}
-
-// legacyInitializeResult is the SDK's initialize result with the 2025-11-25 tasks capability in
-// place of the extension.
-type legacyInitializeResult struct {
-	*mcp.InitializeResult
-	Capabilities legacyCapabilities `json:"capabilities"`
-}
-
-// SEP-1391 operations.
-
-type operationInfo struct {
-	Token         string  `json:"token"`
-	Status        string  `json:"status"`
-	KeepAlive     *int64  `json:"keepAlive"`
-	PollFrequency float64 `json:"pollFrequency"`
-}
-
-type operationStarted struct {
-	callToolResult
-	Operation operationInfo `json:"operation"`
-}
-
-type operationStatus struct {
-	mcp.ResultBase
-	ResultType complete `json:"resultType"`
-	Status     string   `json:"status"`
-	Error      string   `json:"error,omitempty"`
-}
-
-type operationResult struct {
-	mcp.ResultBase
-	ResultType complete        `json:"resultType"`
-	Result     *callToolResult `json:"result"`
 }
 
 // tools/list.

@@ -12,7 +12,8 @@ import (
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const tools = `
@@ -51,11 +52,15 @@ func serve(t *testing.T, tokens func(*mapping.Set) token.Codec) *rpctest.Client 
 		}
 		t.Cleanup(func() { engines[name].Close() })
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens(set)})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens(set)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	warnings, err := srv.CheckTargets(t.Context())
+	srv, err := mcpserver.New(mcpserver.Config{Tasks: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings, err := svc.CheckTargets(t.Context())
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("CheckTargets: %v, %q", err, warnings)
 	}

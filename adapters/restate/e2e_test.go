@@ -16,7 +16,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const tasksExtension = "io.modelcontextprotocol/tasks"
@@ -30,7 +31,7 @@ type served struct {
 	tokens token.Codec
 }
 
-func serve(t *testing.T, edit func(*mcpserver.Config)) *served {
+func serve(t *testing.T, edit func(*tasks.Config, *mcpserver.Config)) *served {
 	t.Helper()
 	env := adapters.Env{"RESTATE_INGRESS_URL=" + testenv.RestateIngress(t), "RESTATE_ADMIN_URL=" + testenv.RestateAdmin(t)}
 	set, err := mapping.Loader{Env: env}.Parse("tools.yaml", restateexamples.Mapping)
@@ -46,20 +47,26 @@ func serve(t *testing.T, edit func(*mcpserver.Config)) *served {
 	}
 	keys, _ := token.ParseKeys(token.NewKey("k1"))
 	sealed, _ := token.NewSealed(keys)
-	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: sealed, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
+	tc := tasks.Config{Mapping: set, Engines: engines, Tokens: sealed}
+	cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
 	if edit != nil {
-		edit(&cfg)
+		edit(&tc, &cfg)
 	}
+	svc, err := tasks.New(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tasks = svc
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if warnings, err := srv.CheckTargets(t.Context()); err != nil || len(warnings) > 0 {
+	if warnings, err := svc.CheckTargets(t.Context()); err != nil || len(warnings) > 0 {
 		t.Fatalf("CheckTargets: %v, %q", err, warnings)
 	}
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
-	return &served{srv: srv, url: hs.URL, tokens: cfg.Tokens}
+	return &served{srv: srv, url: hs.URL, tokens: tc.Tokens}
 }
 
 // http is a 2026-07-28 client over HTTP, declaring extensions.
@@ -253,7 +260,7 @@ func TestHandles(t *testing.T) {
 
 // TestWait: in wait mode a client without tasks gets the result in the call itself.
 func TestWait(t *testing.T) {
-	c := serve(t, func(cfg *mcpserver.Config) { cfg.NoTaskClients = mcpserver.NoTaskWait }).legacy(t, map[string]any{})
+	c := serve(t, func(_ *tasks.Config, cfg *mcpserver.Config) { cfg.NoTaskClients = mcpserver.NoTaskWait }).legacy(t, map[string]any{})
 	res := call(t, c, "restate_wait_and_echo", map[string]any{"seconds": 1, "text": "waited"})
 	if jsonOf(res["structuredContent"]) != `{"text":"waited"}` {
 		t.Fatalf("wait-mode result = %v", res)
@@ -263,7 +270,7 @@ func TestWait(t *testing.T) {
 // TestNativeIDs: with native task ids, the driver writes and reads them, and ids of another
 // tool or of nothing are not found.
 func TestNativeIDs(t *testing.T) {
-	c := serve(t, func(cfg *mcpserver.Config) { cfg.Tokens = token.Native{Refs: cfg.Mapping} }).http(tasksExtension)
+	c := serve(t, func(tc *tasks.Config, _ *mcpserver.Config) { tc.Tokens = token.Native{Refs: tc.Mapping} }).http(tasksExtension)
 	id := call(t, c, "restate_wait_and_echo", map[string]any{"seconds": 0, "text": "native"})["taskId"].(string)
 	if !strings.HasPrefix(id, "WaitAndEcho/run/") {
 		t.Fatalf("native task id %q, want WaitAndEcho/run/...", id)

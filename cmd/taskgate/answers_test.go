@@ -17,7 +17,7 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	"github.com/taskgate/taskgate/internal/taskcall"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // askingMappings are the examples and the test tools, among them echo_after_asking (asks before

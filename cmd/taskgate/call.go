@@ -15,7 +15,7 @@ import (
 	"github.com/taskgate/taskgate/internal/taskcall"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func newCallCmd() *cobra.Command {
@@ -121,9 +121,9 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := newServer(set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
+	srv, svc, err := newServer(set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
 	if err == nil {
-		err = checkTargets(ctx, srv, stderr)
+		err = checkTargets(ctx, svc, stderr)
 	}
 	if err != nil {
 		closeAll(engines)
@@ -134,7 +134,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 		closeAll(engines)
 		return "", nil, err
 	}
-	hs := httpServer(srv, nil, transportFlags{})
+	hs := httpServer(srv, svc, nil, transportFlags{})
 	go hs.Serve(ln)
 	return "http://" + ln.Addr().String() + "/mcp", func() {
 		hs.Close()

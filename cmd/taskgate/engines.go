@@ -6,12 +6,12 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/observe"
 )
 
-// connect opens every engine block of the mapping that a tool uses; with tel, each is measured and
-// traced, its client's retries counted.
+// connect opens every engine block of the mapping that a tool uses; with tel, its client's retries
+// are counted (the task service measures and traces the engines: newTasks).
 func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions, tel *observe.Telemetry) (map[string]adapters.Engine, error) {
 	engines := map[string]adapters.Engine{}
 	for _, t := range set.Tools {
@@ -26,9 +26,6 @@ func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions, t
 		if err != nil {
 			closeAll(engines)
 			return nil, fmt.Errorf("engine %q: %w", t.Engine, err)
-		}
-		if tel != nil {
-			e = tel.Engine(t.Engine, e)
 		}
 		engines[t.Engine] = e
 	}

@@ -18,7 +18,7 @@ import (
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/taskcall"
 	"github.com/taskgate/taskgate/internal/testenv"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const exampleMapping = "../../examples/temporal/tools.yaml"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const ciKey = "ci-0123456789abcdef0123"

@@ -19,10 +19,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/observe"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // transportFlags are the flags shared by serve and dev.
@@ -185,11 +186,31 @@ func newServeCmd() *cobra.Command {
 	return cmd
 }
 
-// newServer builds the MCP server.
-func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, error) {
+// newTasks builds the task service over the engines: measured and traced, with tf.tel.
+func newTasks(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, stderr io.Writer) (*tasks.Service, error) {
 	log, audit := tf.loggers(stderr)
-	cfg := mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits, Audit: audit,
-		Replicas: tf.replicas}
+	cfg := tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, Audit: audit, Replicas: tf.replicas}
+	if tf.tel != nil {
+		cfg.Instrument, cfg.Observer = tf.tel.Engine, tf.tel
+	}
+	svc, err := tasks.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if tf.tel != nil {
+		tf.tel.Watch(svc)
+	}
+	return svc, nil
+}
+
+// newServer builds the task service and the MCP server over it.
+func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, *tasks.Service, error) {
+	svc, err := newTasks(set, engines, tokens, tf, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, _ := tf.loggers(stderr)
+	cfg := mcpserver.Config{Tasks: svc, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits}
 	if a != nil {
 		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
 	}
@@ -198,19 +219,16 @@ func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens toke
 	}
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if tf.tel != nil {
-		tf.tel.Watch(srv)
-	}
-	return srv, nil
+	return srv, svc, nil
 }
 
 // checkTargets checks every tool's target against its engine, printing the warnings.
-func checkTargets(ctx context.Context, srv *mcpserver.Server, stderr io.Writer) error {
+func checkTargets(ctx context.Context, svc *tasks.Service, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	warnings, err := srv.CheckTargets(ctx)
+	warnings, err := svc.CheckTargets(ctx)
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "taskgate: warning:", w)
 	}
@@ -218,8 +236,8 @@ func checkTargets(ctx context.Context, srv *mcpserver.Server, stderr io.Writer) 
 }
 
 // targetProblems are the problems of a check of the targets, one a tool.
-func targetProblems(err error) []*mcpserver.TargetError {
-	var problems []*mcpserver.TargetError
+func targetProblems(err error) []*tasks.TargetError {
+	var problems []*tasks.TargetError
 	var each []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		each = j.Unwrap()
@@ -227,7 +245,7 @@ func targetProblems(err error) []*mcpserver.TargetError {
 		each = []error{err}
 	}
 	for _, e := range each {
-		var te *mcpserver.TargetError
+		var te *tasks.TargetError
 		if errors.As(e, &te) {
 			problems = append(problems, te)
 		}
@@ -270,7 +288,7 @@ func notReadyReason(err error) string {
 
 // awaitEngines checks the targets again, after pauses that double from a second up to half a
 // minute, until they pass or ctx ends, and logs what changes.
-func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, stderr io.Writer) {
+func awaitEngines(ctx context.Context, svc *tasks.Service, log *slog.Logger, stderr io.Writer) {
 	last := ""
 	for pause := time.Second; ; pause = min(2*pause, 30*time.Second) {
 		select {
@@ -278,7 +296,7 @@ func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, 
 			return
 		case <-time.After(pause):
 		}
-		err := checkTargets(ctx, srv, stderr)
+		err := checkTargets(ctx, svc, stderr)
 		switch {
 		case err == nil:
 			log.Info("engines ready: every mapped target answers")
@@ -301,14 +319,14 @@ func awaitEngines(ctx context.Context, srv *mcpserver.Server, log *slog.Logger, 
 // arrive whole within the read timeout and an idle connection closes: a client that trickles
 // bytes holds nothing for long. There is no write timeout: tasks/result and waiting calls answer
 // within --max-wait.
-func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Server {
+func httpServer(srv *mcpserver.Server, svc *tasks.Service, a *httpAuth, tf transportFlags) *http.Server {
 	mux := http.NewServeMux()
 	if tf.tel != nil {
 		mux.Handle("/mcp", tf.tel.HTTP(srv.HTTPHandler()))
 	} else {
 		mux.Handle("/mcp", srv.HTTPHandler())
 	}
-	operations(mux, srv, tf, a == nil || tf.metricsOnMCP)
+	operations(mux, svc, tf, a == nil || tf.metricsOnMCP)
 	if a != nil && a.metadata != nil {
 		for _, p := range a.paths {
 			mux.Handle(p, a.metadata)
@@ -321,10 +339,10 @@ func httpServer(srv *mcpserver.Server, a *httpAuth, tf transportFlags) *http.Ser
 // answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
 // the metrics (/metrics). Without details, a 503 of /readyz names no engine and there are no
 // metrics: the log has the reasons.
-func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags, details bool) {
+func operations(mux *http.ServeMux, svc *tasks.Service, tf transportFlags, details bool) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	ready := &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
-		_, err := srv.CheckTargets(ctx)
+		_, err := svc.CheckTargets(ctx)
 		return err
 	}}
 	if details {
@@ -337,13 +355,13 @@ func operations(mux *http.ServeMux, srv *mcpserver.Server, tf transportFlags, de
 }
 
 // serveOperations serves operations on --ops-http until ctx ends.
-func serveOperations(ctx context.Context, srv *mcpserver.Server, tf transportFlags, stderr io.Writer) error {
+func serveOperations(ctx context.Context, svc *tasks.Service, tf transportFlags, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", tf.opsHTTP)
 	if err != nil {
 		return fmt.Errorf("--ops-http %s: %w", tf.opsHTTP, err)
 	}
 	mux := http.NewServeMux()
-	operations(mux, srv, tf, true)
+	operations(mux, svc, tf, true)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
 	go func() {
 		<-ctx.Done()
@@ -386,19 +404,19 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return err
 	}
-	srv, err := newServer(set, engines, tokens, tf, a, stderr)
+	srv, svc, err := newServer(set, engines, tokens, tf, a, stderr)
 	if err != nil {
 		return err
 	}
-	if err := checkTargets(ctx, srv, stderr); err != nil {
+	if err := checkTargets(ctx, svc, stderr); err != nil {
 		if tf.requireEngines || !unreachableOnly(err) {
 			return err
 		}
 		tf.log.Warn("serving before the engines answer: /readyz answers 503 until they do, checked again with backoff (--require-engines exits instead)", "error", err)
-		go awaitEngines(ctx, srv, tf.log, stderr)
+		go awaitEngines(ctx, svc, tf.log, stderr)
 	}
 	if tf.opsHTTP != "" {
-		if err := serveOperations(ctx, srv, tf, stderr); err != nil {
+		if err := serveOperations(ctx, svc, tf, stderr); err != nil {
 			return err
 		}
 	}
@@ -416,7 +434,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", tf.http, err)
 	}
-	hs := httpServer(srv, a, tf)
+	hs := httpServer(srv, svc, a, tf)
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskgate/taskgate/mapping"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func newTokenCmd() *cobra.Command {

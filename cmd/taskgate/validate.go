@@ -12,8 +12,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
-	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -82,11 +81,11 @@ func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error
 		return err
 	}
 	defer closeAll(engines)
-	srv, err := newServer(set, engines, token.Native{Refs: set}, transportFlags{mode: mcpserver.NoTaskHandles}, nil, stderr)
+	svc, err := newTasks(set, engines, token.Native{Refs: set}, transportFlags{}, stderr)
 	if err != nil {
 		return err
 	}
-	return checkTargets(ctx, srv, stderr)
+	return checkTargets(ctx, svc, stderr)
 }
 
 func count(n int, noun string) string {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,8 +55,10 @@ type Client struct {
 	T Transport
 	// Legacy: speak 2025-11-25 (the caller sends initialize itself); else 2026-07-28.
 	Legacy bool
-	// Extensions and Experimental are declared in every 2026-07-28 request's client capabilities.
+	// Extensions and Experimental are declared in every 2026-07-28 request's client capabilities,
+	// with Capabilities (e.g. "elicitation": {}).
 	Extensions, Experimental []string
+	Capabilities             map[string]any
 	// Name and Version are the clientInfo of every 2026-07-28 request; empty: "rpctest" and "1",
 	// what the tests and the bench have always sent.
 	Name, Version string
@@ -106,8 +109,9 @@ func (c *Client) Request(method string, params map[string]any) (id int, _ map[st
 	}
 	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
 	meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": name, "version": version}
-	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{
-		"extensions": declared(c.Extensions), "experimental": declared(c.Experimental)}
+	capabilities := map[string]any{"extensions": declared(c.Extensions), "experimental": declared(c.Experimental)}
+	maps.Copy(capabilities, c.Capabilities)
+	meta["io.modelcontextprotocol/clientCapabilities"] = capabilities
 	params["_meta"] = meta
 	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
 	if taskID, ok := params["taskId"].(string); ok && strings.HasPrefix(method, "tasks/") {

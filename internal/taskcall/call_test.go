@@ -21,7 +21,8 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // The examples and the test tools, among them echo_after_asking (asks before it starts) and
@@ -67,7 +68,11 @@ func examples(t *testing.T) (*Client, func(stderr string)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Tasks: svc})
 	if err != nil {
 		t.Fatal(err)
 	}

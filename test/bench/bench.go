@@ -34,7 +34,7 @@ import (
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/mcpclient"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // The bench's tools (tools.yaml) and what they start.

@@ -29,10 +29,11 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with, as in cmd/taskgate
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/observe"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 //go:embed tools.yaml
@@ -48,7 +49,7 @@ const readyLine = "bench-child ready "
 type childConfig struct {
 	// Stdio serves MCP on standard input/output; else on http://BASE/mcp.
 	Stdio bool
-	// FreshFor is mcpserver.Config.FreshFor (0: the server's default).
+	// FreshFor is tasks.Config.FreshFor (0: the service's default).
 	FreshFor time.Duration
 	// Keys are the token keys (token.ParseKeys), shared with the bench so that it can open the
 	// ids it is given and mint ids of its own.
@@ -210,7 +211,7 @@ func serveChild(spec string) error {
 			return fmt.Errorf("engine %s: %w", name, err)
 		}
 		defer eng.Close()
-		engines[name] = tel.Engine(name, counting{Engine: eng, c: counts})
+		engines[name] = counting{Engine: eng, c: counts}
 	}
 	keys, err := token.ParseKeys(cfg.Keys)
 	if err != nil {
@@ -220,16 +221,20 @@ func serveChild(spec string) error {
 	if err != nil {
 		return err
 	}
-	// Rate limits off, and room for every request of the fleet's clients in flight: they would
-	// limit the bench (they have tests of their own).
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log,
-		FreshFor: cfg.FreshFor, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, MaxInFlight: 8192}, Observer: tel})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, FreshFor: cfg.FreshFor,
+		Instrument: tel.Engine, Observer: tel})
 	if err != nil {
 		return err
 	}
-	tel.Watch(srv)
+	// Rate limits off, and room for every request of the fleet's clients in flight: they would
+	// limit the bench (they have tests of their own).
+	srv, err := mcpserver.New(mcpserver.Config{Tasks: svc, Logger: log, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, MaxInFlight: 8192}, Observer: tel})
+	if err != nil {
+		return err
+	}
+	tel.Watch(svc)
 	checkCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	_, err = srv.CheckTargets(checkCtx) // warnings (no worker polls the unpolled queue) are expected
+	_, err = svc.CheckTargets(checkCtx) // warnings (no worker polls the unpolled queue) are expected
 	cancel()
 	if err != nil {
 		return err

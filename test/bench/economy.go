@@ -15,7 +15,7 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/mcpclient"
 	"github.com/taskgate/taskgate/mapping"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // Figure 6: what polling one long task costs the engine over its whole life.

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const (

@@ -20,7 +20,7 @@ import (
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/mcpclient"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/tasks/token"
 	"github.com/taskgate/taskgate/test/faults"
 )
 

@@ -13,11 +13,11 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal"
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
-	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/observe"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func probe(t *testing.T, url string) (int, string) {
@@ -56,7 +56,7 @@ func TestReadyzFollowsTheEngine(t *testing.T) {
 	target := testenv.TemporalAddress(t)
 	addr, cut, restore := enginetest.Switch(t, target)
 	t.Setenv("TEMPORAL_ADDRESS", addr)
-	set, err := mapping.Load("../../examples/temporal/tools.yaml")
+	set, err := mapping.Load("../examples/temporal/tools.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,14 +67,14 @@ func TestReadyzFollowsTheEngine(t *testing.T) {
 	defer eng.Close()
 	keys, _ := token.ParseKeys(token.NewKey("t1"))
 	sealed, _ := token.NewSealed(keys)
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"local-temporal": eng}})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"local-temporal": eng}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var checks atomic.Int64
 	ready := &observe.Readiness{TTL: time.Second, Check: func(ctx context.Context) error {
 		checks.Add(1)
-		_, err := srv.CheckTargets(ctx)
+		_, err := svc.CheckTargets(ctx)
 		return err
 	}}
 	hs := httptest.NewServer(ready)

@@ -1,4 +1,4 @@
-package mcpserver
+package tasks
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// TestUnknownTokensPerCaller: one caller's misses push out its own remembered tokens only, and
+// TestUnknownKeysPerCaller: one caller's misses push out its own remembered keys only, and
 // the callers remembered are bounded.
-func TestUnknownTokensPerCaller(t *testing.T) {
-	u := newUnknownTokens()
+func TestUnknownKeysPerCaller(t *testing.T) {
+	u := newUnknownKeys()
 	until := time.Now().Add(time.Minute)
 	u.remember("alice", "her-token", until)
 	for i := range 10 * unknownPerCaller {

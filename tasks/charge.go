@@ -1,54 +1,46 @@
-package mcpserver
+package tasks
 
 import (
 	"context"
 	"sync/atomic"
-	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/taskgate/taskgate/adapters"
 )
 
-// Engine work is charged to whoever causes it: each engine call a request makes takes one from
-// its principal's rate, so that a request that costs the engine N calls (a client token looked up
-// across N tools, a tasks/list over many pages) costs its principal N requests' worth, and its
-// next requests wait until that is paid. The request's admission (rateLimits.allow) paid for its
-// first call.
+// Engine work is charged to whoever causes it: each engine call a request makes after its first
+// is paid for by the request's transport (Charging), so that a request that costs the engine N
+// calls (a client key looked up across N tools, a listing over many pages) costs its caller N
+// requests' worth. The request's admission paid for its first call.
 
 type chargeKey struct{}
 
 // charge is what one request's engine calls are billed to.
 type charge struct {
-	bucket *rate.Limiter
-	now    func() time.Time
+	pay func()
 	// paid is spent by the first engine call.
 	paid atomic.Bool
 }
 
-// charged is ctx with its request's engine calls billed to bucket, nil for methods not limited.
-func charged(ctx context.Context, bucket *rate.Limiter, now func() time.Time) context.Context {
-	if bucket == nil {
-		return ctx
-	}
-	c := &charge{bucket: bucket, now: now}
+// Charging is ctx with each engine call of its request after the first paid for by pay (a token
+// of its caller's rate, say).
+func Charging(ctx context.Context, pay func()) context.Context {
+	c := &charge{pay: pay}
 	c.paid.Store(true)
 	return context.WithValue(ctx, chargeKey{}, c)
 }
 
-// bill charges one engine call to ctx's request: free for its first, one token of its
-// principal's rate for each other, in debt when the bucket is empty.
+// bill charges one engine call to ctx's request.
 func bill(ctx context.Context) {
 	c, _ := ctx.Value(chargeKey{}).(*charge)
 	if c == nil || c.paid.CompareAndSwap(true, false) {
 		return
 	}
-	c.bucket.ReserveN(c.now(), 1) // never cancelled: the call is made, and the debt stands
+	c.pay()
 }
 
 // billed bills every call of an engine to the request that makes it. It sits below the shortcuts
 // (package coalesce): a read they answer makes no engine call and costs nothing. Check is left
-// out: only the server itself checks targets.
+// out: only the service itself checks targets.
 type billed struct{ adapters.Engine }
 
 func (e billed) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {

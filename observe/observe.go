@@ -1,7 +1,8 @@
 // Package observe is what taskgate tells its operators: Prometheus metrics, OpenTelemetry traces
-// and a log line per request (Telemetry, an mcpserver.Observer), the engines measured and traced
-// (adapters/instrument), and readiness (Readiness). Nothing it records or exports carries a task
-// id or a credential, and every metric label takes one of few values.
+// and a log line per request (Telemetry, an mcpserver.Observer and a tasks.Observer), the engines
+// measured and traced (adapters/instrument, stacked by the task service: tasks.Config.Instrument),
+// and readiness (Readiness). Nothing it records or exports carries a task id or a credential, and
+// every metric label takes one of few values.
 package observe
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/instrument"
 	"github.com/taskgate/taskgate/mcpserver"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // Propagation is how trace context travels: W3C Trace Context and Baggage, the fields that
@@ -53,7 +55,10 @@ type Telemetry struct {
 	ended                *prometheus.CounterVec
 }
 
-var _ mcpserver.Observer = (*Telemetry)(nil)
+var (
+	_ mcpserver.Observer = (*Telemetry)(nil)
+	_ tasks.Observer     = (*Telemetry)(nil)
+)
 
 // New registers taskgate's series with o.Registry.
 func New(o Options) *Telemetry {
@@ -126,10 +131,10 @@ func (t *Telemetry) Engine(name string, e adapters.Engine) adapters.Engine {
 // Retried is adapters.OpenOptions.Retried for the engine block called name.
 func (t *Telemetry) Retried(name string) func(throttled bool) { return t.engines.Retried(name) }
 
-// Watch also reports the reads srv's engines served, by how (taskgate_engine_reads_total), and
-// what their read budgets did (taskgate_engine_read_*, taskgate_engine_throttles_total).
-func (t *Telemetry) Watch(srv *mcpserver.Server) {
-	t.registry.MustRegister(readsCollector{srv.Reads}, budgetCollector{srv.Budgets})
+// Watch also reports the reads the engines of svc served, by how (taskgate_engine_reads_total),
+// and what their read budgets did (taskgate_engine_read_*, taskgate_engine_throttles_total).
+func (t *Telemetry) Watch(svc *tasks.Service) {
+	t.registry.MustRegister(readsCollector{svc.Reads}, budgetCollector{svc.Budgets})
 }
 
 // Metrics serves the metrics in Prometheus's text format.

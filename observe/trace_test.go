@@ -21,9 +21,9 @@ import (
 
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/internal/testenv"
+	"github.com/taskgate/taskgate/observe"
 )
 
 // tracedQueue is polled only by this test's worker, which traces with Temporal's OpenTelemetry

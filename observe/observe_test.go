@@ -23,12 +23,13 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/observe"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const ext = "io.modelcontextprotocol/tasks"
@@ -74,13 +75,16 @@ func serve(t *testing.T, tel *observe.Telemetry, addr string, files ...string) *
 	t.Cleanup(func() { eng.Close() })
 	keys, _ := token.ParseKeys(token.NewKey("t1"))
 	sealed, _ := token.NewSealed(keys)
-	srv, err := mcpserver.New(mcpserver.Config{Mapping: set, Tokens: sealed, Observer: tel,
-		Engines: map[string]adapters.Engine{"local-temporal": tel.Engine("local-temporal", eng)},
-		Limits:  mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Tokens: sealed, Observer: tel, Instrument: tel.Engine,
+		Engines: map[string]adapters.Engine{"local-temporal": eng}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel.Watch(srv)
+	srv, err := mcpserver.New(mcpserver.Config{Tasks: svc, Observer: tel, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel.Watch(svc)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
 	mux.Handle("/metrics", tel.Metrics())
@@ -152,7 +156,7 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 	var logs bytes.Buffer
 	log, _ := observe.NewLogger(&logs, "info", "json")
 	tel := observe.New(observe.Options{Registry: prometheus.NewRegistry(), Log: log})
-	s := serve(t, tel, addr, "../../examples/temporal/tools.yaml")
+	s := serve(t, tel, addr, "../examples/temporal/tools.yaml")
 	c := rpctest.Modern(rpctest.HTTP{URL: s.url}, ext)
 	requests := 0
 	do := func(method string, params map[string]any) (json.RawMessage, *rpctest.Error) {
@@ -293,7 +297,7 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 func TestLabelsStayBounded(t *testing.T) {
 	addr := testenv.TemporalAddress(t)
 	tel := observe.New(observe.Options{Registry: prometheus.NewRegistry()})
-	s := serve(t, tel, addr, "../../examples/temporal/tools.yaml")
+	s := serve(t, tel, addr, "../examples/temporal/tools.yaml")
 	c := rpctest.Modern(rpctest.HTTP{URL: s.url}, ext)
 	for i := range 3 {
 		c.Call(t, fmt.Sprintf("made/up/%d", i), nil)
@@ -321,7 +325,7 @@ func dashboardNamesSeries(t *testing.T, scraped map[string]float64) {
 		}
 	}
 	named := regexp.MustCompile(`taskgate_[a-z_]+`)
-	for _, file := range []string{"../../docs/grafana/taskgate.json", "../../docs/operations.md"} {
+	for _, file := range []string{"../docs/grafana/taskgate.json", "../docs/operations.md"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -15,10 +15,11 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
-	"github.com/taskgate/taskgate/internal/observe"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
-	"github.com/taskgate/taskgate/mcpserver/token"
+	"github.com/taskgate/taskgate/observe"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
 )
 
 const memTools = `engines:
@@ -66,13 +67,18 @@ func BenchmarkPoll(b *testing.B) {
 			defer e.Close()
 			keys, _ := token.ParseKeys(token.NewKey("b1"))
 			sealed, _ := token.NewSealed(keys)
-			cfg := mcpserver.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"mem": e}, FreshFor: -1,
-				Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
+			tc := tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"mem": e}, FreshFor: -1}
+			cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
 			var tel *observe.Telemetry
 			if c.tel != nil {
 				tel = c.tel()
-				cfg.Observer, cfg.Engines["mem"] = tel, tel.Engine("mem", e)
+				cfg.Observer, tc.Observer, tc.Instrument = tel, tel, tel.Engine
 			}
+			svc, err := tasks.New(tc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.Tasks = svc
 			srv, err := mcpserver.New(cfg)
 			if err != nil {
 				b.Fatal(err)

@@ -1,0 +1,228 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/lru"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks/token"
+)
+
+// Open checks an untrusted task id completely before any engine sees its reference: the id must
+// open, name a mapped tool (or, for native ids, read through a tool's driver as a Ref that tool's
+// engine owns), belong to that tool's target, and belong to the caller. An id of another caller
+// is not found, like any other. It makes no engine call.
+func (s *Service) Open(ctx context.Context, id string) (*Task, error) {
+	if id == "" {
+		return nil, Invalidf("Failed to retrieve task: taskId is required")
+	}
+	claims, err := s.tokens.Open(id, s.now())
+	switch {
+	case errors.Is(err, token.ErrExpired):
+		return nil, &Error{Kind: Expired}
+	case err != nil:
+		return nil, &Error{Kind: NotFound}
+	}
+	who := caller(ctx)
+	var tool *mapping.Tool
+	if claims.Tool != "" {
+		t, ok := s.set.Tool(claims.Tool)
+		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref, who) {
+			tool = t
+		}
+	} else {
+		for _, t := range s.set.Tools {
+			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref, who) {
+				tool, claims.Ref = t, ref
+				break
+			}
+		}
+	}
+	if tool == nil || (claims.Tool != "" && claims.Caller != who) {
+		return nil, &Error{Kind: NotFound}
+	}
+	Note(ctx, tool, claims.Ref)
+	return &Task{ID: id, Tool: tool, claims: claims}, nil
+}
+
+// Read opens a task id and reads the task: its status and, once it has ended, its result.
+func (s *Service) Read(ctx context.Context, id string) (*Task, error) {
+	t, err := s.Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Describe(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := s.fetchResult(ctx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Describe reads the engine state of t's execution into t.Status. A "not found" shortly after
+// creation means not yet visible, not gone.
+func (s *Service) Describe(ctx context.Context, t *Task) error {
+	ctx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	st, err := e.Describe(ctx, t.Tool.Target, t.claims.Ref)
+	if errors.Is(err, adapters.ErrNotFound) && !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < s.grace {
+		t.Status = adapters.Status{State: adapters.Submitted, Native: "NOT_YET_VISIBLE", Started: t.claims.Created, Updated: t.claims.Created}
+		return nil
+	}
+	if err != nil {
+		return engineError("Failed to retrieve the task", err)
+	}
+	t.Status = st
+	return nil
+}
+
+// fetchResult reads the outcome of an execution that ended with an output or an error.
+func (s *Service) fetchResult(ctx context.Context, t *Task) error {
+	if t.Status.State != adapters.Succeeded && t.Status.State != adapters.Failed {
+		return nil
+	}
+	ctx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	o, err := e.Outcome(ctx, t.Tool.Target, t.claims.Ref)
+	if err != nil {
+		return engineError("Failed to retrieve the task result", err)
+	}
+	t.Result, t.Failure = settle(t.Tool, o)
+	return nil
+}
+
+// KeepAlive is how long t's result stays readable after it ends: the engine's retention,
+// shortened by the client's wish and by the id's own ttl; zero when none of them is known.
+func (s *Service) KeepAlive(t *Task) time.Duration {
+	var k time.Duration
+	if r, ok := s.retention.Load(t.Tool.Name); ok {
+		k = r.(time.Duration)
+	}
+	for _, bound := range []time.Duration{t.claims.KeepAlive, t.claims.TTL} {
+		if bound > 0 && (k == 0 || bound < k) {
+			k = bound
+		}
+	}
+	return k
+}
+
+// MaxKey bounds the idempotency keys a client chooses.
+const MaxKey = 256
+
+// ReadKeyed reads the task an id names or, when it is no task id, the one a client started with
+// it as its idempotency key. A task whose start asked to keep its result for a while (a
+// keep-alive) has expired once that has passed since it ended.
+func (s *Service) ReadKeyed(ctx context.Context, idOrKey string) (*Task, error) {
+	t, err := s.Read(ctx, idOrKey)
+	if err == nil {
+		if t.Ended() && t.claims.KeepAlive > 0 && s.now().After(t.Status.Updated.Add(t.claims.KeepAlive)) {
+			return nil, &Error{Kind: Expired}
+		}
+		return t, nil
+	}
+	if _, openErr := s.tokens.Open(idOrKey, s.now()); openErr == nil || errors.Is(openErr, token.ErrExpired) || len(idOrKey) > MaxKey {
+		return nil, err
+	}
+	return s.readKey(ctx, idOrKey)
+}
+
+// unknownFor is how long a client key that named no execution answers "not found" without asking
+// the engines again: a key that opens as no task id costs one engine call per tool that may run
+// as a task, and repeating it must cost nothing.
+const unknownFor = 30 * time.Second
+
+// unknownKeys are, per caller, the client keys that named no execution, until when (a shortcut
+// only). Each caller keeps its own few, so that one caller's misses cannot push out another's,
+// and the callers kept are few too: 16,384 keys at most in all.
+type unknownKeys struct {
+	callers *lru.Cache[*lru.Cache[time.Time]]
+}
+
+const unknownCallers, unknownPerCaller = 128, 128
+
+func newUnknownKeys() unknownKeys {
+	return unknownKeys{callers: lru.New[*lru.Cache[time.Time]](unknownCallers)}
+}
+
+// until is when caller's key stops being known as unknown.
+func (u unknownKeys) until(caller, key string) (time.Time, bool) {
+	if keys, ok := u.callers.Get(caller); ok {
+		return keys.Get(key)
+	}
+	return time.Time{}, false
+}
+
+func (u unknownKeys) remember(caller, key string, until time.Time) {
+	var keys *lru.Cache[time.Time]
+	u.callers.Update(caller, func(c **lru.Cache[time.Time]) {
+		if *c == nil {
+			*c = lru.New[time.Time](unknownPerCaller)
+		}
+		keys = *c
+	})
+	keys.Update(key, func(t *time.Time) { *t = until })
+}
+
+func (u unknownKeys) forget(caller, key string) {
+	if keys, ok := u.callers.Get(caller); ok {
+		keys.DeleteIf(key, func(time.Time) bool { return true })
+	}
+}
+
+// readKey finds the execution a client key started without any lookup table: the key derives one
+// engine id per tool that may run as a task, and all of them are asked at once.
+func (s *Service) readKey(ctx context.Context, key string) (*Task, error) {
+	who := caller(ctx)
+	if until, ok := s.unknownKeys.until(who, key); ok && s.now().Before(until) {
+		return nil, &Error{Kind: NotFound}
+	}
+	type found struct {
+		i   int
+		ref adapters.Ref
+		st  adapters.Status
+		err error
+	}
+	var candidates []*mapping.Tool
+	for _, t := range s.set.Tools {
+		if t.TaskSupport != mapping.TaskForbidden {
+			candidates = append(candidates, t)
+		}
+	}
+	results := make(chan found, len(candidates))
+	for i, tool := range candidates {
+		go func() {
+			ctx, e := s.engine(ctx, tool, time.Time{})
+			ref := e.KeyRef(tool.Target, key, who)
+			st, err := e.Describe(ctx, tool.Target, ref)
+			results <- found{i, ref, st, err}
+		}()
+	}
+	best := -1
+	var bestRef adapters.Ref
+	var bestStatus adapters.Status
+	var engineErr error
+	for range candidates {
+		f := <-results
+		switch {
+		case f.err == nil && (best < 0 || f.i < best):
+			best, bestRef, bestStatus = f.i, f.ref, f.st
+		case f.err != nil && !errors.Is(f.err, adapters.ErrNotFound):
+			engineErr = f.err
+		}
+	}
+	if best < 0 {
+		if engineErr != nil {
+			return nil, engineError("Failed to retrieve operation", engineErr)
+		}
+		s.unknownKeys.remember(who, key, s.now().Add(unknownFor))
+		return nil, &Error{Kind: NotFound}
+	}
+	tool := candidates[best]
+	t := &Task{ID: key, Tool: tool, claims: token.Claims{Tool: tool.Name, Ref: bestRef, TTL: tool.TTL, Caller: who}, Status: bestStatus}
+	if err := s.fetchResult(ctx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

@@ -1,0 +1,237 @@
+// Package tasks is taskgate's task service: it starts, reads, cancels, answers, lists and waits on
+// the executions behind MCP tasks, over the engines the mapping names, whatever dialect a client
+// speaks. It keeps no task state: a task id is a token around the engine's own reference (package
+// token), and every read asks the engine, through the decorators that New stacks over each engine
+// (instrumentation, the charge of each call to its caller, the read budget, and the reuse of
+// readings). It imports
+// no MCP package: calls come in as plain values (StartRequest, Answer), results go out as neutral
+// data (Task, Result, Failure) and errors as typed ones (*Error), and package mcpserver puts them
+// into each dialect's words.
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/budget"
+	"github.com/taskgate/taskgate/adapters/coalesce"
+	"github.com/taskgate/taskgate/adapters/pace"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks/token"
+)
+
+// Config is what a Service serves.
+type Config struct {
+	Mapping *mapping.Set
+	// Engines by engine block name; every tool's engine must be present.
+	Engines map[string]adapters.Engine
+	// Tokens issues and opens task ids (token.Sealed, or token.Native).
+	Tokens token.Codec
+	Logger *slog.Logger
+	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
+	Audit *slog.Logger
+	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
+	// task not yet visible (eventually consistent engines). Default 10s.
+	NotFoundGrace time.Duration
+	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default 4096.
+	EndedCacheSize int
+	// FreshFor is how long a running execution's status answers reads that come with no task
+	// (default 250ms); a task's polls reuse it for the tool's polling interval at the task's age.
+	// Negative: every read asks the engine.
+	FreshFor time.Duration
+	// Replicas is how many taskgate processes share each engine block's read budget
+	// (mapping.Engine.Budget): this one spends its share. Default 1.
+	Replicas int
+	// Instrument, when set, wraps each engine block's engine (by block name) nearest the driver, so
+	// that it sees every call that reaches the engine (package observe measures and traces them).
+	Instrument func(name string, e adapters.Engine) adapters.Engine
+	// Observer, when set, is told of starts and ends.
+	Observer Observer
+}
+
+// Service serves tasks over the engines. Any number of them may serve the same mapping and
+// engines: nothing of a task lives in one.
+type Service struct {
+	set    *mapping.Set
+	tokens token.Codec
+	log    *slog.Logger
+	audit  *slog.Logger
+	grace  time.Duration
+	now    func() time.Time
+	// engines are the decorated engines by block name; reads and budgets, their decorators that
+	// report what they did (budgets only for the blocks with a budget).
+	engines  map[string]adapters.Engine
+	reads    map[string]*coalesce.Engine
+	budgets  map[string]*budget.Engine
+	observer Observer
+	// unknownKeys are client keys that named no execution (a shortcut only).
+	unknownKeys unknownKeys
+	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
+	retention sync.Map
+}
+
+// New builds a service. It makes no engine call; see CheckTargets.
+func New(cfg Config) (*Service, error) {
+	if cfg.Mapping == nil || cfg.Tokens == nil {
+		return nil, fmt.Errorf("tasks: a mapping and a token codec are required")
+	}
+	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
+		now: time.Now, engines: map[string]adapters.Engine{}, reads: map[string]*coalesce.Engine{},
+		budgets: map[string]*budget.Engine{}, observer: cfg.Observer, unknownKeys: newUnknownKeys()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.audit == nil {
+		s.audit = s.log
+	}
+	if s.grace == 0 {
+		s.grace = 10 * time.Second
+	}
+	size := cfg.EndedCacheSize
+	if size == 0 {
+		size = 4096
+	}
+	fresh := cfg.FreshFor
+	if fresh == 0 {
+		fresh = 250 * time.Millisecond
+	}
+	for _, t := range cfg.Mapping.Tools {
+		e, ok := cfg.Engines[t.Engine]
+		if !ok {
+			return nil, fmt.Errorf("tasks: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
+		}
+		if _, done := s.engines[t.Engine]; done {
+			continue
+		}
+		// The decorators, from the driver out: what reaches the engine is measured and charged to
+		// the caller whose request makes it; reads are made within the block's read budget, when
+		// it has one; and readings are shared and reused above all of them, longer as the budget's
+		// load grows.
+		if cfg.Instrument != nil {
+			e = cfg.Instrument(t.Engine, e)
+		}
+		e = billed{e}
+		o := coalesce.Options{Size: size, Fresh: fresh}
+		var b adapters.Budget
+		if block, ok := cfg.Mapping.Engines[t.Engine]; ok {
+			b = block.Budget.Split(cfg.Replicas)
+		}
+		if !b.Unlimited() {
+			be := budget.New(e, b)
+			s.budgets[t.Engine], e, o.Stretch = be, be, be.Stretch
+		}
+		if s.observer != nil {
+			o.Ended = s.ended
+		}
+		s.reads[t.Engine] = coalesce.New(e, o)
+		s.engines[t.Engine] = s.reads[t.Engine]
+	}
+	return s, nil
+}
+
+// Mapping is the mapping the service serves.
+func (s *Service) Mapping() *mapping.Set { return s.set }
+
+type toolKey struct{}
+
+// engine is the engine of tool, and ctx telling the engine decorators which tool calls it and how
+// its tasks created at created (zero: unknown) are polled (adapters/pace).
+func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.Time) (context.Context, adapters.Engine) {
+	ctx = pace.With(context.WithValue(ctx, toolKey{}, tool), pace.Pace{Created: created, Curve: tool.PollIntervalAt, MaxStale: tool.MaxStaleness})
+	return ctx, s.engines[tool.Engine]
+}
+
+// ended tells the observer of an end that an engine call of a tool just learnt.
+func (s *Service) ended(ctx context.Context, _ adapters.Target, _ adapters.Ref, st adapters.State) {
+	if tool, ok := ctx.Value(toolKey{}).(*mapping.Tool); ok {
+		s.observer.Ended(ctx, tool.Name, st)
+	}
+}
+
+// started counts an execution that a call started.
+func (s *Service) started(ctx context.Context, tool *mapping.Tool) {
+	if s.observer != nil {
+		s.observer.Started(ctx, tool.Name)
+	}
+}
+
+// TargetError is a tool whose target its engine did not confirm: unreachable (Err wraps
+// adapters.ErrUnavailable), missing, or not servable as mapped.
+type TargetError struct {
+	Tool, Source, Engine string
+	Err                  error
+}
+
+func (e *TargetError) Error() string { return fmt.Sprintf("tool %q (%s): %v", e.Tool, e.Source, e.Err) }
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// CheckTargets asks each engine whether every tool's target exists and can be served as mapped.
+// It returns the warnings worth printing and every problem found, each a *TargetError.
+func (s *Service) CheckTargets(ctx context.Context) ([]string, error) {
+	var warnings []string
+	var problems []error
+	for _, t := range s.set.Tools {
+		info, err := s.engines[t.Engine].Check(ctx, t.Target)
+		switch {
+		case err != nil:
+			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine, Err: err})
+			continue
+		case info.SyncOnly != "" && t.TaskSupport != mapping.TaskForbidden:
+			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine,
+				Err: fmt.Errorf("%s, so it cannot back a task: set `taskSupport: forbidden`", info.SyncOnly)})
+		}
+		s.retention.Store(t.Name, info.Retention)
+		for _, w := range info.Warnings {
+			warnings = append(warnings, fmt.Sprintf("tool %q: %s", t.Name, w))
+		}
+	}
+	return warnings, errors.Join(problems...)
+}
+
+// Reads are, by engine block name, the engine reads the service has made since New, by how each
+// was served (an engine call, or a shortcut).
+func (s *Service) Reads() map[string]coalesce.Counts {
+	reads := make(map[string]coalesce.Counts, len(s.reads))
+	for name, e := range s.reads {
+		reads[name] = e.Counts()
+	}
+	return reads
+}
+
+// Budgets are, by engine block name, what the read budgets of the blocks that have one did.
+func (s *Service) Budgets() map[string]budget.Stats {
+	stats := make(map[string]budget.Stats, len(s.budgets))
+	for name, b := range s.budgets {
+		stats[name] = b.Stats()
+	}
+	return stats
+}
+
+// auditLine records one start, cancel or answer: who, which tool, which execution, and how it
+// went. Task ids are bearer handles and never appear in it.
+func (s *Service) auditLine(ctx context.Context, event string, tool *mapping.Tool, ref adapters.Ref, outcome string) {
+	Note(ctx, tool, ref)
+	s.audit.Info("audit", "event", event, "principal", Principal(ctx), "tool", tool.Name, "engine", tool.Engine,
+		"execution", ref.String(), "outcome", outcome)
+}
+
+// outcome is an engine call's result in an audit line.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, adapters.ErrEnded):
+		return "already ended"
+	case errors.Is(err, adapters.ErrKeyConflict):
+		return "refused: idempotency key conflict"
+	case errors.Is(err, adapters.ErrInvalid):
+		return "refused: " + err.Error()
+	}
+	return "failed: " + err.Error()
+}
