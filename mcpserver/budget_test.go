@@ -1,10 +1,13 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +32,8 @@ type budgetEnv struct {
 	set    *mapping.Set
 	engine adapters.Engine
 	tokens token.Codec
+	// log, when set, is the servers' logger.
+	log *slog.Logger
 }
 
 func newBudgetEnv(t *testing.T, budget string) *budgetEnv {
@@ -66,7 +71,7 @@ tools:
 // service.
 func (e *budgetEnv) serve(t *testing.T) (*tasks.Service, *rpctest.Client) {
 	t.Helper()
-	srv, svc := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"t": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
+	srv, svc := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"t": e.engine}, Tokens: e.tokens}, mcpserver.Config{Logger: e.log})
 	if _, err := svc.CheckTargets(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +175,8 @@ func TestThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 // waits a little, then gets a retryable error that says when to come back.
 func TestNoReadingAndNoTokenIsRetryable(t *testing.T) {
 	e := newBudgetEnv(t, "{readsPerSecond: 0.1, burst: 1}")
+	var logged syncBuffer
+	e.log = slog.New(slog.NewTextHandler(&logged, nil))
 	_, starter := e.serve(t)
 	_, c := e.serve(t)
 	var ids []string
@@ -197,6 +204,10 @@ func TestNoReadingAndNoTokenIsRetryable(t *testing.T) {
 	}
 	if took := time.Since(t0); took > 3*time.Second {
 		t.Errorf("the refused read took %s: a token further than the 2s a read may wait should fail at once", took)
+	}
+	// Routine under load: logged as information, not as an error.
+	if line := regexp.MustCompile(`(?m)^.*errorId=` + data.ErrorID + `.*$`).FindString(logged.String()); !strings.Contains(line, "level=INFO") {
+		t.Errorf("the refusal's log line %q, want level=INFO", line)
 	}
 }
 
@@ -239,4 +250,22 @@ func TestAnswersCarryTheTimeOfTheirReading(t *testing.T) {
 	if later, _ := get(); !later.After(first) || e.proxy.Calls("DescribeWorkflowExecution")-before != 2 {
 		t.Errorf("a poll after the interval (%dms): lastUpdatedAt %s, want a new reading after %s", interval, later, first)
 	}
+}
+
+// syncBuffer is a bytes.Buffer that handlers on several goroutines may write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
