@@ -85,7 +85,10 @@ func capsFromRequest(req mcp.Request) caps {
 			c.progress = rp.GetProgressToken()
 		}
 		if r, ok := req.(clientRequest); ok {
-			version, cc = r.ProtocolVersion(), r.ClientCapabilities()
+			version = r.ProtocolVersion()
+			if version >= modernVersion {
+				cc = declaredCapabilities(meta, r)
+			}
 		}
 	} else if c.session != nil {
 		// go-sdk's own accessors panic on a custom method's absent params: read the session's.
@@ -115,6 +118,20 @@ func capsFromRequest(req mcp.Request) caps {
 		}
 	}
 	return c
+}
+
+// declaredCapabilities are a 2026-07-28 request's client capabilities. go-sdk's accessor encodes
+// and decodes the declaration again, a tenth of a poll's CPU: the usual shape (objects under
+// extensions and experimental only, plainCapabilities) is read as it was decoded.
+func declaredCapabilities(meta map[string]any, r clientRequest) *mcp.ClientCapabilities {
+	decl := meta[mcp.MetaKeyClientCapabilities]
+	if !plainCapabilities(decl) {
+		return r.ClientCapabilities()
+	}
+	m := decl.(map[string]any)
+	ext, _ := m["extensions"].(map[string]any)
+	exp, _ := m["experimental"].(map[string]any)
+	return &mcp.ClientCapabilities{Extensions: ext, Experimental: exp}
 }
 
 // rawMeta returns a _meta value as JSON, nil when absent.
