@@ -193,13 +193,21 @@ func TestHistoryNotReadable(t *testing.T) {
 	if _, err := e.Describe(ctx, tg, r); !errors.Is(err, adapters.ErrUnavailable) {
 		t.Errorf("Describe with the history read throttled: %v, want ErrUnavailable", err)
 	}
+	// The interpreter opens the question a moment after the start; only then can an answer be sent.
+	may := newEngine(t, nil)
+	for st, err := may.Describe(ctx, tg, r); err != nil || st.State != adapters.InputRequired; st, err = may.Describe(ctx, tg, r) {
+		if ctx.Err() != nil {
+			t.Fatalf("the execution never asked: %+v, %v", st, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	noSend := newEngine(t, &calls{deniedOp: "SendTaskFailure"})
 	wantSend := fmt.Sprintf("answering %q of execution %s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: ", "confirm", r.ID)
 	if err := noSend.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err == nil || !strings.HasPrefix(err.Error(), wantSend) {
 		t.Errorf("Answer without states:SendTaskFailure: %v, want %q...", err, wantSend)
 	}
 	// Answered through an engine that may, so that the execution ends.
-	if err := newEngine(t, nil).Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err != nil {
+	if err := may.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"}); err != nil {
 		t.Fatal(err)
 	}
 }
