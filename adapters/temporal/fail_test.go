@@ -40,3 +40,19 @@ func TestFailTellsRetryableFromNot(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceMissingAfterItWasServed: "namespace not found" is a setting to fix, unless the
+// namespace was served before: then it is the frontend's namespace cache refreshing, which a
+// retry mends (the soak, test/soak, lost four starts to it on a Temporal dev server).
+func TestNamespaceMissingAfterItWasServed(t *testing.T) {
+	e := &Engine{address: "127.0.0.1:7233", namespace: "default"}
+	missing := serviceerror.NewNamespaceNotFound("default")
+	if got := e.fail(context.Background(), "start WaitAndEcho", missing); errors.Is(got, adapters.ErrUnavailable) ||
+		got.Error() != `temporal: start WaitAndEcho: namespace "default" does not exist on 127.0.0.1:7233: create it (temporal operator namespace create) or fix the namespace setting: Namespace default is not found.` {
+		t.Errorf("never served: %v, want the setting to fix, not retryable", got)
+	}
+	e.namespaceSeen.Store(true)
+	if got := e.fail(context.Background(), "start WaitAndEcho", missing); !errors.Is(got, adapters.ErrUnavailable) {
+		t.Errorf("served before: %v, want ErrUnavailable", got)
+	}
+}

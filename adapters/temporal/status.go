@@ -174,6 +174,9 @@ func (e *Engine) describe(ctx context.Context, what, id, runID string) (*workflo
 	if err != nil {
 		return nil, e.fail(ctx, what, err)
 	}
+	if !e.namespaceSeen.Load() {
+		e.namespaceSeen.Store(true)
+	}
 	return resp, nil
 }
 
@@ -196,6 +199,9 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 		// Not the server throttling (that is a serviceerror.ResourceExhausted with its cause): gRPC's
 		// own message size limit, which no retry can pass.
 		return fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, adapters.ErrInvalid, err)
+	case errors.As(err, &nsMissing) && e.namespaceSeen.Load():
+		return fmt.Errorf("temporal: %s: %w at %s: namespace %q not found, though it was served before (the frontend's namespace cache may be refreshing), retry later: %w",
+			what, adapters.ErrUnavailable, e.address, e.namespace, err)
 	case errors.As(err, &nsMissing):
 		return fmt.Errorf("temporal: %s: namespace %q does not exist on %s: create it (temporal operator namespace create) or fix the namespace setting: %w", what, e.namespace, e.address, err)
 	case errors.As(err, &notFound):

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,6 +74,11 @@ type Engine struct {
 	namespace string
 	address   string
 	dc        converter.DataConverter
+	// namespaceSeen: the namespace answered once (Check, a start or a read found it), so a later
+	// "namespace not found" is the frontend's namespace cache refreshing (a Temporal dev server on
+	// SQLite said so under the soak, test/soak, minutes after serving the namespace), not a
+	// setting to fix.
+	namespaceSeen atomic.Bool
 }
 
 var _ adapters.Engine = (*Engine)(nil)
@@ -181,6 +187,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 	if err != nil {
 		return adapters.TargetInfo{}, e.fail(ctx, "checking namespace "+e.namespace, err)
 	}
+	e.namespaceSeen.Store(true)
 	resp, err := e.svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
 		Namespace:     e.namespace,
 		TaskQueue:     &taskqueuepb.TaskQueue{Name: w.queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
@@ -265,6 +272,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case err == nil && resp.GetStarted():
+		e.namespaceSeen.Store(true)
 		return ref(sreq.WorkflowId, resp.GetRunId()), nil
 	case err == nil && req.Key != "":
 		return e.existing(ctx, w, sreq.WorkflowId, resp.GetRunId(), sum)
