@@ -429,6 +429,45 @@ func TestAssumeRole(t *testing.T) {
 	}
 }
 
+// TestAStartWhoseAnswerWasLost: a StartExecution that reached Step Functions but whose answer was
+// lost is retried by the SDK under the same name; if the execution has ended by then, the retry is
+// answered ExecutionAlreadyExists (Step Functions' start is idempotent only while it runs). That execution is this call's: Start answers with it,
+// and there is one execution. The soak (test/soak) lost starts to it once the SDK's client gave up
+// on slow answers (responseTimeout).
+func TestAStartWhoseAnswerWasLost(t *testing.T) {
+	ctx := testContext(t)
+	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: p.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	p.LoseAnswers("StartExecution", 1, 1500*time.Millisecond) // long enough for the execution to end
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"lost answer"}`)})
+	if err != nil {
+		t.Fatalf("Start whose first answer was lost: %v, want the execution it started", err)
+	}
+	if n := p.Calls("StartExecution"); n != 2 {
+		t.Errorf("%d StartExecution calls, want 2 (the lost one and the SDK's retry)", n)
+	}
+	o, err := e.Wait(ctx, echo, r)
+	if err != nil || string(o.Output) != `{"text":"lost answer"}` {
+		t.Errorf("Wait of the execution: %s %v, want its output", o.Output, err)
+	}
+	out, err := e.Client().ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(echo.Name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The state machine is this test's own.
+	if len(out.Executions) != 1 || aws.ToString(out.Executions[0].ExecutionArn) != r.ID {
+		t.Errorf("executions %+v, want only %s", out.Executions, r.ID)
+	}
+}
+
 // A start is one StartExecution: the adapter does not wait for the execution to be visible (Step
 // Functions' reads are eventually consistent). Reads may then not find it for a while (a proxy in
 // front of the endpoint hides young executions here): Describe says so (callers read it as not

@@ -95,7 +95,10 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 	})
 	var exists *types.ExecutionAlreadyExists
 	switch {
-	case req.Key != "" && errors.As(err, &exists):
+	case errors.As(err, &exists):
+		// With a key, an earlier start under it; without, this call's own first attempt, whose
+		// answer was lost and which the SDK retried (a fresh UUID names no one else's): either
+		// way the execution of the same input is the one to answer with.
 		return e.existing(ctx, m.execution(name), input)
 	case err != nil:
 		return adapters.Ref{}, startError(m.String(), err)

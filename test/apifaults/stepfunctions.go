@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -24,6 +25,8 @@ type StepFunctions struct {
 	throttled counts
 
 	mu      sync.Mutex
+	lose    map[string]int // operation -> answers still to lose
+	loseAt  time.Duration  // how long after the endpoint answered they are lost
 	hideFor time.Duration
 	started map[string]time.Time // execution ARN -> when the proxy saw StartExecution answer it
 }
@@ -39,7 +42,7 @@ func NewStepFunctions(target string) (*StepFunctions, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &StepFunctions{url: "http://" + ln.Addr().String(), started: map[string]time.Time{}}
+	p := &StepFunctions{url: "http://" + ln.Addr().String(), started: map[string]time.Time{}, lose: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = p.record
 	p.srv = &http.Server{Handler: p.handler(rp), ReadHeaderTimeout: 10 * time.Second}
@@ -64,6 +67,26 @@ func (p *StepFunctions) HideFor(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hideFor = d
+}
+
+// LoseAnswers makes the next n calls of op reach the endpoint and take effect there, and answers
+// each, after, with a 500 instead of the endpoint's answer, as when an answer is lost on its way
+// back (a connection cut, a client's timeout): the SDK retries a call that was made.
+func (p *StepFunctions) LoseAnswers(op string, n int, after time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lose[op], p.loseAt = n, after
+}
+
+// losing reports whether the answer of this call of op is to be lost, and counts it.
+func (p *StepFunctions) losing(op string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lose[op] == 0 {
+		return false
+	}
+	p.lose[op]--
+	return true
 }
 
 // Calls is how many calls of op reached the proxy, throttled ones and hidden ones included.
@@ -97,6 +120,17 @@ func (p *StepFunctions) handler(next http.Handler) http.Handler {
 					"Execution Does Not Exist: '"+in.ExecutionArn+"'")
 				return
 			}
+		}
+		if p.losing(op) {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			p.mu.Lock()
+			after := p.loseAt
+			p.mu.Unlock()
+			time.Sleep(after)
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte(`{"__type":"com.amazonaws.swf.service.v2.model#InternalFailure","message":"the answer was lost (apifaults)"}`))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
