@@ -314,3 +314,16 @@ func (t *Throttle) Error() string {
 func (t *Throttle) Is(target error) bool { return target == ErrThrottled || target == ErrUnavailable }
 
 func (t *Throttle) Unwrap() error { return t.Cause }
+
+// Sleep waits d, or until ctx ends (its error then): for the drivers' and wrappers' waits
+// between reads.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -225,20 +225,9 @@ func (e *Engine) makeRead(ctx context.Context, n int) error {
 		}
 		wait := e.until(e.made, n)
 		e.mu.Unlock()
-		if err := sleep(ctx, wait); err != nil {
+		if err := adapters.Sleep(ctx, wait); err != nil {
 			return err
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

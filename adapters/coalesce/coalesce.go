@@ -217,7 +217,7 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		if time.Now().Add(after).After(deadline) {
 			return adapters.Status{}, err
 		}
-		if sleep(ctx, after) != nil {
+		if adapters.Sleep(ctx, after) != nil {
 			return adapters.Status{}, ctx.Err()
 		}
 	}
@@ -329,7 +329,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		if !answered || !errors.Is(err, adapters.ErrThrottled) || time.Now().Add(retryAfter(err)).After(deadline) {
 			return o, err
 		}
-		if sleep(ctx, retryAfter(err)) != nil {
+		if adapters.Sleep(ctx, retryAfter(err)) != nil {
 			return o, ctx.Err()
 		}
 	}
@@ -393,7 +393,7 @@ func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (a
 		default:
 			return adapters.Outcome{}, err
 		}
-		if err := sleep(ctx, max(next, 10*time.Millisecond)); err != nil {
+		if err := adapters.Sleep(ctx, max(next, 10*time.Millisecond)); err != nil {
 			return adapters.Outcome{}, err
 		}
 	}
@@ -436,14 +436,3 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 
 // Len is the number of cached executions.
 func (e *Engine) Len() int { return e.cache.Len() }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

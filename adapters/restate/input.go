@@ -59,7 +59,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		if _, open := inv.open(key); !open {
 			return nil
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := adapters.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return fmt.Errorf("restate: %s: the answer was delivered; waiting for the handler to take it: %w", what, err)
 		}
 	}

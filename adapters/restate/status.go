@@ -315,23 +315,12 @@ func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (a
 		}
 		// An attachment that ended at once without the end (cut, or refused) is not made again at once.
 		if inv.Status != completed && time.Since(began) < time.Second {
-			if err := sleep(ctx, time.Second); err != nil {
+			if err := adapters.Sleep(ctx, time.Second); err != nil {
 				return adapters.Outcome{}, fmt.Errorf("restate: %s: %w", what, err)
 			}
 		}
 	}
 	return e.Outcome(ctx, t, r)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
 }
 
 // Cancel stops the invocation as its target says: Restate's cancel (the handler sees it at its

@@ -178,7 +178,7 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 			return nil, fmt.Errorf("%w: execution %s was started, but Step Functions still does not show it after %v; "+
 				"it may appear later", adapters.ErrUnavailable, arn, visibleWithin)
 		}
-		if err := sleep(ctx, delay); err != nil {
+		if err := adapters.Sleep(ctx, delay); err != nil {
 			return nil, fmt.Errorf("waiting for execution %s to become visible: %w", arn, err)
 		}
 		delay = min(delay*2, time.Second)
@@ -285,7 +285,7 @@ func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (a
 		case !errors.Is(err, adapters.ErrUnavailable) || ctx.Err() != nil:
 			return adapters.Outcome{}, err
 		}
-		if err := sleep(ctx, delay); err != nil {
+		if err := adapters.Sleep(ctx, delay); err != nil {
 			return adapters.Outcome{}, fmt.Errorf("waiting for execution %s: %w", r.ID, err)
 		}
 		delay = min(delay*3/2, maxPoll)
@@ -385,15 +385,4 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
