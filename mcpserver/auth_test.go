@@ -18,6 +18,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -35,8 +36,9 @@ const (
 	audience = "https://taskgate.example/mcp"
 )
 
-// authEnv serves the test tools to callers with API keys (alice, bob) or JWTs of a test issuer.
-func authEnv(t *testing.T) (*env, *bearertest.Issuer) {
+// authEnv serves the test tools to callers with API keys (alice, bob) or JWTs of a test issuer,
+// with the changes of more to the server's configuration.
+func authEnv(t *testing.T, more ...func(*mcpserver.Config)) (*env, *bearertest.Issuer) {
 	t.Helper()
 	is := bearertest.New(t, "https://auth.example")
 	verify, err := bearer.NewVerifier(bearer.Config{
@@ -48,6 +50,9 @@ func authEnv(t *testing.T) (*env, *bearertest.Issuer) {
 	}
 	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) {
 		c.HTTPAuth = &mcpserver.HTTPAuth{Verify: verify, ResourceMetadataURL: "https://taskgate.example/.well-known/oauth-protected-resource"}
+		for _, f := range more {
+			f(c)
+		}
 	})
 	return e, is
 }
@@ -143,6 +148,63 @@ func TestUnauthenticatedRequestsStartNothing(t *testing.T) {
 	}
 	if n := e.count.starts.Load(); n != 0 {
 		t.Fatalf("%d executions started without a valid token", n)
+	}
+}
+
+// TestMalformedBodiesAreRefusedBeforeAuthentication: a small body that is not one message gets
+// 400 whatever its credentials, and no token is verified for it; a large one, or a small one
+// while the unauthenticated bodies' pool is full, is authenticated first (401 without a token),
+// then refused as well.
+func TestMalformedBodiesAreRefusedBeforeAuthentication(t *testing.T) {
+	var verified atomic.Int64
+	countVerifications := func(c *mcpserver.Config) {
+		verify := c.HTTPAuth.Verify
+		c.HTTPAuth.Verify = func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+			verified.Add(1)
+			return verify(ctx, token, r)
+		}
+	}
+	e, is := authEnv(t, countVerifications)
+	poll := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`
+	malformed := map[string]string{
+		"trailing data":      poll + "}",
+		"a case-folded twin": `{"jsonrpc":"2.0","id":1,"method":"tasks/get","METHOD":"ping","params":{"taskId":"x"}}`,
+		"an escaped twin":    `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x","task\u0049d":"y"}}`,
+		"invalid UTF-8":      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"\xff\"}}",
+		"not JSON":           `{"jsonrpc":`,
+		"a batch":            "[" + poll + "]",
+	}
+	credentials := map[string]string{"none": "", "an API key": "Bearer " + aliceKey, "a forged key": "Bearer alice-0123456789abcdeX",
+		"a JWT": "Bearer " + is.Token(t, "alice", audience, "", nil)}
+	for what, body := range malformed {
+		for who, authz := range credentials {
+			h := headers("2025-11-25", "tasks/get")
+			if authz != "" {
+				h.Set("Authorization", authz)
+			}
+			got := exchangeWith(t, e.url, body, h)
+			if got.status != http.StatusBadRequest || !strings.Contains(got.body, `"code":-3260`) && !strings.Contains(got.body, `"code":-32700`) {
+				t.Errorf("%s, credentials %s: HTTP %d %s", what, who, got.status, got.body)
+			}
+		}
+	}
+	if n := verified.Load(); n != 0 {
+		t.Errorf("%d tokens verified for malformed bodies", n)
+	}
+
+	large := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x","pad":"` + strings.Repeat("p", 70<<10) + `"}}}`
+	if got := exchangeWith(t, e.url, large, headers("2025-11-25", "tasks/get")); got.status != http.StatusUnauthorized {
+		t.Errorf("a large malformed body without a token: HTTP %d %s", got.status, got.body)
+	}
+	h := headers("2025-11-25", "tasks/get")
+	h.Set("Authorization", "Bearer "+aliceKey)
+	if got := exchangeWith(t, e.url, large, h); got.status != http.StatusBadRequest {
+		t.Errorf("a large malformed body of alice's: HTTP %d %s", got.status, got.body)
+	}
+
+	full, _ := authEnv(t, func(c *mcpserver.Config) { c.Limits.BodyBudget = 16 * 64 })
+	if got := exchangeWith(t, full.url, malformed["trailing data"]+strings.Repeat(" ", 64), headers("2025-11-25", "tasks/get")); got.status != http.StatusUnauthorized {
+		t.Errorf("a small malformed body without a token, beyond the unauthenticated bodies' pool: HTTP %d %s", got.status, got.body)
 	}
 }
 

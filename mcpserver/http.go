@@ -48,8 +48,10 @@ type httpFront struct {
 	// rates, inFlight, bodies and maxWait enforce Config.Limits.
 	rates            *rateLimits
 	inFlight, bodies *shares
-	maxWait          time.Duration
-	now              func() time.Time
+	// unauthenticated bounds the bytes of small bodies read before their caller is authenticated.
+	unauthenticated *shares
+	maxWait         time.Duration
+	now             func() time.Time
 	// tool is the mapped tool of a name, for the step-up challenge.
 	tool func(name string) (*mapping.Tool, bool)
 }
@@ -59,21 +61,22 @@ type httpFront struct {
 func (f *httpFront) hostsListed() bool { return len(f.hosts) > 0 }
 
 // serve is the HTTP entry. Before the SDK sees a request it refuses, each with its own
-// status: a browser page of another origin or a Host the operator did not list (403), a caller
-// without a valid bearer token when auth is on (401, by go-sdk's auth middleware), a principal
-// with its share of the requests in flight (429) or of the body bytes in memory (429), more
-// requests (503) or body bytes (503) than the server holds at once, more body than a message may
-// have (413), a body that is not one JSON-RPC message every decoder reads alike, or a batch
-// (400), a task method whose Mcp-Name header names another task (400, -32020), and a principal
-// over its rate (429). It reads each body once (reading): every check judges that reading, and
-// go-sdk gets the bytes it was made from. It rewrites the requests that carry params the SDK
-// would drop, and carries the client's lifetime and the longest a request may wait to the
-// handlers.
+// status: a browser page of another origin or a Host the operator did not list (403), a small
+// body that is not one JSON-RPC message every decoder reads alike, or a batch (400, before
+// authentication), a caller without a valid bearer token when auth is on (401, by go-sdk's auth
+// middleware), a principal with its share of the requests in flight (429) or of the body bytes in
+// memory (429), more requests (503) or body bytes (503) than the server holds at once, more body
+// than a message may have (413), a larger body that is not one message (400), a task method whose
+// Mcp-Name header names another task (400, -32020), and a principal over its rate (429). It reads
+// each body once (reading): every check judges that reading, and go-sdk gets the bytes it was
+// made from. It rewrites the requests that carry params the SDK would drop, and carries the
+// client's lifetime and the longest a request may wait to the handlers.
 //
-// Authentication comes before the body is read: it needs only the headers, and the key sets it
-// uses are fetched off the request path (package bearer), so it costs a refused caller little;
-// and the shares need the principal before the body is read, or one principal's trickled uploads
-// would hold the memory that the others' polls need.
+// A body of at most smallBody bytes is read and judged before authentication, so that no token
+// is verified for a message that would be refused anyway. Larger bodies, and small ones while
+// the unauthenticated callers' bytes fill their pool, are read after authentication, into the
+// principal's share: one caller's trickled uploads, authenticated or not, never hold the memory
+// that the others' polls need.
 func (f *httpFront) serve(next http.Handler) http.Handler {
 	inner := f.request(next)
 	if a := f.auth; a != nil {
@@ -92,9 +95,56 @@ func (f *httpFront) serve(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: this Origin or Host is not allowed; the operator lists the allowed ones", http.StatusForbidden)
 			return
 		}
+		if f.auth != nil {
+			var refused bool
+			if r, refused = f.readBeforeAuth(w, r); refused {
+				return
+			}
+		}
 		inner.ServeHTTP(bearerChallenge{w}, r)
 	})
 }
+
+// smallBody is the largest body read before its caller is authenticated.
+const smallBody = 64 << 10
+
+// readBeforeAuth reads a small body and refuses it (400) if it is not one message. A body it
+// reads is handed on with its reading, which request takes as its own.
+func (f *httpFront) readBeforeAuth(w http.ResponseWriter, r *http.Request) (_ *http.Request, refused bool) {
+	if r.Method != http.MethodPost || r.Body == nil || r.ContentLength > smallBody {
+		return r, false
+	}
+	n := r.ContentLength
+	if n < 0 {
+		n = smallBody
+	}
+	if ok, _ := f.unauthenticated.take("", n); !ok {
+		return r, false
+	}
+	defer f.unauthenticated.give("", n)
+	body, err := io.ReadAll(io.LimitReader(r.Body, smallBody+1))
+	switch {
+	case err != nil:
+		return r, true // the client went away, or sent less than it announced
+	case len(body) > smallBody:
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		return r, false
+	}
+	rd, refusal := readMessage(body)
+	if refusal != nil {
+		writeError(w, http.StatusBadRequest, nil, refusal)
+		return r, true
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return r.WithContext(context.WithValue(r.Context(), readBeforeAuthKey{}, rd)), false
+}
+
+// readBeforeAuthKey carries the reading of a body read before authentication to request.
+type readBeforeAuthKey struct{}
 
 // principalFromToken puts the principal of the verified bearer token into the request.
 func principalFromToken(next http.Handler) http.Handler {
@@ -155,10 +205,13 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 		case err != nil:
 			return // the client went away, or sent less than it announced
 		}
-		rd, refusal := readMessage(body)
-		if refusal != nil {
-			writeError(w, http.StatusBadRequest, nil, refusal)
-			return
+		rd, read := r.Context().Value(readBeforeAuthKey{}).(*reading)
+		if !read {
+			var refusal *jsonrpc.Error
+			if rd, refusal = readMessage(body); refusal != nil {
+				writeError(w, http.StatusBadRequest, nil, refusal)
+				return
+			}
 		}
 		if rd.method != "" {
 			if msg := mismatchedName(r.Header.Get("Mcp-Name"), rd); msg != "" {

@@ -94,9 +94,10 @@ func New(cfg Config) (*Server, error) {
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
 	s.front = &httpFront{log: s.log, auth: cfg.HTTPAuth, origins: cfg.AllowedOrigins, hosts: cfg.AllowedHosts, rates: s.rates,
-		inFlight: newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),
-		bodies:   newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal),
-		maxWait:  max(limits.MaxWait, 0), now: s.now, tool: set.Tool}
+		inFlight:        newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),
+		bodies:          newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal),
+		unauthenticated: newShares(limits.BodyBudget/16, limits.BodyBudget/16),
+		maxWait:         max(limits.MaxWait, 0), now: s.now, tool: set.Tool}
 
 	// The SDK knows no tools: the middleware answers tools/list and tools/call from the mapping.
 	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}

@@ -227,6 +227,9 @@ func oneReading(t *testing.T, r *results, d *dev) {
 	decoy := must(t, d.url, bobKey, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":%q,"TASKID":"decoy"}}`, his), "Mcp-Name", "decoy")
 	r.add(t, "1 one reading", `Mcp-Name: decoy, params {"taskId": REAL, "TASKID": "decoy"}`, "refused (400), the real task not served", decoy.String(),
 		decoy.status == http.StatusBadRequest && !decoy.served())
+	anonymous := must(t, d.url, "", poll+"}")
+	r.add(t, "1 one reading", "a poll with a trailing '}' and no credentials", "refused (400) before authentication", anonymous.String(),
+		anonymous.status == http.StatusBadRequest)
 }
 
 // principals: an OAuth subject named like an API-key principal is another principal.
