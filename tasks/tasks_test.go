@@ -66,7 +66,12 @@ tools:
 // refused request did not reach.
 type counting struct {
 	adapters.Engine
-	starts, answers atomic.Int64
+	starts, answers, describes atomic.Int64
+}
+
+func (c *counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	c.describes.Add(1)
+	return c.Engine.Describe(ctx, t, r)
 }
 
 func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {
@@ -383,7 +388,7 @@ func TestRunWaitsForTheOutcome(t *testing.T) {
 }
 
 // TestEngineCallsAreChargedAfterTheFirst: a request pays for its first engine call when it is
-// admitted; a key looked up across the three tools that may run as tasks pays for two more.
+// admitted; a key looked up across the tools that may run as tasks pays for every further call.
 func TestEngineCallsAreChargedAfterTheFirst(t *testing.T) {
 	e := newEnv(t)
 	var paid atomic.Int64
@@ -391,10 +396,13 @@ func TestEngineCallsAreChargedAfterTheFirst(t *testing.T) {
 	if _, err := e.svc.ReadKeyed(ctx, "no-such-key"); tasks.KindOf(err) != tasks.NotFound {
 		t.Fatalf("an unknown key: %v", err)
 	}
-	if n := paid.Load(); n != 2 {
-		t.Fatalf("%d engine calls paid for, want 2", n)
+	// Three tools may run as tasks, two of them on one target: their lookups of one key are one
+	// engine call when they meet in the coalescing layer, two when they do not.
+	calls := e.mem.describes.Load()
+	if n := paid.Load(); calls < 2 || n != calls-1 {
+		t.Fatalf("%d engine calls paid for, want %d (all but the first of %d)", n, calls-1, calls)
 	}
-	if _, err := e.svc.ReadKeyed(ctx, "no-such-key"); tasks.KindOf(err) != tasks.NotFound || paid.Load() != 2 {
+	if _, err := e.svc.ReadKeyed(ctx, "no-such-key"); tasks.KindOf(err) != tasks.NotFound || paid.Load() != calls-1 || e.mem.describes.Load() != calls {
 		t.Fatalf("the same unknown key again: %v, %d paid, want it known and free", err, paid.Load())
 	}
 }
