@@ -27,6 +27,7 @@ var mayName = map[string]string{
 	"cmd/taskgate/dev.go":              "dev's --restate flag",
 	"cmd/taskgate/dev_restate.go":      "what dev --restate runs",
 	"cmd/taskgate/dev_restate_test.go": "its tests",
+	"devenv/":                          "the local engines dev starts, a Restate server among them",
 	"go.mod":                           "the Restate SDK the examples and the handler package use",
 	"go.sum":                           "the same",
 	"README.md":                        "the front page, which lists the engines",

@@ -1,4 +1,4 @@
-package main
+package devenv
 
 import (
 	"context"
@@ -21,74 +21,59 @@ import (
 	restateexamples "github.com/taskgate/taskgate/examples/restate"
 )
 
-// devRestate is what dev runs for --restate: a Restate server (unless RESTATE_ADMIN_URL names
-// one) and the example deployment, registered with it unless it already serves the examples.
-type devRestate struct {
-	ingress, admin string
-	stop           []func()
-}
-
-// Close stops what startRestate started, the deployment first.
-func (d *devRestate) Close() {
-	for i := len(d.stop) - 1; i >= 0; i-- {
-		d.stop[i]()
-	}
-}
-
-// startRestate sets up the examples' Restate side, and returns the env the examples' mapping
-// reads (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL) and the mapping file.
-func startRestate(ctx context.Context, env adapters.Env, cache, state string, port int, stderr io.Writer) (*devRestate, string, adapters.Env, error) {
-	d := &devRestate{}
-	d.ingress, _ = env.LookupEnv("RESTATE_INGRESS_URL")
-	d.admin, _ = env.LookupEnv("RESTATE_ADMIN_URL")
-	if d.admin == "" {
-		bin, err := restateServer(ctx, cache, stderr)
+// startRestate sets up the examples' Restate side: a Restate server (unless RESTATE_ADMIN_URL
+// names one) and the example deployment, registered with it unless it already serves the
+// examples. It adds the examples' mapping file and what it reads (RESTATE_INGRESS_URL,
+// RESTATE_ADMIN_URL).
+func (e *Env) startRestate(ctx context.Context, o Options) error {
+	e.RestateIngress, _ = e.Env.LookupEnv("RESTATE_INGRESS_URL")
+	e.RestateAdmin, _ = e.Env.LookupEnv("RESTATE_ADMIN_URL")
+	if e.RestateAdmin == "" {
+		bin, err := restateServer(ctx, o.Cache, o.Log)
 		if err != nil {
-			return nil, "", nil, err
+			return err
 		}
-		if err := d.startServer(ctx, bin, filepath.Join(state, "restate"), port, stderr); err != nil {
-			d.Close()
-			return nil, "", nil, err
+		if err := e.startRestateServer(ctx, bin, filepath.Join(e.Dir, "restate"), o.RestatePort, o.Log); err != nil {
+			return err
 		}
 	}
-	if d.ingress == "" {
-		d.ingress = "http://localhost:8080"
+	if e.RestateIngress == "" {
+		e.RestateIngress = "http://localhost:8080"
 	}
-	token, _ := env.LookupEnv("RESTATE_AUTH_TOKEN")
-	e, err := restate.New(restate.Config{Ingress: d.ingress, Admin: d.admin, Token: token})
+	token, _ := e.Env.LookupEnv("RESTATE_AUTH_TOKEN")
+	engine, err := restate.New(restate.Config{Ingress: e.RestateIngress, Admin: e.RestateAdmin, Token: token})
 	if err != nil {
-		d.Close()
-		return nil, "", nil, err
+		return err
 	}
-	if err := d.deployExamples(ctx, e, stderr); err != nil {
-		d.Close()
-		return nil, "", nil, err
+	if err := e.deployRestateExamples(ctx, engine, o.Log); err != nil {
+		return err
 	}
-	f := filepath.Join(state, "restate-tools.yaml")
+	f := filepath.Join(e.Dir, "restate-tools.yaml")
 	if err := writeAtomically(f, restateexamples.Mapping); err != nil {
-		d.Close()
-		return nil, "", nil, err
+		return err
 	}
-	return d, f, env.With("RESTATE_INGRESS_URL="+d.ingress, "RESTATE_ADMIN_URL="+d.admin), nil
+	e.Mappings = append(e.Mappings, f)
+	e.Env = e.Env.With("RESTATE_INGRESS_URL="+e.RestateIngress, "RESTATE_ADMIN_URL="+e.RestateAdmin)
+	return nil
 }
 
-// startServer starts restate-server on 127.0.0.1: the ingress on port, the admin API on port+1,
-// the node on port+2, its data kept in dir so that a restarted dev still finds the invocations
-// behind earlier task ids.
-func (d *devRestate) startServer(ctx context.Context, bin, dir string, port int, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "taskgate: starting a Restate server on 127.0.0.1:%d (admin :%d)\n", port, port+1)
+// startRestateServer starts restate-server on 127.0.0.1: the ingress on port, the admin API on
+// port+1, the node on port+2, its data kept in dir so that a restarted dev still finds the
+// invocations behind earlier task ids.
+func (e *Env) startRestateServer(ctx context.Context, bin, dir string, port int, logTo io.Writer) error {
+	fmt.Fprintf(logTo, "taskgate: starting a Restate server on 127.0.0.1:%d (admin :%d)\n", port, port+1)
 	cmd := exec.Command(bin, "--no-logo", "--listen-mode", "tcp", "--base-dir", dir,
 		"--bind-address", fmt.Sprintf("127.0.0.1:%d", port+2), "--default-num-partitions", "4")
 	// Quiet: its logs go where dev's do, and it asks GitHub for newer releases at every start.
 	cmd.Env = append(os.Environ(), fmt.Sprintf("RESTATE_INGRESS__BIND_ADDRESS=127.0.0.1:%d", port),
 		fmt.Sprintf("RESTATE_ADMIN__BIND_ADDRESS=127.0.0.1:%d", port+1), "RESTATE_LOG_FILTER=warn,octocrab=off", "RESTATE_DISABLE_TELEMETRY=true")
-	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.Stdout, cmd.Stderr = logTo, logTo
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the Restate server %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	d.stop = append(d.stop, func() {
+	e.stop = append(e.stop, func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -97,7 +82,7 @@ func (d *devRestate) startServer(ctx context.Context, bin, dir string, port int,
 			<-exited
 		}
 	})
-	d.ingress, d.admin = fmt.Sprintf("http://127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", port+1)
+	e.RestateIngress, e.RestateAdmin = fmt.Sprintf("http://127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", port+1)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-exited:
@@ -106,7 +91,7 @@ func (d *devRestate) startServer(ctx context.Context, bin, dir string, port int,
 			return ctx.Err()
 		default:
 		}
-		if healthy(ctx, d.admin+"/health") && healthy(ctx, d.ingress+"/restate/health") {
+		if healthy(ctx, e.RestateAdmin+"/health") && healthy(ctx, e.RestateIngress+"/restate/health") {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -128,12 +113,13 @@ func healthy(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// deployExamples serves the example deployment in this process and registers it, unless the
-// server already has the examples (a server scripts/with-engines started with its own deployment).
-func (d *devRestate) deployExamples(ctx context.Context, e *restate.Engine, stderr io.Writer) error {
+// deployRestateExamples serves the example deployment in this process and registers it, unless
+// the server already has the examples (a server scripts/with-engines started with its own
+// deployment).
+func (e *Env) deployRestateExamples(ctx context.Context, engine *restate.Engine, logTo io.Writer) error {
 	served := true
 	for _, s := range restateexamples.Definitions() {
-		if _, err := e.Check(ctx, restate.Handler(s.Name(), restateexamples.RunHandler, restate.Cancel)); err != nil {
+		if _, err := engine.Check(ctx, restate.Handler(s.Name(), restateexamples.RunHandler, restate.Cancel)); err != nil {
 			if errors.Is(err, adapters.ErrUnavailable) {
 				return err
 			}
@@ -147,28 +133,24 @@ func (d *devRestate) deployExamples(ctx context.Context, e *restate.Engine, stde
 	if err != nil {
 		return err
 	}
-	log := slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	log := slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- restateexamples.Serve(sctx, ln, log, restateexamples.Definitions()) }()
-	d.stop = append(d.stop, func() { cancel(); <-done })
-	if err := e.Register(ctx, "http://"+ln.Addr().String()); err != nil {
+	e.stop = append(e.stop, func() { cancel(); <-done })
+	if err := engine.Register(ctx, "http://"+ln.Addr().String()); err != nil {
 		return fmt.Errorf("registering the Restate example deployment: %w", err)
 	}
-	fmt.Fprintf(stderr, "taskgate: the Restate example deployment is registered from %s\n", ln.Addr())
+	fmt.Fprintf(logTo, "taskgate: the Restate example deployment is registered from %s\n", ln.Addr())
 	return nil
 }
 
-// restateServer finds restate-server on PATH or in the tools folder (TASKGATE_TOOLS, else the
-// cache folder), where scripts/with-engines installs it too, installing it there with npm once
-// when it is missing: the version examples/restate/restate-server pins.
-func restateServer(ctx context.Context, cache string, stderr io.Writer) (string, error) {
+// restateServer finds restate-server on PATH or in the tools folder, where scripts/with-engines
+// installs it too, installing it there with npm once when it is missing: the version
+// examples/restate/restate-server pins.
+func restateServer(ctx context.Context, cache string, logTo io.Writer) (string, error) {
 	if p, err := exec.LookPath("restate-server"); err == nil {
 		return p, nil
-	}
-	dir := os.Getenv("TASKGATE_TOOLS")
-	if dir == "" {
-		dir = cache
 	}
 	pkg, err := restateexamples.ServerPackage.ReadFile("restate-server/package.json")
 	if err != nil {
@@ -180,14 +162,14 @@ func restateServer(ctx context.Context, cache string, stderr io.Writer) (string,
 	}
 	// The folder scripts/lib/npm-tools.sh installs the same lock file into.
 	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
-	dest := filepath.Join(dir, "npm", "restate-server-"+hex.EncodeToString(sum[:])[:16])
-	if bin := findServer(dest); bin != "" {
+	dest := filepath.Join(toolsDir(cache), "npm", "restate-server-"+hex.EncodeToString(sum[:])[:16])
+	if bin := findRestateServer(dest); bin != "" {
 		return bin, nil
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		return "", errors.New("no restate-server: install it (npm install -g @restatedev/restate-server), or set RESTATE_ADMIN_URL and RESTATE_INGRESS_URL to a running server")
 	}
-	fmt.Fprintf(stderr, "taskgate: installing the Restate server into %s (once)\n", dest)
+	fmt.Fprintf(logTo, "taskgate: installing the Restate server into %s (once)\n", dest)
 	tmp := dest + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
@@ -201,7 +183,7 @@ func restateServer(ctx context.Context, cache string, stderr io.Writer) (string,
 		}
 	}
 	cmd := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = tmp, stderr, stderr
+	cmd.Dir, cmd.Stdout, cmd.Stderr = tmp, logTo, logTo
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("installing the Restate server (npm ci in %s): %w", tmp, err)
 	}
@@ -214,14 +196,14 @@ func restateServer(ctx context.Context, cache string, stderr io.Writer) (string,
 	if err := os.Rename(tmp, dest); err != nil {
 		return "", err
 	}
-	if bin := findServer(dest); bin != "" {
+	if bin := findRestateServer(dest); bin != "" {
 		return bin, nil
 	}
 	return "", fmt.Errorf("the Restate server has no build for this platform in %s", dest)
 }
 
-// findServer is the restate-server binary of an installed package folder, if any.
-func findServer(dir string) string {
+// findRestateServer is the restate-server binary of an installed package folder, if any.
+func findRestateServer(dir string) string {
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
 		return ""
 	}
