@@ -15,23 +15,21 @@ import (
 // engine contract, the mapping loader, the MCP server, the command line) talks to engines through
 // adapters only: a third engine is this package and its registration.
 var mayName = map[string]string{
-	"adapters/restate/":                "the driver",
-	"adapters/builtin/":                "the registration of the drivers the taskgate command is built with",
-	"mapping/schema.json":              "generated from the builtin drivers' schemas (go test ./adapters/builtin -update)",
-	"examples/":                        "the example deployments and mappings",
-	"scripts/":                         "what starts the engines for the tests",
-	"internal/testenv/":                "the addresses of the engines the tests run against",
-	"test/":                            "what checks taskgate from outside, on every engine",
-	"docs/":                            "the documentation",
-	"terraform/":                       "the deployment modules, which point taskgate at an engine",
-	"cmd/taskgate/dev.go":              "dev's --restate flag",
-	"cmd/taskgate/dev_restate.go":      "what dev --restate runs",
-	"cmd/taskgate/dev_restate_test.go": "its tests",
-	"devenv/":                          "the local engines dev starts, a Restate server among them",
-	"go.mod":                           "the Restate SDK the examples and the handler package use",
-	"go.sum":                           "the same",
-	"README.md":                        "the front page, which lists the engines",
-	"CHANGELOG.md":                     "the changes, in the words of a user",
+	"adapters/restate/":   "the driver",
+	"adapters/builtin/":   "the registration of the drivers the taskgate command is built with",
+	"mapping/schema.json": "generated from the builtin drivers' schemas (go test ./adapters/builtin -update)",
+	"examples/":           "the example deployments and mappings",
+	"scripts/":            "what starts the engines for the tests",
+	"internal/testenv/":   "the addresses of the engines the tests run against",
+	"test/":               "what checks taskgate from outside, on every engine",
+	"docs/":               "the documentation",
+	"terraform/":          "the deployment modules, which point taskgate at an engine",
+	"cmd/taskgate/dev.go": "dev's --restate flag",
+	"devenv/":             "the local engines dev starts, a Restate server among them",
+	"go.mod":              "the Restate SDK the examples and the handler package use",
+	"go.sum":              "the same",
+	"README.md":           "the front page, which lists the engines",
+	"CHANGELOG.md":        "the changes, in the words of a user",
 }
 
 // TestNoOtherPackageNamesRestate: outside the places above, no file of the repository names the

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgate/taskgate/devenv"
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
@@ -261,7 +262,7 @@ func TestDevStartsItsOwnTemporal(t *testing.T) {
 	testenv.TemporalAddress(t) // the CLI that scripts/with-engines built is needed
 	tools := os.Getenv("TASKGATE_TOOLS")
 	if tools == "" {
-		cache, err := cacheDir()
+		cache, err := devenv.CacheDir()
 		if err != nil {
 			t.Fatal(err)
 		}

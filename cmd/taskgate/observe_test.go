@@ -118,11 +118,7 @@ func TestStdioServerIsObservableOnOpsHTTP(t *testing.T) {
 // real Temporal dev server starts on the mapped address; a call then completes. With
 // --require-engines it exits at startup instead.
 func TestServeStartsBeforeItsEngine(t *testing.T) {
-	testenv.TemporalAddress(t) // scripts/with-engines has built the Temporal CLI
-	cli, err := temporalBinary(t.Context(), t.TempDir(), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli := testenv.TemporalCLI(t)
 	port := freePortPair(t)
 	file := filepath.Join(t.TempDir(), "tools.yaml")
 	if err := os.WriteFile(file, []byte(fmt.Sprintf(`engines:
