@@ -245,9 +245,6 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
-		if v, ok := e.cache.Get(k); !ok || v.status.ReadAt.IsZero() {
-			callCtx = pace.Unread(callCtx)
-		}
 		st, err := e.Engine.Describe(callCtx, t, r)
 		switch {
 		case err == nil && st.State.Terminal():

@@ -26,8 +26,6 @@ type scripted struct {
 	started time.Time
 
 	describes, outcome, starts, runs atomic.Int64
-	// unread counts the Describes marked as reads of an execution with no reading (pace.Unread).
-	unread atomic.Int64
 }
 
 func (s *scripted) set(st adapters.State, err error) {
@@ -38,9 +36,6 @@ func (s *scripted) set(st adapters.State, err error) {
 
 func (s *scripted) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
 	s.describes.Add(1)
-	if pace.IsUnread(ctx) {
-		s.unread.Add(1)
-	}
 	time.Sleep(s.delay)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -296,20 +291,6 @@ func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 }
 
 // A start without a key is the first reading of its execution: submitted, as of the start.
-// A read of an execution with no reading is marked so for the read budget; a refresh of a
-// reading is not.
-func TestReadsWithoutAReadingAreMarked(t *testing.T) {
-	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10, Fresh: 50 * time.Millisecond})
-	ctx := context.Background()
-	e.Describe(ctx, tg, ref)
-	time.Sleep(60 * time.Millisecond)
-	e.Describe(ctx, tg, ref)
-	if calls, unread := inner.describes.Load(), inner.unread.Load(); calls != 2 || unread != 1 {
-		t.Errorf("a first read and a refresh: %d engine calls, %d marked unread; want 2 calls, the first marked", calls, unread)
-	}
-}
-
 func TestStartIsAFirstReading(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
 	e := New(inner, Options{Size: 10})

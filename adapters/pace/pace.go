@@ -47,13 +47,3 @@ func Of(ctx context.Context) (Pace, bool) {
 	p, ok := ctx.Value(key{}).(Pace)
 	return p, ok && p.Curve != nil
 }
-
-type unreadKey struct{}
-
-// Unread marks ctx as the read of an execution that has no reading to answer its polls from:
-// adapters/coalesce marks it, and adapters/budget gives it its turn ahead of the reads that
-// would only refresh a reading.
-func Unread(ctx context.Context) context.Context { return context.WithValue(ctx, unreadKey{}, true) }
-
-// IsUnread reports whether ctx is marked by Unread.
-func IsUnread(ctx context.Context) bool { return ctx.Value(unreadKey{}) != nil }
