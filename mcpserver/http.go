@@ -122,6 +122,10 @@ func (f *httpFront) readBeforeAuth(w http.ResponseWriter, r *http.Request) (_ *h
 		return r, false
 	}
 	defer f.unauthenticated.give("", n)
+	// A copy: net/http judges by the Body of the request it made whether the connection can
+	// serve another request; a body replaced there would let it take the rest of one it did not
+	// read for the next request.
+	r = r.WithContext(r.Context())
 	body, err := io.ReadAll(io.LimitReader(r.Body, smallBody+1))
 	switch {
 	case err != nil:
