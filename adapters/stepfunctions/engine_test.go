@@ -429,23 +429,30 @@ func TestAssumeRole(t *testing.T) {
 	}
 }
 
-// TestAStartWhoseAnswerWasLost: a StartExecution that reached Step Functions but whose answer was
-// lost is retried by the SDK under the same name; if the execution has ended by then, the retry is
-// answered ExecutionAlreadyExists (Step Functions' start is idempotent only while it runs). That execution is this call's: Start answers with it,
-// and there is one execution. The soak (test/soak) lost starts to it once the SDK's client gave up
-// on slow answers (responseTimeout).
-func TestAStartWhoseAnswerWasLost(t *testing.T) {
-	ctx := testContext(t)
+// proxiedEcho is an engine reaching the endpoint through a fault proxy, and the wait-and-echo
+// example created through it.
+func proxiedEcho(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine, adapters.Target) {
+	t.Helper()
 	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	e, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: p.URL()})
+	t.Cleanup(func() { p.Close() })
+	e, err := stepfunctions.New(testContext(t), stepfunctions.Config{Endpoint: p.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	return p, e, stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+}
+
+// TestAStartWhoseAnswerWasLost: a StartExecution that reached Step Functions but whose answer was
+// lost is retried by the SDK under the same name; if the execution has ended by then, the retry is
+// answered ExecutionAlreadyExists (Step Functions' start is idempotent only while it runs). That
+// execution is this call's: Start answers with it, and there is one execution. The soak (test/soak) lost starts to it once the SDK's client gave up
+// on slow answers (responseTimeout).
+func TestAStartWhoseAnswerWasLost(t *testing.T) {
+	ctx := testContext(t)
+	p, e, echo := proxiedEcho(t)
 	p.LoseAnswers("StartExecution", 1, 1500*time.Millisecond) // long enough for the execution to end
 	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"lost answer"}`)})
 	if err != nil {
@@ -474,16 +481,7 @@ func TestAStartWhoseAnswerWasLost(t *testing.T) {
 // yet visible), while Wait and Run wait through it and Cancel stops it all the same.
 func TestStartIsOneCallAndReadsWaitForVisibility(t *testing.T) {
 	ctx := testContext(t)
-	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	e, err := stepfunctions.New(ctx, stepfunctions.Config{Endpoint: p.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	p, e, echo := proxiedEcho(t)
 	if _, err := e.Check(ctx, echo); err != nil {
 		t.Fatal(err)
 	}
