@@ -7,10 +7,10 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -277,41 +277,43 @@ func (s *scanner) object(depth int) error {
 		s.i++
 		return nil
 	}
-	var names []string
+	var small [smallObject][]byte // the names of a small object, slices of data
+	names := small[:0]
 	var seen map[string]bool
 	for {
 		if s.space(); s.i >= len(s.data) || s.data[s.i] != '"' {
 			return s.fail(true, "an object member without a quoted name")
 		}
 		at := s.i
-		raw, escaped, err := s.str()
+		name, escaped, err := s.str()
 		if err != nil {
 			return err
 		}
-		name := string(raw)
 		if escaped {
 			var unescaped string
 			if json.Unmarshal(s.data[at:s.i], &unescaped) != nil {
 				return &Error{Offset: at, Syntax: true, Msg: "an invalid member name"}
 			}
-			name = unescaped
+			name = []byte(unescaped)
 		}
 		repeated := false
 		switch {
 		case seen != nil:
-			key := fold(name)
+			key := fold(string(name))
 			repeated, seen[key] = seen[key], true
+		case len(names) < smallObject:
+			repeated = slices.ContainsFunc(names, func(n []byte) bool { return bytes.EqualFold(n, name) })
+			names = append(names, name)
 		default:
-			repeated = slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) })
-			if names = append(names, name); len(names) > smallObject {
-				seen = make(map[string]bool, 2*len(names))
-				for _, n := range names {
-					seen[fold(n)] = true
-				}
+			seen = make(map[string]bool, 4*smallObject)
+			for _, n := range names {
+				seen[fold(string(n))] = true
 			}
+			key := fold(string(name))
+			repeated, seen[key] = seen[key], true
 		}
 		if repeated {
-			return &Error{Offset: at, Msg: fmt.Sprintf("the member name %q appears twice in one object (names may not repeat, whatever their case or escapes)", name)}
+			return &Error{Offset: at, Msg: fmt.Sprintf("the member name %q appears twice in one object (names may not repeat, whatever their case or escapes)", string(name))}
 		}
 		if s.space(); s.i >= len(s.data) || s.data[s.i] != ':' {
 			return s.fail(true, "an object member without ':' after its name")
@@ -323,7 +325,7 @@ func (s *scanner) object(depth int) error {
 			return err
 		}
 		if depth == 1 && s.members != nil {
-			s.members[name] = s.data[start:s.i]
+			s.members[string(name)] = s.data[start:s.i]
 		}
 		s.space()
 		if s.i >= len(s.data) {
@@ -362,4 +364,26 @@ func foldRunes(name string) string {
 		out = append(out, least)
 	}
 	return string(out)
+}
+
+// String reads raw, a JSON value, as a string; false when it is no string. A string without
+// escapes is read without encoding/json, which costs a poll a reflected decode per member.
+func String(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && !bytes.ContainsAny(raw[1:n-1], "\\\"") && utf8.Valid(raw[1:n-1]) && !hasControl(raw[1:n-1]) {
+		return string(raw[1 : n-1]), true
+	}
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }

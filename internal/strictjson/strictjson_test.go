@@ -81,6 +81,26 @@ func TestManyMembers(t *testing.T) {
 	}
 }
 
+// TestRepeatsAcrossTheSmallObjectBound: a name is refused whichever side of the point where the
+// names move into a map its first and second appearances fall.
+func TestRepeatsAcrossTheSmallObjectBound(t *testing.T) {
+	object := func(n int, last string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(`"n` + itoa(i) + `":1,`)
+		}
+		return "{" + b.String() + `"` + last + `":2}`
+	}
+	for _, n := range []int{smallObject - 1, smallObject, smallObject + 1, smallObject + 5} {
+		if err := Check([]byte(object(n, "N0"))); err == nil || !strings.Contains(err.Error(), `"N0" appears twice`) {
+			t.Errorf("%d members, then the first again: %v", n, err)
+		}
+		if err := Check([]byte(object(n, "fresh"))); err != nil {
+			t.Errorf("%d members, then a new one: %v", n, err)
+		}
+	}
+}
+
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
@@ -113,5 +133,17 @@ func TestMembers(t *testing.T) {
 	}
 	if _, err := Members([]byte(`{"a":1,"A":2}`)); err == nil {
 		t.Error("a repeated name passed")
+	}
+}
+
+// TestString reads strings as encoding/json does, with or without escapes, and nothing else.
+func TestString(t *testing.T) {
+	for _, raw := range []string{`"plain"`, `""`, `"é"`, `"a\"b"`, `"\u00e9\n"`, `"<&>"`, "\"a\tb\"", `"a"b"`, `5`, `null`, `{"a":1}`, `"`, ``, "\"\xff\""} {
+		var want string
+		wantOK := json.Unmarshal([]byte(raw), &want) == nil && strings.HasPrefix(raw, `"`)
+		got, ok := String([]byte(raw))
+		if ok != wantOK || got != want {
+			t.Errorf("String(%q) = %q, %v; encoding/json reads %q, %v", raw, got, ok, want, wantOK)
+		}
 	}
 }
