@@ -11,10 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/internal/strictjson"
 )
 
 // The HTTP fast path of tasks/get, the request a polling client sends most.
@@ -113,11 +116,11 @@ func readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
 		return nil
 	}
 	p := &taskParams{}
-	if raw, ok := params["taskId"]; !ok || json.Unmarshal(raw, &p.TaskID) != nil || raw[0] != '"' {
+	if p.TaskID, ok = strictjson.String(params["taskId"]); !ok {
 		return nil
 	}
 	if raw, ok := params["_meta"]; ok {
-		if raw[0] != '{' || json.Unmarshal(raw, &p.Meta) != nil {
+		if p.Meta, ok = metaObject(raw); !ok {
 			return nil
 		}
 	}
@@ -134,6 +137,13 @@ func readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
 		return nil
 	}
 	return &fastRequest{id: id, modern: modern, req: req}
+}
+
+// metaObject reads _meta as json.Unmarshal into the params' Meta does.
+func metaObject(raw json.RawMessage) (map[string]any, bool) {
+	v, ok := strictjson.Value(raw)
+	m, isObject := v.(map[string]any)
+	return m, ok && isObject
 }
 
 // go-sdk refuses a 2026-07-28 request whose client capabilities or client info it cannot read
@@ -189,8 +199,8 @@ func onlyMembers(members map[string]json.RawMessage, names ...string) bool {
 func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	var v any
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := strictjson.String(raw)
+		if !ok {
 			return jsonrpc.ID{}, false
 		}
 		v = s
@@ -237,7 +247,8 @@ func hostServed(r *http.Request) bool {
 // server (impl) in _meta, and an error that the protocol maps to an HTTP status is a plain JSON body with
 // that status; every other answer is one server-sent event.
 func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, res mcp.Result, err error) {
-	var result json.RawMessage
+	h := w.Header()
+	h["Cache-Control"], h["Connection"] = noCache, keepAlive
 	if err == nil {
 		if f.modern {
 			meta := res.GetMeta()
@@ -249,29 +260,78 @@ func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, r
 				res.SetMeta(meta)
 			}
 		}
-		if result, err = marshalUnescaped(res); err != nil {
-			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"}
+		e := encoders.Get().(*eventEncoder)
+		defer e.release()
+		if event, ok := e.result(f.id, res); ok {
+			h["Content-Type"] = eventStream
+			w.Write(event)
+			return
 		}
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"}
 	}
-	data, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: f.id, Result: result, Error: err})
+	data, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: f.id, Error: err})
 	if encErr != nil {
 		http.Error(w, "Internal error: the answer could not be encoded", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Connection", "keep-alive")
 	if status := f.errorStatus(err); status != 0 {
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write(data)
 		return
 	}
-	h.Set("Content-Type", "text/event-stream")
-	event := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
-	event = append(append(append(event, "event: message\ndata: "...), data...), "\n\n"...)
-	w.Write(event)
+	h["Content-Type"] = eventStream
+	w.Write(slices.Concat([]byte(eventPrefix), data, []byte(eventSuffix)))
 }
+
+// The headers of every answer, shared: net/http only reads them.
+var (
+	noCache     = []string{"no-cache, no-transform"}
+	keepAlive   = []string{"keep-alive"}
+	eventStream = []string{"text/event-stream"}
+)
+
+const eventPrefix, eventSuffix = "event: message\ndata: ", "\n\n"
+
+// eventEncoder writes a result's answer as one server-sent event, in the bytes go-sdk writes:
+// JSON without HTML escaping, the members jsonrpc, id and result in that order.
+type eventEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &eventEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// result is the event; it is e's until e's next use.
+func (e *eventEncoder) result(id jsonrpc.ID, res mcp.Result) ([]byte, bool) {
+	e.buf.Reset()
+	e.buf.WriteString(eventPrefix + `{"jsonrpc":"2.0","id":`)
+	if e.enc.Encode(id.Raw()) != nil {
+		return nil, false
+	}
+	e.trimNewline()
+	e.buf.WriteString(`,"result":`)
+	if e.enc.Encode(res) != nil {
+		return nil, false
+	}
+	e.trimNewline()
+	e.buf.WriteString("}" + eventSuffix)
+	return e.buf.Bytes(), true
+}
+
+// release keeps e for the next answer, unless a large result grew its buffer.
+func (e *eventEncoder) release() {
+	if e.buf.Cap() <= 64<<10 {
+		encoders.Put(e)
+	}
+}
+
+func (e *eventEncoder) trimNewline() { e.buf.Truncate(e.buf.Len() - 1) }
 
 // errorStatus is the HTTP status of a 2026-07-28 error answer that has one (SEP-2575), else 0.
 func (f *fastRequest) errorStatus(err error) int {
@@ -286,15 +346,4 @@ func (f *fastRequest) errorStatus(err error) int {
 		return http.StatusBadRequest
 	}
 	return 0
-}
-
-// marshalUnescaped is JSON without HTML escaping, as go-sdk encodes results.
-func marshalUnescaped(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -125,6 +125,8 @@ func TestFastPathAnswersAsGoSDK(t *testing.T) {
 		{"tool error", taskGetBody(3, toolError, modernMeta), modern},
 		{"protocol error", taskGetBody(4, protocolError, modernMeta), modern},
 		{"string id", taskGetBody("a-b", running, modernMeta), modern},
+		{"string id to escape", `{"jsonrpc":"2.0","id":"<a\u0026b>\u00e9\"","method":"tasks/get","params":{"taskId":"` + running + `","_meta":` + modernMeta + `}}`, modern},
+		{"large integer id", taskGetBody(1<<53, running, modernMeta), modern},
 		{"unknown task", taskGetBody(5, "nope", modernMeta), modern},
 		{"no tasks extension", taskGetBody(6, running, noTasksMeta), modern},
 		{"capabilities go-sdk reads", taskGetBody(12, running, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1","icons":[]},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`), modern},

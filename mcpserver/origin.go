@@ -53,6 +53,9 @@ func arrivedOnLoopback(r *http.Request) bool {
 	if !ok {
 		return false
 	}
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
 	host, _, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return false

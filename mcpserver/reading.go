@@ -38,8 +38,10 @@ func readMessage(body []byte) (*reading, *jsonrpc.Error) {
 		return nil, errNotMessage
 	}
 	r := &reading{body: body, members: members}
-	if raw, ok := members["method"]; ok && json.Unmarshal(raw, &r.method) != nil {
-		return nil, errNotMessage
+	if raw, ok := members["method"]; ok && string(raw) != "null" { // null reads as no method
+		if r.method, ok = strictjson.String(raw); !ok {
+			return nil, errNotMessage
+		}
 	}
 	r.params, _ = strictjson.Members(members["params"]) // nil unless an object
 	return r, nil
@@ -50,8 +52,7 @@ func (r *reading) id() json.RawMessage { return responseID(r.members["id"]) }
 
 // param is the string params member name, "" when absent or not a string.
 func (r *reading) param(name string) string {
-	var s string
-	json.Unmarshal(r.params[name], &s)
+	s, _ := strictjson.String(r.params[name])
 	return s
 }
 
