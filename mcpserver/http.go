@@ -196,7 +196,15 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
 			return
 		}
-		body, held, err := f.readBody(w, r, principal)
+		rd, read := r.Context().Value(readBeforeAuthKey{}).(*reading)
+		var body []byte
+		var held int64
+		var err error
+		if read {
+			body, held, err = rd.body, int64(len(rd.body)), f.takeBody(principal, int64(len(rd.body)))
+		} else {
+			body, held, err = f.readBody(w, r, principal)
+		}
 		defer f.bodies.give(principal, held)
 		var tooLarge *http.MaxBytesError
 		switch {
@@ -209,7 +217,6 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 		case err != nil:
 			return // the client went away, or sent less than it announced
 		}
-		rd, read := r.Context().Value(readBeforeAuthKey{}).(*reading)
 		if !read {
 			var refusal *jsonrpc.Error
 			if rd, refusal = readMessage(body); refusal != nil {
@@ -288,23 +295,27 @@ const bodyChunk = 64 << 10
 func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request, principal string) (body []byte, held int64, err error) {
 	defer r.Body.Close()
 	take := func(n int64) error {
-		if ok, own := f.bodies.take(principal, n); !ok {
-			if own {
-				return errOwnBodies
-			}
-			return errAllBodies
+		if err := f.takeBody(principal, n); err != nil {
+			return err
 		}
 		held += n
 		return nil
 	}
 	in := http.MaxBytesReader(w, r.Body, maxMessage)
-	if r.ContentLength >= 0 {
-		if err := take(r.ContentLength); err != nil {
+	if n := r.ContentLength; n >= 0 {
+		if err := take(n); err != nil {
 			return nil, held, err
 		}
-		buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1))
-		_, err := buf.ReadFrom(in)
-		return buf.Bytes(), held, err
+		// One byte more than announced, to see the end: net/http's body ends at the length.
+		buf := make([]byte, n+1)
+		switch read, err := io.ReadFull(in, buf); {
+		case read == int(n) && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
+			return buf[:n], held, nil
+		case err == nil:
+			return nil, held, io.ErrUnexpectedEOF // more than announced
+		default:
+			return nil, held, err
+		}
 	}
 	var buf bytes.Buffer
 	for {
@@ -321,6 +332,17 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request, principal s
 			return buf.Bytes(), held, nil
 		}
 	}
+}
+
+// takeBody takes n bytes of the body budget for principal, or says whose share is held.
+func (f *httpFront) takeBody(principal string, n int64) error {
+	if ok, own := f.bodies.take(principal, n); !ok {
+		if own {
+			return errOwnBodies
+		}
+		return errAllBodies
+	}
+	return nil
 }
 
 // refuseHeld answers a request that would exceed what its principal may hold at once (own: 429,
