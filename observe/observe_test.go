@@ -154,7 +154,7 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 	addr := testenv.TemporalAddress(t)
 	startWorker(t, addr)
 	var logs bytes.Buffer
-	log, _ := observe.NewLogger(&logs, "info", "json")
+	log, _ := observe.NewLogger(&logs, "debug", "json")
 	tel := observe.New(observe.Options{Registry: prometheus.NewRegistry(), Log: log})
 	s := serve(t, tel, addr, "../examples/temporal/tools.yaml")
 	c := rpctest.Modern(rpctest.HTTP{URL: s.url}, ext)
@@ -269,10 +269,18 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 		sum(m, "taskgate_engine_reads_total", "operation=describe", "served=engine"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=shared"),
 		sum(m, "taskgate_engine_reads_total", "operation=describe", "served=fresh"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=cached"))
 
-	// One log line per request, with the execution and never a task id.
+	// One log line per request, with the execution and never a task id; a poll answered ok is
+	// logged at debug, every other request at info.
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	if len(lines) != requests {
 		t.Errorf("%d log lines for %d requests", len(lines), requests)
+	}
+	for _, line := range lines {
+		var l struct{ Level, Method, Outcome string }
+		json.Unmarshal([]byte(line), &l)
+		if want := map[bool]string{true: "DEBUG", false: "INFO"}[l.Method == "tasks/get" && l.Outcome == "ok"]; l.Level != want {
+			t.Errorf("a %s request answered %s is logged at %s, want %s", l.Method, l.Outcome, l.Level, want)
+		}
 	}
 	for _, id := range []string{echo, fail, long} {
 		if strings.Contains(logs.String(), id) {

@@ -193,7 +193,8 @@ func serveChild(spec string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// As `taskgate serve` with its default flags: the server's own log at warn, a line per request
-	// (--log-level info) and the metrics, on stderr; no traces (no OTEL_* endpoint).
+	// but polls answered ok (--log-level info) and the metrics, on stderr; no traces (no OTEL_*
+	// endpoint).
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tel := observe.New(observe.Options{Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
