@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -172,6 +173,32 @@ func (e counting) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (
 	return e.Engine.Wait(ctx, t, r)
 }
 
+// floorAnswers answer a tasks/get with the result the bench stored for the status the path names
+// (PUT), a copy of taskgate's own answer, doing nothing else: what an HTTP poll costs before any
+// of taskgate's work (the poll figure's "HTTP floor").
+type floorAnswers struct{ results sync.Map }
+
+func (f *floorAnswers) store(w http.ResponseWriter, r *http.Request) {
+	result, err := io.ReadAll(r.Body)
+	if err != nil || !json.Valid(result) {
+		http.Error(w, "want a JSON result", http.StatusBadRequest)
+		return
+	}
+	f.results.Store(r.PathValue("status"), json.RawMessage(result))
+}
+
+func (f *floorAnswers) answer(w http.ResponseWriter, r *http.Request) {
+	var req struct{ ID any }
+	result, ok := f.results.Load(r.PathValue("status"))
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !ok {
+		http.Error(w, "no result stored for this status, or a request that is not JSON", http.StatusBadRequest)
+		return
+	}
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
+}
+
 // childMain runs a child process until it is told to stop (SIGTERM, or the end of standard input
 // on stdio) and returns its exit code.
 func childMain(spec string) int {
@@ -251,6 +278,9 @@ func serveChild(spec string) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	if !cfg.Stdio {
 		mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
+		floor := &floorAnswers{}
+		mux.HandleFunc("PUT /floor/{status}", floor.store)
+		mux.HandleFunc("POST /floor/{status}", floor.answer)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

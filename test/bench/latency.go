@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -80,10 +82,18 @@ func (b *bench) pollFigure(ctx context.Context) error {
 	}
 	legacy := mcpclient.Legacy(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http})
 	noTasks := mcpclient.Modern(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http}) // gets handles
+	floors := map[string]*mcpclient.Client{}
+	for _, status := range []string{"working", "completed"} {
+		floors[status] = b.modern(hc.base + "/floor/" + status)
+	}
 	var variants []pollVariant
 	for _, v := range []pollVariant{
 		{"poll-http", "tasks/get over HTTP", func(ctx context.Context, id, want string) error {
 			_, err := get(ctx, modern, id, want)
+			return err
+		}},
+		{"poll-http", "the HTTP floor", func(ctx context.Context, id, want string) error {
+			_, err := get(ctx, floors[want], id, want)
 			return err
 		}},
 		{"poll-stdio", "tasks/get over stdio", func(ctx context.Context, id, want string) error {
@@ -201,6 +211,11 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			return err
 		}
 		want := map[string]string{"running": "working", "ended": "completed"}[tg.state]
+		if b.opts.wants("poll-http") {
+			if err := b.storeFloorAnswer(ctx, hc, modern, id, want); err != nil {
+				return fmt.Errorf("%s %s task: %w", tg.engine, tg.state, err)
+			}
+		}
 		names := []string{"direct"}
 		ops := []func(context.Context) error{func(ctx context.Context) error { return tg.direct(ctx, ref) }}
 		for _, v := range variants {
@@ -219,8 +234,33 @@ func (b *bench) pollFigure(ctx context.Context) error {
 		}
 	}
 	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal), DescribeExecution call (Step Functions) or query of the admin API (Restate: SELECT status FROM sys_invocation WHERE id = ... ORDER BY created_at DESC LIMIT 1, the fastest form found: without ORDER BY ... LIMIT 1 the same point read takes 5 to 45 ms) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal and Restate: the direct column counts the status read alone). taskgate's Restate read is one query too, of the invocation's columns (for a workflow or virtual object also its questions and progress, in two point-read subqueries; the bench's WaitAndEcho is a plain service, which has no state); the row \"Restate (direct: the driver's query)\" has in its direct column that same read, made by taskgate's driver from the bench process, which leaves what taskgate's server adds to it. The Step Functions state machine (wait and echo: a Wait, then a Pass) can ask nothing and has no progress to report, so taskgate reads no history of it: one DescribeExecution per poll. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1 and no read budget, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
+	b.res.note(1, "The HTTP floor: the same tasks/get, sent by the same client to the same taskgate child process and answered by a bare net/http handler beside taskgate's (it decodes the request and writes a copy of taskgate's own answer to a poll of the same task, taken before the measure): what an HTTP poll costs on this machine before any work of taskgate's. A taskgate poll cannot be faster than it; for an ended task it is the whole of what a poll could save.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
 	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
+	return nil
+}
+
+// storeFloorAnswer gives the HTTP floor taskgate's answer to a poll of id, to answer with.
+func (b *bench) storeFloorAnswer(ctx context.Context, hc *child, c *mcpclient.Client, id, want string) error {
+	result, rerr, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": id})
+	if err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("the answer for the HTTP floor: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, hc.base+"/floor/"+want, bytes.NewReader(result))
+	if err != nil {
+		return err
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("storing the HTTP floor's answer: %s", resp.Status)
+	}
 	return nil
 }
 
