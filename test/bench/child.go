@@ -28,8 +28,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with, as in cmd/taskgate
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	"github.com/taskgate/taskgate/adapters/temporal"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/observe"
@@ -173,10 +180,43 @@ func (e counting) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (
 	return e.Engine.Wait(ctx, t, r)
 }
 
-// floorAnswers answer a tasks/get with the result the bench stored for the status the path names
-// (PUT), a copy of taskgate's own answer, doing nothing else: what an HTTP poll costs before any
-// of taskgate's work (the poll figure's "HTTP floor").
-type floorAnswers struct{ results sync.Map }
+// floorAnswers answer a tasks/get with the result the bench stored under the path's name (PUT), a
+// copy of taskgate's own answer, doing nothing else, or first the one engine read the bench named
+// with it (?engine=BLOCK&ref=ID), made with the SDK client that taskgate's engine holds: what an
+// HTTP poll costs before any of taskgate's work (the poll figure's "HTTP floor" rows).
+type floorAnswers struct {
+	// reads are the direct reads of the engine blocks that have one, by block name.
+	reads   map[string]func(ctx context.Context, id string) error
+	answers sync.Map // name -> floorAnswer
+}
+
+type floorAnswer struct {
+	result json.RawMessage
+	read   func(ctx context.Context) error // nil: none
+}
+
+// directReads are the direct status reads of the engines that taskgate reads through an SDK
+// client: one DescribeWorkflowExecution, one DescribeExecution.
+func directReads(engines map[string]adapters.Engine) map[string]func(ctx context.Context, id string) error {
+	reads := map[string]func(ctx context.Context, id string) error{}
+	for name, e := range engines {
+		switch e := e.(type) {
+		case *temporal.Engine:
+			reads[name] = func(ctx context.Context, id string) error {
+				wf, run, _ := temporal.WorkflowOf(adapters.Ref{ID: id})
+				_, err := e.Client().WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+					Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: wf, RunId: run}})
+				return err
+			}
+		case *stepfunctions.Engine:
+			reads[name] = func(ctx context.Context, id string) error {
+				_, err := e.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(id)})
+				return err
+			}
+		}
+	}
+	return reads
+}
 
 func (f *floorAnswers) store(w http.ResponseWriter, r *http.Request) {
 	result, err := io.ReadAll(r.Body)
@@ -184,17 +224,34 @@ func (f *floorAnswers) store(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "want a JSON result", http.StatusBadRequest)
 		return
 	}
-	f.results.Store(r.PathValue("status"), json.RawMessage(result))
+	a := floorAnswer{result: result}
+	if block := r.URL.Query().Get("engine"); block != "" {
+		read, ok := f.reads[block]
+		if !ok {
+			http.Error(w, "no direct read of engine "+block, http.StatusBadRequest)
+			return
+		}
+		ref := r.URL.Query().Get("ref")
+		a.read = func(ctx context.Context) error { return read(ctx, ref) }
+	}
+	f.answers.Store(r.PathValue("name"), a)
 }
 
 func (f *floorAnswers) answer(w http.ResponseWriter, r *http.Request) {
 	var req struct{ ID any }
-	result, ok := f.results.Load(r.PathValue("status"))
+	stored, ok := f.answers.Load(r.PathValue("name"))
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !ok {
-		http.Error(w, "no result stored for this status, or a request that is not JSON", http.StatusBadRequest)
+		http.Error(w, "nothing stored under this name, or a request that is not JSON", http.StatusBadRequest)
 		return
 	}
-	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	a := stored.(floorAnswer)
+	if a.read != nil {
+		if err := a.read(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+	}
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": a.result})
 	w.Header().Set("Content-Type", "text/event-stream")
 	fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
 }
@@ -232,14 +289,14 @@ func serveChild(spec string) error {
 		set.Engines[name].Budget = b
 	}
 	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}}
-	engines := map[string]adapters.Engine{}
+	engines, raw := map[string]adapters.Engine{}, map[string]adapters.Engine{}
 	for name, e := range set.Engines {
 		eng, err := e.Config.Open(ctx, adapters.OpenOptions{Retried: tel.Retried(name)})
 		if err != nil {
 			return fmt.Errorf("engine %s: %w", name, err)
 		}
 		defer eng.Close()
-		engines[name] = counting{Engine: eng, c: counts}
+		engines[name], raw[name] = counting{Engine: eng, c: counts}, eng
 	}
 	keys, err := token.ParseKeys(cfg.Keys)
 	if err != nil {
@@ -278,9 +335,9 @@ func serveChild(spec string) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	if !cfg.Stdio {
 		mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
-		floor := &floorAnswers{}
-		mux.HandleFunc("PUT /floor/{status}", floor.store)
-		mux.HandleFunc("POST /floor/{status}", floor.answer)
+		floor := &floorAnswers{reads: directReads(raw)}
+		mux.HandleFunc("PUT /floor/{name}", floor.store)
+		mux.HandleFunc("POST /floor/{name}", floor.answer)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

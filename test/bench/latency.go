@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -83,8 +84,8 @@ func (b *bench) pollFigure(ctx context.Context) error {
 	legacy := mcpclient.Legacy(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http})
 	noTasks := mcpclient.Modern(mcpclient.HTTP{URL: hc.endpoint(), Client: b.http}) // gets handles
 	floors := map[string]*mcpclient.Client{}
-	for _, status := range []string{"working", "completed"} {
-		floors[status] = b.modern(hc.base + "/floor/" + status)
+	for _, name := range []string{"working", "completed", "working-read", "completed-read"} {
+		floors[name] = b.modern(hc.base + "/floor/" + name)
 	}
 	var variants []pollVariant
 	for _, v := range []pollVariant{
@@ -126,6 +127,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 		engine, state string
 		setup         func() (string, error)
 		direct        func(ctx context.Context, r adapters.Ref) error
+		block         string // the engine block whose direct read the child makes; "": none
 	}
 	temporalDirect := func(want enumspb.WorkflowExecutionStatus) func(ctx context.Context, r adapters.Ref) error {
 		return func(ctx context.Context, r adapters.Ref) error {
@@ -183,20 +185,20 @@ func (b *bench) pollFigure(ctx context.Context) error {
 	var targets []target
 	if b.opts.engines["temporal"] {
 		targets = append(targets,
-			target{"Temporal", "running", running(toolRunning), temporalDirect(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)},
-			target{"Temporal", "ended", ended(toolEcho), temporalDirect(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)})
+			target{"Temporal", "running", running(toolRunning), temporalDirect(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), "temporal"},
+			target{"Temporal", "ended", ended(toolEcho), temporalDirect(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED), ""})
 	}
 	if b.opts.engines["sfn"] {
 		targets = append(targets,
-			target{"Step Functions", "running", running(toolSFN), sfnDirect("RUNNING")},
-			target{"Step Functions", "ended", ended(toolSFN), sfnDirect("SUCCEEDED")})
+			target{"Step Functions", "running", running(toolSFN), sfnDirect("RUNNING"), "aws"},
+			target{"Step Functions", "ended", ended(toolSFN), sfnDirect("SUCCEEDED"), ""})
 	}
 	if b.opts.engines["restate"] {
 		// A sleeping handler is running, or suspended once its deployment let it go.
 		targets = append(targets,
-			target{"Restate", "running", running(toolRestate), restateDirect("running", "suspended")},
-			target{"Restate (direct: the driver's query)", "running", running(toolRestate), restateLikeTaskgate},
-			target{"Restate", "ended", ended(toolRestate), restateDirect("completed")})
+			target{"Restate", "running", running(toolRestate), restateDirect("running", "suspended"), ""},
+			target{"Restate (direct: the driver's query)", "running", running(toolRestate), restateLikeTaskgate, ""},
+			target{"Restate", "ended", ended(toolRestate), restateDirect("completed"), ""})
 	}
 	for _, tg := range targets {
 		if !b.opts.states[tg.state] {
@@ -211,14 +213,24 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			return err
 		}
 		want := map[string]string{"running": "working", "ended": "completed"}[tg.state]
+		measured := variants
 		if b.opts.wants("poll-http") {
-			if err := b.storeFloorAnswer(ctx, hc, modern, id, want); err != nil {
+			if err := b.storeFloorAnswer(ctx, hc, modern, id, want, "", ref); err != nil {
 				return fmt.Errorf("%s %s task: %w", tg.engine, tg.state, err)
+			}
+			if tg.block != "" {
+				if err := b.storeFloorAnswer(ctx, hc, modern, id, want+"-read", tg.block, ref); err != nil {
+					return fmt.Errorf("%s %s task: %w", tg.engine, tg.state, err)
+				}
+				measured = append(slices.Clip(variants), pollVariant{"poll-http", "the HTTP floor with the engine read", func(ctx context.Context, id, want string) error {
+					_, err := get(ctx, floors[want+"-read"], id, want)
+					return err
+				}})
 			}
 		}
 		names := []string{"direct"}
 		ops := []func(context.Context) error{func(ctx context.Context) error { return tg.direct(ctx, ref) }}
-		for _, v := range variants {
+		for _, v := range measured {
 			names = append(names, v.label)
 			ops = append(ops, func(ctx context.Context) error { return v.poll(ctx, id, want) })
 		}
@@ -227,21 +239,22 @@ func (b *bench) pollFigure(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("poll %s %s task: %w", tg.engine, tg.state, err)
 			}
-			for i, v := range variants {
+			for i, v := range measured {
 				b.addLatency(1, fmt.Sprintf("%s, %s task: %s", tg.engine, tg.state, v.label), lat[0], lat[i+1])
 			}
 			b.logf("  %s %s task, rep %d: direct p50 %.2f ms; %s", tg.engine, tg.state, rep+1, percentile(lat[0], 50), medians(names[1:], lat[1:]))
 		}
 	}
 	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal), DescribeExecution call (Step Functions) or query of the admin API (Restate: SELECT status FROM sys_invocation WHERE id = ... ORDER BY created_at DESC LIMIT 1, the fastest form found: without ORDER BY ... LIMIT 1 the same point read takes 5 to 45 ms) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal and Restate: the direct column counts the status read alone). taskgate's Restate read is one query too, of the invocation's columns (for a workflow or virtual object also its questions and progress, in two point-read subqueries; the bench's WaitAndEcho is a plain service, which has no state); the row \"Restate (direct: the driver's query)\" has in its direct column that same read, made by taskgate's driver from the bench process, which leaves what taskgate's server adds to it. The Step Functions state machine (wait and echo: a Wait, then a Pass) can ask nothing and has no progress to report, so taskgate reads no history of it: one DescribeExecution per poll. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1 and no read budget, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
-	b.res.note(1, "The HTTP floor: the same tasks/get, sent by the same client to the same taskgate child process and answered by a bare net/http handler beside taskgate's (it decodes the request and writes a copy of taskgate's own answer to a poll of the same task, taken before the measure): what an HTTP poll costs on this machine before any work of taskgate's. A taskgate poll cannot be faster than it; for an ended task it is the whole of what a poll could save.")
+	b.res.note(1, "The HTTP floor: the same tasks/get, sent by the same client to the same taskgate child process and answered by a bare net/http handler beside taskgate's (it decodes the request and writes a copy of taskgate's own answer to a poll of the same task, taken before the measure). The HTTP floor with the engine read: the same, answered after one direct read of the execution (DescribeWorkflowExecution, DescribeExecution) made in that handler with the SDK client of taskgate's own engine: taskgate's poll less all of taskgate's own work: what an HTTP poll costs on this machine before any work of taskgate's. A taskgate poll cannot be faster than it; for an ended task it is the whole of what a poll could save.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
 	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
 	return nil
 }
 
-// storeFloorAnswer gives the HTTP floor taskgate's answer to a poll of id, to answer with.
-func (b *bench) storeFloorAnswer(ctx context.Context, hc *child, c *mcpclient.Client, id, want string) error {
+// storeFloorAnswer gives the HTTP floor, under name, taskgate's answer to a poll of id, to answer
+// with after a direct read of ref on the engine block, if one is named.
+func (b *bench) storeFloorAnswer(ctx context.Context, hc *child, c *mcpclient.Client, id, name, block string, ref adapters.Ref) error {
 	result, rerr, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": id})
 	if err == nil && rerr != nil {
 		err = rerr
@@ -249,7 +262,11 @@ func (b *bench) storeFloorAnswer(ctx context.Context, hc *child, c *mcpclient.Cl
 	if err != nil {
 		return fmt.Errorf("the answer for the HTTP floor: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, hc.base+"/floor/"+want, bytes.NewReader(result))
+	target := hc.base + "/floor/" + name
+	if block != "" {
+		target += "?" + url.Values{"engine": {block}, "ref": {ref.ID}}.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target, bytes.NewReader(result))
 	if err != nil {
 		return err
 	}
