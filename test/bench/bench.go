@@ -381,17 +381,27 @@ func workflowOf(r adapters.Ref) (id, run string) {
 	return id, run
 }
 
-// describeTemporal is one DescribeWorkflowExecution RPC.
+// describeTemporal is one DescribeWorkflowExecution RPC from the bench process.
 func (b *bench) describeTemporal(ctx context.Context, r adapters.Ref) (enumspb.WorkflowExecutionStatus, error) {
+	return describeWorkflow(ctx, b.tc, r)
+}
+
+// describeSFN is one DescribeExecution call from the bench process.
+func (b *bench) describeSFN(ctx context.Context, arn string) (string, error) {
+	return describeExecution(ctx, b.se.Client(), arn)
+}
+
+// describeWorkflow is one DescribeWorkflowExecution RPC through c.
+func describeWorkflow(ctx context.Context, c client.Client, r adapters.Ref) (enumspb.WorkflowExecutionStatus, error) {
 	id, run := workflowOf(r)
-	d, err := b.tc.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+	d, err := c.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
 		Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run}})
 	return d.GetWorkflowExecutionInfo().GetStatus(), err
 }
 
-// describeSFN is one DescribeExecution call.
-func (b *bench) describeSFN(ctx context.Context, arn string) (string, error) {
-	d, err := b.se.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+// describeExecution is one DescribeExecution call through c.
+func describeExecution(ctx context.Context, c *sfn.Client, arn string) (string, error) {
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 	if err != nil {
 		return "", err
 	}

@@ -28,11 +28,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/workflowservice/v1"
-
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with, as in cmd/taskgate
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
@@ -203,14 +198,12 @@ func directReads(engines map[string]adapters.Engine) map[string]func(ctx context
 		switch e := e.(type) {
 		case *temporal.Engine:
 			reads[name] = func(ctx context.Context, id string) error {
-				wf, run, _ := temporal.WorkflowOf(adapters.Ref{ID: id})
-				_, err := e.Client().WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
-					Namespace: namespace(), Execution: &commonpb.WorkflowExecution{WorkflowId: wf, RunId: run}})
+				_, err := describeWorkflow(ctx, e.Client(), adapters.Ref{ID: id})
 				return err
 			}
 		case *stepfunctions.Engine:
 			reads[name] = func(ctx context.Context, id string) error {
-				_, err := e.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(id)})
+				_, err := describeExecution(ctx, e.Client(), id)
 				return err
 			}
 		}

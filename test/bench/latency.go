@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -266,17 +265,8 @@ func (b *bench) storeFloorAnswer(ctx context.Context, hc *child, c *mcpclient.Cl
 	if block != "" {
 		target += "?" + url.Values{"engine": {block}, "ref": {ref.ID}}.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target, bytes.NewReader(result))
-	if err != nil {
-		return err
-	}
-	resp, err := b.http.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("storing the HTTP floor's answer: %s", resp.Status)
+	if err := b.post(ctx, http.MethodPut, target, result, nil, nil); err != nil {
+		return fmt.Errorf("storing the HTTP floor's answer: %w", err)
 	}
 	return nil
 }
