@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskgate/taskgate/internal/jsonappend"
 	"github.com/taskgate/taskgate/internal/strictjson"
 )
 
@@ -51,6 +52,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 		return s.serveMethod(ctx, s.methods[fastMethod], p)
 	})
 	checkHost := !s.front.hostsListed()
+	serverInfo, err := encodeJSON(mcp.Meta{mcp.MetaKeyServerInfo: s.impl})
+	if err != nil {
+		panic(err) // an Implementation is strings only
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rd, ok := r.Context().Value(readingKey{}).(*reading)
 		var f *fastRequest
@@ -62,7 +67,7 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			return
 		}
 		res, err := serve(r.Context(), fastMethod, f.req)
-		f.respond(w, s.impl, res, err)
+		f.respond(w, s.impl, serverInfo, res, err)
 	})
 }
 
@@ -244,25 +249,18 @@ func hostServed(r *http.Request) bool {
 }
 
 // respond writes the answer as go-sdk's stateless handler does: on 2026-07-28 the result names the
-// server (impl) in _meta, and an error that the protocol maps to an HTTP status is a plain JSON body with
-// that status; every other answer is one server-sent event.
-func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, res mcp.Result, err error) {
+// server (impl, encoded as the _meta serverInfo) in _meta, and an error that the protocol maps to
+// an HTTP status is a plain JSON body with that status; every other answer is one server-sent event.
+func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, serverInfo []byte, res mcp.Result, err error) {
 	h := w.Header()
 	h["Cache-Control"], h["Connection"] = noCache, keepAlive
 	if err == nil {
-		if f.modern {
-			meta := res.GetMeta()
-			if meta == nil {
-				meta = map[string]any{}
-			}
-			if _, named := meta[mcp.MetaKeyServerInfo]; !named {
-				meta[mcp.MetaKeyServerInfo] = impl
-				res.SetMeta(meta)
-			}
-		}
 		e := encoders.Get().(*eventEncoder)
 		defer e.release()
-		if event, ok := e.result(f.id, res); ok {
+		if !f.modern {
+			impl, serverInfo = nil, nil
+		}
+		if event, ok := e.result(f.id, res, impl, serverInfo); ok {
 			h["Content-Type"] = eventStream
 			w.Write(event)
 			return
@@ -307,15 +305,40 @@ var encoders = sync.Pool{New: func() any {
 	return e
 }}
 
-// result is the event; it is e's until e's next use.
-func (e *eventEncoder) result(id jsonrpc.ID, res mcp.Result) ([]byte, bool) {
+// result is the event; it is e's until e's next use. A result is named by impl in its _meta
+// (serverInfo, the same encoded as that _meta) unless impl is nil.
+func (e *eventEncoder) result(id jsonrpc.ID, res mcp.Result, impl *mcp.Implementation, serverInfo []byte) ([]byte, bool) {
 	e.buf.Reset()
 	e.buf.WriteString(eventPrefix + `{"jsonrpc":"2.0","id":`)
-	if e.enc.Encode(id.Raw()) != nil {
-		return nil, false
+	switch v := id.Raw().(type) {
+	case string:
+		e.buf.Write(jsonappend.String(e.buf.AvailableBuffer(), v))
+	case int64:
+		e.buf.Write(strconv.AppendInt(e.buf.AvailableBuffer(), v, 10))
+	default:
+		if e.enc.Encode(v) != nil {
+			return nil, false
+		}
+		e.trimNewline()
 	}
-	e.trimNewline()
 	e.buf.WriteString(`,"result":`)
+	meta := res.GetMeta()
+	if a, ok := res.(jsonAppender); ok && len(meta) == 0 {
+		if out, ok := a.appendJSON(e.buf.AvailableBuffer(), serverInfo); ok {
+			e.buf.Write(out)
+			e.buf.WriteString("}" + eventSuffix)
+			return e.buf.Bytes(), true
+		}
+	}
+	if impl != nil {
+		if _, named := meta[mcp.MetaKeyServerInfo]; !named {
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[mcp.MetaKeyServerInfo] = impl
+			res.SetMeta(meta)
+		}
+	}
 	if e.enc.Encode(res) != nil {
 		return nil, false
 	}
@@ -332,6 +355,17 @@ func (e *eventEncoder) release() {
 }
 
 func (e *eventEncoder) trimNewline() { e.buf.Truncate(e.buf.Len() - 1) }
+
+// encodeJSON is v in the bytes of the answers: encoding/json without HTML escaping.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
 
 // errorStatus is the HTTP status of a 2026-07-28 error answer that has one (SEP-2575), else 0.
 func (f *fastRequest) errorStatus(err error) int {
