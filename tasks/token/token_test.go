@@ -167,3 +167,22 @@ func TestState(t *testing.T) {
 		t.Fatalf("native state: %s, %v", data, err)
 	}
 }
+
+// Claims sealed under the key but not as Issue writes them open as malformed, never as a task:
+// only the key's holder could make them, and Open still reads them with care.
+func TestSealedMalformedClaims(t *testing.T) {
+	s := mustSealed(t, NewKey("k1"))
+	for _, plain := range []string{
+		``, `null`, `[]`, `"t"`, `{"t":"x","i":"y","a":1.5}`, `{"t":"x","i":"y","a":"1"}`, `{"t":1,"i":"y","a":1}`,
+		`{"t":"x","a":1}`, `{"i":"y","a":1}`, `{"t":"x","i":"y","a":1e300}`, `{"t":"x","i":"y","l":-0.5}`, `{"t":"x","i":"y"`,
+		`{"t":"x","i":"y","c":null}`,
+	} {
+		if c, err := s.Open(s.seal(prefix, []byte(plain)), time.Now()); !errors.Is(err, ErrMalformed) {
+			t.Errorf("claims %s: %+v, %v; want ErrMalformed", plain, c, err)
+		}
+	}
+	c, err := s.Open(s.seal(prefix, []byte(`{"t":"x","i":"y","a":0,"z":{"later":[1]}}`)), time.Now())
+	if err != nil || c.Tool != "x" || c.Ref.ID != "y" {
+		t.Errorf("claims with a member a later version adds: %+v, %v; want them read", c, err)
+	}
+}
