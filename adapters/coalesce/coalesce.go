@@ -245,6 +245,9 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
+		if v, ok := e.cache.Get(k); !ok || v.status.ReadAt.IsZero() {
+			callCtx = pace.Awaited(callCtx)
+		}
 		st, err := e.Engine.Describe(callCtx, t, r)
 		switch {
 		case err == nil && st.State.Terminal():
@@ -372,9 +375,10 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 // Wait polls Describe at the task's pace (the reads share the cache and the budget with every
-// other read) until the execution ends, then reads its outcome. Throttled reads and, in its first
+// other read, marked pace.Awaited) until the execution ends, then reads its outcome. Throttled reads and, in its first
 // ten seconds, "not found" (a start the engine does not show yet) do not end it; ctx does.
 func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	ctx = pace.Awaited(ctx) // a waiting call is answered by the end only: no reading stands in for it
 	young := time.Now().Add(notYetVisible)
 	for {
 		st, err := e.Describe(ctx, t, r)

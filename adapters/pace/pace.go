@@ -47,3 +47,15 @@ func Of(ctx context.Context) (Pace, bool) {
 	p, ok := ctx.Value(key{}).(Pace)
 	return p, ok && p.Curve != nil
 }
+
+type awaitedKey struct{}
+
+// Awaited marks ctx as a read that someone is waiting on and that no reading can stand in for: a
+// read of an execution that has no reading to answer its polls from, or a read of a call that
+// waits for its execution's end. adapters/coalesce marks them, and adapters/budget gives them
+// their turns ahead of the reads that would only refresh a reading that polls are answered from
+// meanwhile.
+func Awaited(ctx context.Context) context.Context { return context.WithValue(ctx, awaitedKey{}, true) }
+
+// IsAwaited reports whether ctx is marked by Awaited.
+func IsAwaited(ctx context.Context) bool { return ctx.Value(awaitedKey{}) != nil }
