@@ -12,7 +12,8 @@
 //     that no reading can stand in for (pace.IsAwaited: an execution with no reading to answer its
 //     polls from, or a call waiting for the end) goes ahead of the turns given to reads that
 //     would refresh one, which are answered from their readings meanwhile: its turn comes after
-//     those of the other awaited reads only. Reads are made only once their tokens are there,
+//     those of the other awaited reads only. The last read of a waiting call before its deadline
+//     (pace.LastLook) is made as an outcome is. Reads are made only once their tokens are there,
 //     so that no span of time holds more reads than its refill and one burst.
 //   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
@@ -178,13 +179,16 @@ func (e *Engine) until(b float64, n int) time.Duration {
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
 // execution's read is given its turn then (a slot), another read is not. An awaited read is
 // made whenever the tokens are there, and its turn comes after those given to other awaited
-// reads only. A first read (an outcome) goes ahead of every turn given (they wait its
-// tokens' time more), and waits only for its tokens to be made (makeRead).
+// reads only. A first read (an outcome) and a waiting call's last look go ahead of every turn
+// given (they wait its tokens' time more), and wait only for their tokens to be made (makeRead).
 func (e *Engine) take(k string, n int, kind readKind) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
+	if kind == lastLook {
+		delete(e.slots, k) // its tokens are spent: the read is made now all the same
+	}
 	if slot, booked := e.slots[k]; booked {
 		switch {
 		case now.Before(slot):
@@ -212,7 +216,7 @@ func (e *Engine) take(k string, n int, kind readKind) (ok bool, wait time.Durati
 	}
 	e.tokens -= float64(n)
 	switch kind {
-	case outcome:
+	case outcome, lastLook:
 		return true, 0, true
 	case awaited:
 		e.awaited -= float64(n)
@@ -235,6 +239,9 @@ const (
 	awaited
 	// outcome is the read of an ended execution's outcome.
 	outcome
+	// lastLook is the last read of a waiting call before its deadline (pace.LastLook): made as
+	// an outcome is, ahead of every turn, its own included.
+	lastLook
 	// other is a read of no one execution (a list).
 	other
 )
@@ -321,7 +328,10 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	var st adapters.Status
 	k := t.Name + "\x00" + r.ID
 	kind := refresh
-	if pace.IsAwaited(ctx) {
+	switch awaitedRead, last := pace.IsAwaited(ctx); {
+	case last:
+		kind = lastLook
+	case awaitedRead:
 		kind = awaited
 	}
 	err := e.read(ctx, k, e.readCalls(t, false), kind, func() (err error) {

@@ -298,3 +298,25 @@ func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 		t.Errorf("an outcome of three calls with a burst of one: %v, want it read", err)
 	}
 }
+
+// A waiting call's last look before its deadline is made at once, ahead of every turn booked,
+// its own turn included: it waits only for a token to be made.
+func TestALastLookGoesAheadOfEveryTurn(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.Describe(ctx, tg, ref(0))
+	awaited := pace.Awaited(ctx)
+	for i := range 30 {
+		if _, err := e.Describe(awaited, tg, ref(i)); err == nil {
+			t.Fatalf("awaited read %d made, want it refused (the burst is spent)", i)
+		}
+	}
+	start := time.Now()
+	if _, err := e.Describe(pace.LastLook(ctx), tg, ref(29)); err != nil {
+		t.Fatalf("the last look of an execution behind 30 booked turns, its own last: %v, want it made", err)
+	}
+	if took := time.Since(start); took > 250*time.Millisecond {
+		t.Errorf("the last look took %s, want about a token's time (100ms), not its turn's 3s", took)
+	}
+}

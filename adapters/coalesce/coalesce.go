@@ -187,18 +187,19 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), sharedFor)
 }
 
-// Describe answers from what the cache holds while it is good, else shares one engine call among
-// all concurrent callers; a throttled call is answered from the newest reading. The shared call
-// runs detached from any one caller's cancellation, so one impatient client cannot fail the
+// Describe answers from what the cache holds while it is good (for a pace.LastLook, only an end),
+// else shares one engine call among all concurrent callers; a throttled call is answered from
+// the newest reading. The shared call runs detached from any one caller's cancellation, so one impatient client cannot fail the
 // others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
 // read, and NextReadAt when the engine will next be read for it.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
+	_, last := pace.IsAwaited(ctx)
 	k := key(t, r)
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
-		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
+		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 && !last || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				return e.answer(v, now, left, p, paced), nil
 			}
@@ -245,8 +246,10 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
-		if v, ok := e.cache.Get(k); !ok || v.status.ReadAt.IsZero() {
-			callCtx = pace.Awaited(callCtx)
+		if awaited, _ := pace.IsAwaited(ctx); !awaited {
+			if v, ok := e.cache.Get(k); !ok || v.status.ReadAt.IsZero() {
+				callCtx = pace.Awaited(callCtx)
+			}
 		}
 		st, err := e.Engine.Describe(callCtx, t, r)
 		switch {
@@ -375,8 +378,9 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 // Wait polls Describe at the task's pace (the reads share the cache and the budget with every
-// other read, marked pace.Awaited) until the execution ends, then reads its outcome. Throttled reads and, in its first
-// ten seconds, "not found" (a start the engine does not show yet) do not end it; ctx does.
+// other read, marked pace.Awaited) until the execution ends, then reads its outcome. Throttled
+// reads and, in its first ten seconds, "not found" (a start the engine does not show yet) do not
+// end it; ctx does.
 func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	ctx = pace.Awaited(ctx) // a waiting call is answered by the end only: no reading stands in for it
 	young := time.Now().Add(notYetVisible)

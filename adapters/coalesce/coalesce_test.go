@@ -28,6 +28,8 @@ type scripted struct {
 	describes, outcome, starts, runs atomic.Int64
 	// awaited counts the Describes marked as reads no reading stands in for (pace.Awaited).
 	awaited atomic.Int64
+	// lastLooks counts those marked as a waiting call's last look (pace.LastLook).
+	lastLooks atomic.Int64
 }
 
 func (s *scripted) set(st adapters.State, err error) {
@@ -38,8 +40,11 @@ func (s *scripted) set(st adapters.State, err error) {
 
 func (s *scripted) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
 	s.describes.Add(1)
-	if pace.IsAwaited(ctx) {
+	if awaited, last := pace.IsAwaited(ctx); awaited {
 		s.awaited.Add(1)
+		if last {
+			s.lastLooks.Add(1)
+		}
 	}
 	time.Sleep(s.delay)
 	s.mu.Lock()
