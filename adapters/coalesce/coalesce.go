@@ -189,9 +189,10 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // Describe answers from what the cache holds while it is good (for a pace.LastLook, only an end),
 // else shares one engine call among all concurrent callers; a throttled call is answered from
-// the newest reading. The shared call runs detached from any one caller's cancellation, so one impatient client cannot fail the
-// others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
-// read, and NextReadAt when the engine will next be read for it.
+// the newest reading. The shared call runs detached from any one caller's cancellation, so one
+// impatient client cannot fail the others (its first caller waits for it to end, however).
+// Status.ReadAt is when the answer was read, and NextReadAt when the engine will next be read
+// for it.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
 	_, last := pace.IsAwaited(ctx)
