@@ -200,12 +200,13 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
-		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 && !last || v.status.State.Terminal()) {
+		v, cached := e.cache.Get(k)
+		if cached && (e.opts.Fresh >= 0 && !last || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				return e.answer(v, now, left, p, paced), nil
 			}
 		}
-		st, err, answered := e.read(ctx, t, r, k, p, paced)
+		st, err, answered := e.read(ctx, t, r, k, p, paced, !cached || v.status.ReadAt.IsZero())
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
 		}
@@ -240,17 +241,16 @@ func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace,
 	return v.status
 }
 
-// read makes (or joins) the engine call of a Describe and records what it tells. answered is
-// false when ctx ended first.
-func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool) (st adapters.Status, err error, answered bool) {
+// read makes (or joins) the engine call of a Describe and records what it tells; unread says
+// that no reading answers the execution's polls meanwhile (pace.Awaited). answered is false when
+// ctx ended first.
+func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced, unread bool) (st adapters.Status, err error, answered bool) {
 	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
-		if awaited, _ := pace.IsAwaited(ctx); !awaited {
-			if v, ok := e.cache.Get(k); !ok || v.status.ReadAt.IsZero() {
-				callCtx = pace.Awaited(callCtx)
-			}
+		if awaited, _ := pace.IsAwaited(ctx); !awaited && unread {
+			callCtx = pace.Awaited(callCtx)
 		}
 		st, err := e.Engine.Describe(callCtx, t, r)
 		switch {
