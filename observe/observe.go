@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"sync"
 
@@ -203,8 +204,10 @@ func (t *Telemetry) Ended(_ context.Context, tool string, s adapters.State) {
 // counts its responses by status code.
 func (t *Telemetry) HTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ctx := Propagation.Extract(r.Context(), propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
-			r = r.WithContext(ctx)
+		if carriesTrace(r.Header) {
+			if ctx := Propagation.Extract(r.Context(), propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
+				r = r.WithContext(ctx)
+			}
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
@@ -213,6 +216,26 @@ func (t *Telemetry) HTTP(next http.Handler) http.Handler {
 		}
 		t.responses.get(sw.status).Inc()
 	})
+}
+
+// traceHeaders are the headers Propagation reads, as net/http keys them.
+var traceHeaders = func() []string {
+	var keys []string
+	for _, f := range Propagation.Fields() {
+		keys = append(keys, textproto.CanonicalMIMEHeaderKey(f))
+	}
+	return keys
+}()
+
+// carriesTrace reports whether h has a header Propagation reads: a request without one (most)
+// skips the extraction, which costs a poll several microseconds of key canonicalization.
+func carriesTrace(h http.Header) bool {
+	for _, k := range traceHeaders {
+		if _, ok := h[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // statusWriter remembers the status of a response.
