@@ -158,4 +158,37 @@ type listToolsResult struct {
 // toolsListTTL is how long a client may keep tools/list: the mapping changes only with a restart.
 const toolsListTTL = 5 * time.Minute
 
-func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// timestampLayout is how taskgate writes times: RFC 3339 in UTC, to the millisecond.
+const timestampLayout = "2006-01-02T15:04:05.000Z"
+
+// timestamp is t in timestampLayout, written digit by digit: two of them on every poll, where
+// time.Format's layout interpretation cost more than the rest of the task's rendering.
+func timestamp(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timestampLayout)
+	}
+	hour, minute, second := t.Clock()
+	b := make([]byte, 0, len(timestampLayout))
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), second, 2)
+	b = appendDigits(append(b, '.'), t.Nanosecond()/int(time.Millisecond), 3)
+	return string(append(b, 'Z'))
+}
+
+// appendDigits appends n, at most width digits, padded with zeros to width.
+func appendDigits(b []byte, n, width int) []byte {
+	p := 1
+	for range width - 1 {
+		p *= 10
+	}
+	for ; p > 0; p /= 10 {
+		b = append(b, byte('0'+n/p%10))
+	}
+	return b
+}
