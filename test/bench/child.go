@@ -326,6 +326,7 @@ func serveChild(spec string) error {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if !cfg.Stdio {
 		mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
 		floor := &floorAnswers{reads: directReads(raw)}
