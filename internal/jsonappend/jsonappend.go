@@ -1,6 +1,6 @@
-// Package jsonappend writes JSON values into a byte slice as encoding/json writes them with HTML
-// escaping off (json.Encoder.SetEscapeHTML(false)), byte for byte, without reflection. It is for
-// the answers written on every poll, where encoding/json's reflection is a tenth of the request.
+// Package jsonappend writes JSON strings into a byte slice as encoding/json writes them with HTML
+// escaping off (json.Encoder.SetEscapeHTML(false)), byte for byte, without reflection: for the
+// answers written on every poll, where encoding/json's reflection was a fifth of taskgate's CPU.
 package jsonappend
 
 import "unicode/utf8"
