@@ -370,19 +370,6 @@ func TestWaitHandsQuestionsToTheAsker(t *testing.T) {
 	}
 }
 
-// A wait looks once more before its deadline, earlier than its task's pace would read again: an
-// execution that ended in between answers the wait, which does not time out.
-func TestWaitLooksLastBeforeItsDeadline(t *testing.T) {
-	e := newEnv(t)
-	task := e.start(t, context.Background(), "echo", `{"seconds": 0.2, "text": "in time"}`)
-	// Read at the start, then at the curve's 1s: after the deadline, but for the last look at 600ms.
-	ctx, stop := context.WithTimeout(context.Background(), 800*time.Millisecond)
-	defer stop()
-	if err := e.svc.Wait(ctx, task, nil); err != nil || !task.Ended() || task.Result == nil || task.Result.Text != `{"text":"in time"}` {
-		t.Fatalf("a wait whose execution ended 200ms in, deadline at 800ms: %v, %+v", err, task.Result)
-	}
-}
-
 func TestEngineDownIsUnavailable(t *testing.T) {
 	e := newEnv(t)
 	_, err := e.svc.Start(context.Background(), tasks.StartRequest{Tool: e.tool(t, "unreachable"), Args: json.RawMessage(`{}`)})

@@ -3,10 +3,8 @@ package tasks
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // ErrAsking ends a wait whose task waits on questions that go back to the caller in the answer.
@@ -23,40 +21,8 @@ type Asker func(ctx context.Context, t *Task) (stop bool, err error)
 // without, it blocks in the engine. A failed question stops the asking, not the wait; an Asker
 // that stops ends the wait with ErrAsking. Otherwise the error is the context's when it ended
 // first (a caller gone, a timeout), or says how the engine failed.
-//
-// A wait with a deadline looks once more shortly before it (lastLook, or a quarter of the wait
-// when shorter), however the task's reading and the engine's read budget pace its reads
-// (pace.LastLook): a call whose execution ended in between is answered with the end, not with
-// its timeout.
 func (s *Service) Wait(ctx context.Context, t *Task, ask Asker) error {
 	ectx, e := s.engine(ctx, t.Tool, t.claims.Created)
-	deadline, bounded := ctx.Deadline()
-	if !bounded {
-		return s.wait(ctx, ectx, e, t, ask)
-	}
-	looking, stop := context.WithDeadline(ectx, deadline.Add(-min(lastLook, time.Until(deadline)/4)))
-	err := s.wait(ctx, looking, e, t, ask)
-	reached := errors.Is(looking.Err(), context.DeadlineExceeded)
-	stop()
-	if err == nil || errors.Is(err, ErrAsking) || !reached || ctx.Err() != nil {
-		return err
-	}
-	if st, err := e.Describe(pace.LastLook(ectx), t.Tool.Target, t.claims.Ref); err == nil && st.State.Terminal() {
-		if o, err := e.Outcome(ectx, t.Tool.Target, t.claims.Ref); err == nil {
-			t.end(o)
-			return nil
-		}
-	}
-	return s.wait(ctx, ectx, e, t, ask)
-}
-
-// lastLook is how long before its deadline a wait makes its last look: time for the read and the
-// outcome's, however busy the engine's budget.
-const lastLook = 10 * time.Second
-
-// wait is Wait's, with ectx the context of the engine's waits (whose end ends it) and ctx the
-// caller's.
-func (s *Service) wait(ctx, ectx context.Context, e adapters.Engine, t *Task, ask Asker) error {
 	for {
 		if ask == nil {
 			o, err := e.Wait(ectx, t.Tool.Target, t.claims.Ref)
@@ -68,7 +34,7 @@ func (s *Service) wait(ctx, ectx context.Context, e adapters.Engine, t *Task, as
 		}
 		waitCtx, stop := context.WithTimeout(ectx, t.PollInterval())
 		o, err := e.Wait(waitCtx, t.Tool.Target, t.claims.Ref)
-		timedOut := waitCtx.Err() != nil && ectx.Err() == nil
+		timedOut := waitCtx.Err() != nil && ctx.Err() == nil
 		stop()
 		switch {
 		case err == nil:

@@ -8,13 +8,9 @@
 //     before it: its *adapters.Throttle says when they will be there, and the read of that
 //     execution is made when it comes back then. So reads refused together come back spread out,
 //     in the order they were refused. An outcome is never refused: it goes ahead of them, and
-//     waits only for its tokens (it is read once per task, and it ends the task's reads). A read
-//     that no reading can stand in for (pace.IsAwaited: an execution with no reading to answer its
-//     polls from, or a call waiting for the end) goes ahead of the turns given to reads that
-//     would refresh one, which are answered from their readings meanwhile: its turn comes after
-//     those of the other awaited reads only. The last read of a waiting call before its deadline
-//     (pace.LastLook) is made as an outcome is. Reads are made only once their tokens are there,
-//     so that no span of time holds more reads than its refill and one burst.
+//     waits only for its tokens (it is read once per task, and it ends the task's reads). Reads
+//     are made only once their tokens are there, so that no span of time holds more reads than
+//     its refill and one burst.
 //   - a read the engine throttles (adapters.ErrThrottled) cuts the rate to 70%, at most once a
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
 //     second without one gives back a tenth of the budget (additive increase), never above it,
@@ -61,12 +57,11 @@ type Engine struct {
 	rate float64 // tokens per second now, between budget/10 and budget
 	// tokens are the bucket that reads take their turns from (a read refused for want of them
 	// takes them ahead: its turn), and made the bucket that reads are made from, when they are
-	// made, so that a read that comes late for its turn is not made with another's tokens;
-	// awaited, the bucket of the turns of awaited reads, which take theirs from tokens too. All
+	// made, so that a read that comes late for its turn is not made with another's tokens. Both
 	// refill at the rate, up to the burst.
-	tokens, made, awaited float64
-	last                  time.Time // when tokens were last refilled
-	cut                   time.Time // when the rate was last cut
+	tokens, made float64
+	last         time.Time // when tokens were last refilled
+	cut          time.Time // when the rate was last cut
 	// slots are, by execution, when the tokens of a read refused for want of them will be there
 	// (they are taken already).
 	slots map[string]time.Time
@@ -87,7 +82,7 @@ type want struct {
 // New wraps e with budget b, which must not be unlimited.
 func New(e adapters.Engine, b adapters.Budget) *Engine {
 	now := time.Now()
-	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), awaited: float64(b.Burst), last: now,
+	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), last: now,
 		slots: map[string]time.Time{}, want: map[string]want{}, pruned: now}
 }
 
@@ -162,7 +157,6 @@ func (e *Engine) refill(now time.Time) {
 	}
 	e.tokens = min(float64(e.budget.Burst), e.tokens+e.rate*dt)
 	e.made = min(float64(e.budget.Burst), e.made+e.rate*dt)
-	e.awaited = min(float64(e.budget.Burst), e.awaited+e.rate*dt)
 	e.last = now
 }
 
@@ -177,18 +171,14 @@ func (e *Engine) until(b float64, n int) time.Duration {
 
 // take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
-// execution's read is given its turn then (a slot), another read is not. An awaited read is
-// made whenever the tokens are there, and its turn comes after those given to other awaited
-// reads only. A first read (an outcome) and a waiting call's last look go ahead of every turn
-// given (they wait its tokens' time more), and wait only for their tokens to be made (makeRead).
-func (e *Engine) take(k string, n int, kind readKind) (ok bool, wait time.Duration, ahead bool) {
+// execution's read is given its turn then (a slot), another read is not; a first read (an
+// outcome) goes ahead of the turns given (they wait its tokens' time more), and waits only for
+// its tokens to be made (makeRead).
+func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
-	if kind == lastLook {
-		delete(e.slots, k) // its tokens are spent: the read is made now all the same
-	}
 	if slot, booked := e.slots[k]; booked {
 		switch {
 		case now.Before(slot):
@@ -201,50 +191,25 @@ func (e *Engine) take(k string, n int, kind readKind) (ok bool, wait time.Durati
 		e.spent.Add(uint64(n))
 		return true, 0, false
 	}
-	if e.holds(e.made, n) && (e.holds(e.tokens, n) || kind == awaited && e.holds(e.awaited, n)) {
+	if e.holds(e.tokens, n) && e.holds(e.made, n) {
 		e.tokens -= float64(n)
 		e.made -= float64(n)
-		if kind == awaited {
-			e.awaited -= float64(n)
-		}
 		e.spent.Add(uint64(n))
 		return true, 0, false
 	}
-	if kind == other {
+	if k == "" && !first {
 		e.refusals.Add(1)
 		return false, max(e.until(e.tokens, n), e.until(e.made, n)), false
 	}
 	e.tokens -= float64(n)
-	switch kind {
-	case outcome, lastLook:
+	if first {
 		return true, 0, true
-	case awaited:
-		e.awaited -= float64(n)
-		wait = max(e.until(e.awaited, 0), e.until(e.made, n))
-	default:
-		wait = max(e.until(e.tokens, 0), e.until(e.made, n))
 	}
+	wait = max(e.until(e.tokens, 0), e.until(e.made, n))
 	e.slots[k] = now.Add(wait)
 	e.refusals.Add(1)
 	return false, wait, false
 }
-
-// readKind is what a read is to the budget.
-type readKind int
-
-const (
-	// refresh is a read of an execution read before.
-	refresh readKind = iota
-	// awaited is a read that no reading can stand in for (pace.IsAwaited).
-	awaited
-	// outcome is the read of an ended execution's outcome.
-	outcome
-	// lastLook is the last read of a waiting call before its deadline (pace.LastLook): made as
-	// an outcome is, ahead of every turn, its own included.
-	lastLook
-	// other is a read of no one execution (a list).
-	other
-)
 
 // makeRead takes n tokens of the made bucket for a read given its turn before (an outcome's),
 // waiting for them (see holds).
@@ -276,16 +241,16 @@ func (e *Engine) throttled(err error) error {
 	e.refill(now)
 	if now.Sub(e.cut) >= cutEvery {
 		e.rate = max(e.budget.ReadsPerSecond/10, e.rate*cutTo)
-		e.tokens, e.made, e.awaited = min(e.tokens, 0), min(e.made, 0), min(e.awaited, 0)
+		e.tokens, e.made = min(e.tokens, 0), min(e.made, 0)
 		e.cut = now
 	}
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
 }
 
 // read spends n tokens for a read of the execution k ("" for other reads) and makes the read once
-// they are there (an outcome: never refused).
-func (e *Engine) read(ctx context.Context, k string, n int, kind readKind, call func() error) error {
-	ok, wait, ahead := e.take(k, n, kind)
+// they are there (first: never refused).
+func (e *Engine) read(ctx context.Context, k string, n int, first bool, call func() error) error {
+	ok, wait, ahead := e.take(k, n, first)
 	if !ok {
 		return &adapters.Throttle{RetryAfter: wait}
 	}
@@ -327,14 +292,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	var st adapters.Status
 	k := t.Name + "\x00" + r.ID
-	kind := refresh
-	switch awaitedRead, last := pace.IsAwaited(ctx); {
-	case last:
-		kind = lastLook
-	case awaitedRead:
-		kind = awaited
-	}
-	err := e.read(ctx, k, e.readCalls(t, false), kind, func() (err error) {
+	err := e.read(ctx, k, e.readCalls(t, false), false, func() (err error) {
 		st, err = e.Engine.Describe(ctx, t, r)
 		return err
 	})
@@ -376,7 +334,7 @@ func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
 // Outcome takes the next token before any other read: see the package doc.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	var o adapters.Outcome
-	err := e.read(ctx, "", e.readCalls(t, true), outcome, func() (err error) {
+	err := e.read(ctx, "", e.readCalls(t, true), true, func() (err error) {
 		o, err = e.Engine.Outcome(ctx, t, r)
 		return err
 	})
@@ -387,7 +345,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
 	var l []adapters.Listed
 	var next string
-	err := e.read(ctx, "", 1, other, func() (err error) {
+	err := e.read(ctx, "", 1, false, func() (err error) {
 		l, next, err = e.Engine.List(ctx, t, caller, page, limit)
 		return err
 	})

@@ -211,41 +211,6 @@ func TestRefusedReadsAreSpread(t *testing.T) {
 	}
 }
 
-// An execution with no reading to answer from is read ahead of the turns given to refreshes
-// (answered from their readings meanwhile): after a restart, the tasks a replica has never read
-// wait for the other unread ones only.
-func TestUnreadExecutionsGoAheadOfRefreshes(t *testing.T) {
-	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
-	ctx := context.Background()
-	e.Describe(ctx, tg, ref(0))
-	var last *adapters.Throttle
-	for i := range 30 {
-		if _, err := e.Describe(ctx, tg, ref(i)); !errors.As(err, &last) {
-			t.Fatalf("refresh %d: %v, want refused", i, err)
-		}
-	}
-	if last.RetryAfter < 2*time.Second {
-		t.Fatalf("the 30th refresh refused with retry in %s, want about 3s (30 turns at 10/s)", last.RetryAfter)
-	}
-	unread := pace.Awaited(ctx)
-	var first, second *adapters.Throttle
-	if _, err := e.Describe(unread, tg, ref(100)); !errors.As(err, &first) || first.RetryAfter > 250*time.Millisecond {
-		t.Fatalf("an unread execution behind 30 refresh turns: %v, want its turn within a token's time (100ms)", err)
-	}
-	if _, err := e.Describe(unread, tg, ref(101)); !errors.As(err, &second) || second.RetryAfter <= first.RetryAfter || second.RetryAfter > 350*time.Millisecond {
-		t.Fatalf("a second unread execution: %v, want its turn a token after the first's (%s)", err, first.RetryAfter)
-	}
-	time.Sleep(first.RetryAfter)
-	if _, err := e.Describe(unread, tg, ref(100)); err != nil {
-		t.Errorf("the unread execution at its turn: %v, want it read", err)
-	}
-	time.Sleep(150 * time.Millisecond)
-	if _, err := e.Describe(unread, tg, ref(102)); err != nil {
-		t.Errorf("an unread execution when a token is there, with refresh turns still booked: %v, want it read", err)
-	}
-}
-
 // A read that comes back late for its turn is not made in the same instant as another read: no
 // span of time holds more reads than its refill and one burst.
 func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
@@ -296,27 +261,5 @@ func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 	}
 	if _, err := e.Outcome(ctx, tg, ref(2)); err != nil {
 		t.Errorf("an outcome of three calls with a burst of one: %v, want it read", err)
-	}
-}
-
-// A waiting call's last look before its deadline is made at once, ahead of every turn booked,
-// its own turn included: it waits only for a token to be made.
-func TestALastLookGoesAheadOfEveryTurn(t *testing.T) {
-	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
-	ctx := context.Background()
-	e.Describe(ctx, tg, ref(0))
-	awaited := pace.Awaited(ctx)
-	for i := range 30 {
-		if _, err := e.Describe(awaited, tg, ref(i)); err == nil {
-			t.Fatalf("awaited read %d made, want it refused (the burst is spent)", i)
-		}
-	}
-	start := time.Now()
-	if _, err := e.Describe(pace.LastLook(ctx), tg, ref(29)); err != nil {
-		t.Fatalf("the last look of an execution behind 30 booked turns, its own last: %v, want it made", err)
-	}
-	if took := time.Since(start); took > 250*time.Millisecond {
-		t.Errorf("the last look took %s, want about a token's time (100ms), not its turn's 3s", took)
 	}
 }

@@ -187,26 +187,23 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), sharedFor)
 }
 
-// Describe answers from what the cache holds while it is good (for a pace.LastLook, only an end),
-// else shares one engine call among all concurrent callers; a throttled call is answered from
-// the newest reading. The shared call runs detached from any one caller's cancellation, so one
-// impatient client cannot fail the others (its first caller waits for it to end, however).
-// Status.ReadAt is when the answer was read, and NextReadAt when the engine will next be read
-// for it.
+// Describe answers from what the cache holds while it is good, else shares one engine call among
+// all concurrent callers; a throttled call is answered from the newest reading. The shared call
+// runs detached from any one caller's cancellation, so one impatient client cannot fail the
+// others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
+// read, and NextReadAt when the engine will next be read for it.
 func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
-	_, last := pace.IsAwaited(ctx)
 	k := key(t, r)
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
-		v, cached := e.cache.Get(k)
-		if cached && (e.opts.Fresh >= 0 && !last || v.status.State.Terminal()) {
+		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				return e.answer(v, now, left, p, paced), nil
 			}
 		}
-		st, err, answered := e.read(ctx, t, r, k, p, paced, !cached || v.status.ReadAt.IsZero())
+		st, err, answered := e.read(ctx, t, r, k, p, paced)
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
 		}
@@ -241,17 +238,13 @@ func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace,
 	return v.status
 }
 
-// read makes (or joins) the engine call of a Describe and records what it tells; unread says
-// that no reading answers the execution's polls meanwhile (pace.Awaited). answered is false when
-// ctx ended first.
-func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced, unread bool) (st adapters.Status, err error, answered bool) {
+// read makes (or joins) the engine call of a Describe and records what it tells. answered is
+// false when ctx ended first.
+func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool) (st adapters.Status, err error, answered bool) {
 	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
-		if awaited, _ := pace.IsAwaited(ctx); !awaited && unread {
-			callCtx = pace.Awaited(callCtx)
-		}
 		st, err := e.Engine.Describe(callCtx, t, r)
 		switch {
 		case err == nil && st.State.Terminal():
@@ -379,11 +372,9 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 // Wait polls Describe at the task's pace (the reads share the cache and the budget with every
-// other read, marked pace.Awaited) until the execution ends, then reads its outcome. Throttled
-// reads and, in its first ten seconds, "not found" (a start the engine does not show yet) do not
-// end it; ctx does.
+// other read) until the execution ends, then reads its outcome. Throttled reads and, in its first
+// ten seconds, "not found" (a start the engine does not show yet) do not end it; ctx does.
 func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	ctx = pace.Awaited(ctx) // a waiting call is answered by the end only: no reading stands in for it
 	young := time.Now().Add(notYetVisible)
 	for {
 		st, err := e.Describe(ctx, t, r)

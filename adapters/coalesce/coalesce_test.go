@@ -26,10 +26,6 @@ type scripted struct {
 	started time.Time
 
 	describes, outcome, starts, runs atomic.Int64
-	// awaited counts the Describes marked as reads no reading stands in for (pace.Awaited).
-	awaited atomic.Int64
-	// lastLooks counts those marked as a waiting call's last look (pace.LastLook).
-	lastLooks atomic.Int64
 }
 
 func (s *scripted) set(st adapters.State, err error) {
@@ -40,12 +36,6 @@ func (s *scripted) set(st adapters.State, err error) {
 
 func (s *scripted) Describe(ctx context.Context, _ adapters.Target, _ adapters.Ref) (adapters.Status, error) {
 	s.describes.Add(1)
-	if awaited, last := pace.IsAwaited(ctx); awaited {
-		s.awaited.Add(1)
-		if last {
-			s.lastLooks.Add(1)
-		}
-	}
 	time.Sleep(s.delay)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -301,41 +291,6 @@ func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 }
 
 // A start without a key is the first reading of its execution: submitted, as of the start.
-// A read of an execution with no reading is marked awaited for the read budget; a refresh of a
-// reading is not.
-func TestReadsWithoutAReadingAreMarked(t *testing.T) {
-	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10, Fresh: 50 * time.Millisecond})
-	ctx := context.Background()
-	e.Describe(ctx, tg, ref)
-	time.Sleep(60 * time.Millisecond)
-	e.Describe(ctx, tg, ref)
-	if calls, awaited := inner.describes.Load(), inner.awaited.Load(); calls != 2 || awaited != 1 {
-		t.Errorf("a first read and a refresh: %d engine calls, %d marked awaited; want 2 calls, the first marked", calls, awaited)
-	}
-}
-
-// A waiting call's reads are all awaited, refreshes included: no reading answers it, only the end.
-func TestAWaitsReadsAreAwaited(t *testing.T) {
-	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10, Fresh: 20 * time.Millisecond})
-	ctx := context.Background()
-	e.Describe(ctx, tg, ref) // the first reading: awaited
-	time.Sleep(30 * time.Millisecond)
-	e.Describe(ctx, tg, ref) // a poll's refresh: not
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		inner.set(adapters.Succeeded, nil)
-	}()
-	if _, err := e.Wait(ctx, tg, ref); err != nil {
-		t.Fatal(err)
-	}
-	calls, awaited := inner.describes.Load(), inner.awaited.Load()
-	if waits := calls - 2; waits < 2 || awaited-1 != waits {
-		t.Errorf("two polls, then a wait: %d engine calls, %d marked awaited; want the first poll's and every call of the wait marked", calls, awaited)
-	}
-}
-
 func TestStartIsAFirstReading(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
 	e := New(inner, Options{Size: 10})

@@ -47,23 +47,3 @@ func Of(ctx context.Context) (Pace, bool) {
 	p, ok := ctx.Value(key{}).(Pace)
 	return p, ok && p.Curve != nil
 }
-
-type awaitedKey struct{}
-
-// Awaited marks ctx as a read that someone is waiting on and that no reading can stand in for: a
-// read of an execution that has no reading to answer its polls from, or a read of a call that
-// waits for its execution's end. adapters/coalesce marks them, and adapters/budget gives them
-// their turns ahead of the reads that would only refresh a reading that polls are answered from
-// meanwhile.
-func Awaited(ctx context.Context) context.Context { return context.WithValue(ctx, awaitedKey{}, false) }
-
-// LastLook marks ctx as the last read of a call that waits for the end before its deadline: it
-// is made now, whatever reading there is and whatever turns are booked, so that a call whose
-// execution has ended is not answered that it timed out for want of a read.
-func LastLook(ctx context.Context) context.Context { return context.WithValue(ctx, awaitedKey{}, true) }
-
-// IsAwaited reports whether ctx is marked by Awaited or LastLook, and whether by LastLook.
-func IsAwaited(ctx context.Context) (awaited, last bool) {
-	last, awaited = ctx.Value(awaitedKey{}).(bool)
-	return awaited, last
-}
