@@ -316,10 +316,9 @@ func (e *eventEncoder) result(id jsonrpc.ID, res mcp.Result, impl *mcp.Implement
 	case int64:
 		e.buf.Write(strconv.AppendInt(e.buf.AvailableBuffer(), v, 10))
 	default:
-		if e.enc.Encode(v) != nil {
+		if e.encode(v) != nil {
 			return nil, false
 		}
-		e.trimNewline()
 	}
 	e.buf.WriteString(`,"result":`)
 	meta := res.GetMeta()
@@ -339,10 +338,9 @@ func (e *eventEncoder) result(id jsonrpc.ID, res mcp.Result, impl *mcp.Implement
 			res.SetMeta(meta)
 		}
 	}
-	if e.enc.Encode(res) != nil {
+	if e.encode(res) != nil {
 		return nil, false
 	}
-	e.trimNewline()
 	e.buf.WriteString("}" + eventSuffix)
 	return e.buf.Bytes(), true
 }
@@ -354,17 +352,24 @@ func (e *eventEncoder) release() {
 	}
 }
 
-func (e *eventEncoder) trimNewline() { e.buf.Truncate(e.buf.Len() - 1) }
+// encode appends v to the buffer as the answers write it: without HTML escaping or a newline.
+func (e *eventEncoder) encode(v any) error {
+	if err := e.enc.Encode(v); err != nil {
+		return err
+	}
+	e.buf.Truncate(e.buf.Len() - 1)
+	return nil
+}
 
-// encodeJSON is v in the bytes of the answers: encoding/json without HTML escaping.
+// encodeJSON is v in the bytes of the answers.
 func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*eventEncoder)
+	defer e.release()
+	e.buf.Reset()
+	if err := e.encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(e.buf.Bytes()), nil
 }
 
 // errorStatus is the HTTP status of a 2026-07-28 error answer that has one (SEP-2575), else 0.
