@@ -70,6 +70,8 @@ type bench struct {
 	profiles map[string][]string
 
 	temporalPID, sfnPID int
+	// stopProxies closes the proxies that put the engines at a distance (-engine-latency).
+	stopProxies func()
 
 	workerOnce sync.Once
 	worker     worker.Worker
@@ -92,7 +94,14 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 	}
 	b := &bench{opts: opts, log: log, res: newResults(), http: newHTTPClient(), dc: converter.GetDefaultDataConverter(),
 		profiles: map[string][]string{}}
+	b.temporalPID, b.sfnPID = listener(temporalAddr), listener(sfnEndpoint)
 	var err error
+	if opts.engineLatency > 0 {
+		if b.stopProxies, err = atDistance(opts.engineLatency); err != nil {
+			return nil, err
+		}
+		temporalAddr, sfnEndpoint = os.Getenv("TEMPORAL_ADDRESS"), os.Getenv("SFN_ENDPOINT")
+	}
 	if b.tc, err = dialTemporal(ctx, temporalAddr); err != nil {
 		return nil, err
 	}
@@ -117,7 +126,6 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 	if b.tokens, err = token.NewSealed(keys); err != nil {
 		return nil, err
 	}
-	b.temporalPID, b.sfnPID = listener(temporalAddr), listener(sfnEndpoint)
 	return b, nil
 }
 
@@ -163,6 +171,9 @@ func (b *bench) close() {
 	}
 	b.cleanup()
 	b.tc.Close()
+	if b.stopProxies != nil {
+		b.stopProxies()
+	}
 }
 
 func (b *bench) stopChildren() {

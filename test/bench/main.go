@@ -18,9 +18,11 @@
 // taskgate runs in child processes of the bench (the bench binary run again; see child.go), so that
 // its memory, CPU and profiles are its own. Direct and taskgate samples are interleaved and every
 // measure is repeated (-reps): the ratio column is the median of the repetitions' ratios, with its
-// spread beside it.
+// spread beside it. With -engine-latency, every engine sits behind a TCP proxy that delays its
+// bytes as a network would, so that the ratios are those of a deployment whose engines are not on
+// its own loopback.
 //
-//	./scripts/with-engines go run ./test/bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal]
+//	./scripts/with-engines go run ./test/bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal] [-engine-latency 2ms]
 //	    [-fleet-duration 3m] [-fleet-svg FILE] [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
@@ -92,6 +94,8 @@ type options struct {
 	engines                    map[string]bool
 	// states are the task states of the poll figure: running, ended.
 	states map[string]bool
+	// engineLatency delays every byte between the engines and everything else, each way.
+	engineLatency time.Duration
 	jsonFile, markdownFile,
 	cpuProfile, memProfile string
 	args []string
@@ -122,6 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
 	engines := fs.String("engine", "temporal,sfn,restate", "engines of the poll and start figures: temporal, sfn, restate")
 	states := fs.String("poll-tasks", "running,ended", "tasks of the poll figure: running, ended")
+	fs.DurationVar(&o.engineLatency, "engine-latency", 0, "put the engines at a distance: a TCP proxy delays every byte between them and the bench, direct reads and taskgate's alike, by this much each way (0: the engines on loopback)")
 	fs.StringVar(&o.jsonFile, "json", "", "write the rows as JSON to FILE")
 	fs.StringVar(&o.markdownFile, "markdown", "", "write the table as Markdown to FILE")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the taskgate processes to FILE (one per process: FILE with the process's label before the extension, or FILE itself when only one process ran)")
@@ -184,6 +189,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.n < 1 || o.startN < 1 || o.reps < 1 || o.tasks < 1 || o.duration <= 0 || o.economyTask < time.Second {
 		return o, fmt.Errorf("-n, -start-n, -reps and -tasks must be at least 1, -duration positive, -economy-task at least a second")
 	}
+	if o.engineLatency < 0 {
+		return o, fmt.Errorf("-engine-latency must not be negative")
+	}
 	if o.fleetDuration < 30*time.Second || o.fleetTasks < 1 || o.fleetClients < 1 || o.fleetBudget <= 0 || o.fleetThrottle < 0 || o.fleetThrottle > 1 {
 		return o, fmt.Errorf("-fleet-duration must be at least 30s, -fleet-tasks and -fleet-clients at least 1, -fleet-budget positive, -fleet-throttle from 0 to 1")
 	}
@@ -226,6 +234,7 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 		"machine: " + machine(),
 		"load average before the run: " + loadAverage() + "; " + b.quiet(),
 		"command: `./scripts/with-engines go run ./test/bench " + strings.Join(opts.args, " ") + "`",
+		b.distance(),
 		"started " + time.Now().UTC().Format(time.RFC3339),
 	}
 	b.logf("bench: %s", header[0])
@@ -273,6 +282,14 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 		}
 	}
 	return rows, nil
+}
+
+// distance says how far the engines are from everything the bench runs.
+func (b *bench) distance() string {
+	if b.opts.engineLatency == 0 {
+		return "engines: on loopback"
+	}
+	return fmt.Sprintf("engines: behind TCP proxies that delay every byte by %s each way (-engine-latency), for direct reads and taskgate's alike", b.opts.engineLatency)
 }
 
 // quiet measures how busy the machine is for a second before the run.
