@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,14 +19,12 @@ import (
 
 // Figures 1 and 2: latency of one call, direct against through taskgate, sequential.
 
-// interleave runs warm rounds, then n rounds in which every op runs once, in an order that
-// rotates each round (direct, taskgate, direct, taskgate... and every op at every position alike),
-// so that drift on a noisy machine hits all of them alike. It returns each op's sorted latencies.
+// interleave runs warm rounds, then n rounds in which every op runs once, so that drift on a noisy
+// machine hits all of them alike, in the order of sequence. It returns each op's sorted latencies.
 func interleave(ctx context.Context, names []string, ops []func(context.Context) error, warm, n int) ([][]time.Duration, error) {
 	lat := make([][]time.Duration, len(ops))
-	for round := range warm + n {
-		for k := range ops {
-			i := (k + round) % len(ops)
+	for round, order := range sequence(len(ops), warm+n) {
+		for _, i := range order {
 			t0 := time.Now()
 			if err := ops[i](ctx); err != nil {
 				return nil, fmt.Errorf("%s: %w", names[i], err)
@@ -39,6 +38,21 @@ func interleave(ctx context.Context, names []string, ops []func(context.Context)
 		slices.Sort(l)
 	}
 	return lat, nil
+}
+
+// sequence is the order of k ops in each of rounds rounds: a fresh shuffle each round (the same
+// shuffles every run), so that each op runs at every position, and right after every other op,
+// about equally often. The order matters: an op that runs right after an engine call pays for
+// what the engine and the client's connection still do once the call has returned, and a
+// rotation of one fixed order put the taskgate poll right after the direct call in nearly every
+// round (it cost the poll rows 0.05 to 0.15 ms on the 2-core machine of test/bench/RESULTS.md).
+func sequence(k, rounds int) [][]int {
+	rng := rand.New(rand.NewPCG(uint64(k), uint64(rounds)))
+	orders := make([][]int, rounds)
+	for r := range orders {
+		orders[r] = rng.Perm(k)
+	}
+	return orders
 }
 
 // addLatency records one repetition's p50, p90 and p99 of a taskgate op against the direct op.
@@ -247,7 +261,7 @@ func (b *bench) pollFigure(ctx context.Context) error {
 	b.res.note(1, "Direct: one DescribeWorkflowExecution RPC (Temporal), DescribeExecution call (Step Functions) or query of the admin API (Restate: SELECT status FROM sys_invocation WHERE id = ... ORDER BY created_at DESC LIMIT 1, the fastest form found: without ORDER BY ... LIMIT 1 the same point read takes 5 to 45 ms) from the bench process, on the same execution (for an ended task a client would also need its result, one more call for Temporal and Restate: the direct column counts the status read alone). taskgate's Restate read is one query too, of the invocation's columns (for a workflow or virtual object also its questions and progress, in two point-read subqueries; the bench's WaitAndEcho is a plain service, which has no state); the row \"Restate (direct: the driver's query)\" has in its direct column that same read, made by taskgate's driver from the bench process, which leaves what taskgate's server adds to it. The Step Functions state machine (wait and echo: a Wait, then a Pass) can ask nothing and has no progress to report, so taskgate reads no history of it: one DescribeExecution per poll. taskgate: a taskgate child process (the bench binary serving tools.yaml through mcpserver, as `taskgate serve` does; sealed ids; rate limits off) with FreshFor -1 and no read budget, so that every poll of a running task asks the engine; an ended task is answered from the cache of ended outcomes, which is always on.")
 	b.res.note(1, "The HTTP floor: the same tasks/get, sent by the same client to the same taskgate child process and answered by a bare net/http handler beside taskgate's (it decodes the request and writes a copy of taskgate's own answer to a poll of the same task, taken before the measure). The HTTP floor with the engine read: the same, answered after one direct read of the execution (DescribeWorkflowExecution, DescribeExecution) made in that handler with the SDK client of taskgate's own engine: taskgate's poll less all of taskgate's own work: what an HTTP poll costs on this machine before any work of taskgate's. A taskgate poll cannot be faster than it; for an ended task it is the whole of what a poll could save.")
 	b.res.note(1, "stdio: a real child process serving mcpserver.Server.ServeStdio on its own standard input/output (OS pipes), one request at a time: the same code path as `taskgate serve --stdio`, in a process whose CPU and memory are its own. HTTP: loopback, keep-alive connections. 2025-11-25 tasks/get: the same id, sent with the 2025-11-25 protocol header. task_status: the handle tool a client without task support calls, with the task id as its handle.")
-	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, their order rotating each round; %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
+	b.res.note(1, "Method: %d warm-up rounds, then %d rounds per repetition in which the direct call and every taskgate variant run once each, sequentially, in an order shuffled each round (so that each runs right after every other about equally often); %d repetitions. Each row's direct and taskgate values are the median over the repetitions; the ratio is the median of the repetitions' ratios, with their min-max.", warmRounds(b.opts.n), b.opts.n, b.opts.reps)
 	return nil
 }
 
