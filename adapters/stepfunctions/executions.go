@@ -167,7 +167,7 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 	deadline := time.Now().Add(visibleWithin)
 	delay := 50 * time.Millisecond
 	for {
-		d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)}, e.read)
+		d, err := e.reader.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		var missing *types.ExecutionDoesNotExist
 		switch {
 		case err == nil:
@@ -203,7 +203,7 @@ func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	if !ownsTarget(t, r) {
 		return nil, notOwned(t, r)
 	}
-	d, err := e.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)}, e.read)
+	d, err := e.reader.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(r.ID)})
 	if missing := missingExecution(r.ID, err); missing != nil {
 		return nil, missing
 	}
@@ -249,11 +249,11 @@ func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Out
 	if o.State != adapters.Cancelled || o.Error != "" || o.Cause != "" {
 		return o
 	}
-	h, err := e.client.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
+	h, err := e.reader.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
 		ExecutionArn: aws.String(arn),
 		ReverseOrder: true,
 		MaxResults:   1,
-	}, e.read)
+	})
 	if err != nil {
 		return o
 	}

@@ -15,11 +15,11 @@ import (
 
 // recent reads the newest events of an execution: one GetExecutionHistory call.
 func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
-	h, err := e.client.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
+	h, err := e.reader.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
 		ExecutionArn: aws.String(arn),
 		ReverseOrder: true,
 		MaxResults:   historyWindow,
-	}, e.read)
+	})
 	if missing := missingExecution(arn, err); missing != nil {
 		return reading{}, missing
 	}

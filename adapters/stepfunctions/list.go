@@ -25,7 +25,7 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	if page != "" {
 		in.NextToken = aws.String(page)
 	}
-	out, err := e.client.ListExecutions(ctx, in, e.read)
+	out, err := e.reader.ListExecutions(ctx, in)
 	var badPage *types.InvalidToken
 	if errors.As(err, &badPage) {
 		return nil, "", fmt.Errorf("%w: not a page of %s's executions: %w", adapters.ErrInvalid, m.unqualified(), err)
