@@ -960,7 +960,9 @@ func awaitWithin(ctx context.Context, t *testing.T, e adapters.Engine, tg adapte
 }
 
 // Messages polls Describe every interval until the execution ends, and returns the status
-// messages it read while the execution was Working, each change once, in order.
+// messages it read while the execution was Working, each change once, in order. An empty message
+// is not one: a Working execution may have none yet (a Temporal run whose first workflow task a
+// worker has started but not completed has no progress and no activity to tell of).
 func Messages(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, interval time.Duration) []string {
 	t.Helper()
 	var seen []string
@@ -972,7 +974,7 @@ func Messages(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.
 		if st.State.Terminal() {
 			return seen
 		}
-		if st.State == adapters.Working && (len(seen) == 0 || seen[len(seen)-1] != st.Message) {
+		if st.State == adapters.Working && st.Message != "" && (len(seen) == 0 || seen[len(seen)-1] != st.Message) {
 			seen = append(seen, st.Message)
 		}
 		time.Sleep(interval)
