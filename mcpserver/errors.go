@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,8 +76,7 @@ func failureError(f *tasks.Failure) *jsonrpc.Error {
 
 // errNotPermitted is the answer to a call of a tool the caller sees but lacks scopes for.
 func errNotPermitted(ctx context.Context, tool *mapping.Tool, missing []string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-		Message: fmt.Sprintf("tool %q is not available to %s: it needs the scopes %s", tool.Name, tasks.Principal(ctx), strings.Join(missing, " "))}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: tasks.NotPermitted(ctx, tool, missing).Message}
 }
 
 // refusal is why the service refused to start something, when err says it did (tasks.Refused).

@@ -33,7 +33,7 @@ type askState struct {
 // RequestState seals the state the next round of a call of tool with args must bring back; task
 // is the id of the task the call waits on, if it started one.
 func (s *Service) RequestState(ctx context.Context, tool *mapping.Tool, args json.RawMessage, task string) string {
-	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: caller(ctx), Expires: s.now().Add(askFor).Unix(), Task: task})
+	state, _ := json.Marshal(askState{Tool: tool.Name, Args: argsSum(args), Caller: s.callers.current(ctx, tool), Expires: s.now().Add(askFor).Unix(), Task: task})
 	return s.tokens.SealState(state)
 }
 
@@ -45,7 +45,7 @@ func (s *Service) OpenRequestState(ctx context.Context, tool *mapping.Tool, args
 	switch {
 	case err != nil || json.Unmarshal(data, &st) != nil:
 		return "", Invalidf("requestState is not one taskgate gave: call %s again without inputResponses to be asked anew", tool.Name)
-	case st.Tool != tool.Name || st.Args != argsSum(args) || st.Caller != caller(ctx):
+	case st.Tool != tool.Name || st.Args != argsSum(args) || !s.callerOf(ctx, tool, st.Caller):
 		return "", Invalidf("requestState belongs to another call: repeat the arguments of the call that was asked, or call %s again without inputResponses", tool.Name)
 	case st.Task == "" && s.now().Unix() > st.Expires: // a task's id has a ttl of its own
 		return "", Invalidf("requestState has expired (after %s): call %s again without inputResponses to be asked anew", askFor, tool.Name)

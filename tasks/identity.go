@@ -2,14 +2,14 @@ package tasks
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
+	"strings"
 
 	"github.com/taskgate/taskgate/mapping"
 )
 
 // Who sends a request is told by the transport (WithPrincipal) and bound into every task the
-// request starts: a task id opens only for the caller it was issued to.
+// request starts (callers.go): a task id opens only for the caller it was issued to, and only
+// while that caller may use the tool it was started through.
 
 type identityKey struct{}
 
@@ -49,9 +49,22 @@ func Access(ctx context.Context, tool *mapping.Tool) (visible bool, missing []st
 	return tool.Allow.Admits(id.principal) && (len(missing) == 0 || mapping.IsOAuthPrincipal(id.principal)), missing
 }
 
-// caller is the caller recorded in the tasks a request starts and checked on every request
-// about one: a hash of the principal, so that ids and engine records do not name it.
-func caller(ctx context.Context) string {
-	sum := sha256.Sum256([]byte(Principal(ctx)))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
+// permitted checks that the request's caller may use tool now, as tools/call checks it: a tool
+// hidden from the caller is not found, like its tasks; one it sees but lacks scopes for is refused
+// with the scopes it needs.
+func permitted(ctx context.Context, tool *mapping.Tool) error {
+	visible, missing := Access(ctx, tool)
+	switch {
+	case !visible:
+		return &Error{Kind: NotFound}
+	case len(missing) > 0:
+		return NotPermitted(ctx, tool, missing)
+	}
+	return nil
+}
+
+// NotPermitted is the refusal of a request about tool from a caller that sees it but lacks the
+// scopes missing.
+func NotPermitted(ctx context.Context, tool *mapping.Tool, missing []string) *Error {
+	return Invalidf("tool %q is not available to %s: it needs the scopes %s", tool.Name, Principal(ctx), strings.Join(missing, " "))
 }

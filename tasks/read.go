@@ -12,9 +12,11 @@ import (
 )
 
 // Open checks an untrusted task id completely before any engine sees its reference: the id must
-// open, name a mapped tool (or, for native ids, read through a tool's driver as a Ref that tool's
-// engine owns), belong to that tool's target, and belong to the caller. An id of another caller
-// is not found, like any other. It makes no engine call.
+// open, name the mapped tool the task was started through (sealed ids carry it; a native id is
+// read through each tool's driver and owned by the one tool whose caller it records), belong to
+// that tool's target and to the caller, and the caller must still be permitted to use that tool.
+// An id of another caller, or of a tool hidden from this one, is not found, like any other. It
+// makes no engine call.
 func (s *Service) Open(ctx context.Context, id string) (*Task, error) {
 	if id == "" {
 		return nil, Invalidf("Failed to retrieve task: taskId is required")
@@ -26,26 +28,63 @@ func (s *Service) Open(ctx context.Context, id string) (*Task, error) {
 	case err != nil:
 		return nil, &Error{Kind: NotFound}
 	}
-	who := caller(ctx)
 	var tool *mapping.Tool
 	if claims.Tool != "" {
-		t, ok := s.set.Tool(claims.Tool)
-		if ok && s.engines[t.Engine].Owns(t.Target, claims.Ref, who) {
-			tool = t
-		}
+		tool = s.sealedTool(ctx, claims)
 	} else {
-		for _, t := range s.set.Tools {
-			if ref, err := t.ParseRef(id); err == nil && s.engines[t.Engine].Owns(t.Target, ref, who) {
-				tool, claims.Ref = t, ref
-				break
-			}
-		}
+		tool, claims.Ref, claims.Caller = s.nativeTool(ctx, id)
 	}
-	if tool == nil || (claims.Tool != "" && claims.Caller != who) {
+	if tool == nil {
 		return nil, &Error{Kind: NotFound}
+	}
+	if err := permitted(ctx, tool); err != nil {
+		return nil, err
 	}
 	Note(ctx, tool, claims.Ref)
 	return &Task{ID: id, Tool: tool, claims: claims}, nil
+}
+
+// sealedTool is the tool a sealed id's claims name when the id is the caller's and its Ref is
+// an execution of that tool's target recorded under the caller: nil otherwise.
+func (s *Service) sealedTool(ctx context.Context, c token.Claims) *mapping.Tool {
+	t, ok := s.set.Tool(c.Tool)
+	if !ok || !s.callerOf(ctx, t, c.Caller) {
+		return nil
+	}
+	if !s.engines[t.Engine].Owns(t.Target, c.Ref, c.Caller) {
+		return nil
+	}
+	return t
+}
+
+// callerOf reports whether caller is the request's caller for tool in some generation, or the
+// unkeyed caller that ids sealed before callers were keyed carry.
+func (s *Service) callerOf(ctx context.Context, tool *mapping.Tool, caller string) bool {
+	principal := Principal(ctx)
+	for gen := range s.callers.generations() {
+		if caller == s.callers.of(principal, tool.Name, gen) {
+			return true
+		}
+	}
+	return caller == unkeyedCaller(principal)
+}
+
+// nativeTool is the tool whose driver reads id as a Ref of its target that the request's caller
+// started through that tool, with the Ref and the caller it was recorded under; nil when none.
+func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, adapters.Ref, string) {
+	principal := Principal(ctx)
+	for _, t := range s.set.Tools {
+		ref, err := t.ParseRef(id)
+		if err != nil {
+			continue
+		}
+		for gen := range s.callers.generations() {
+			if who := s.callers.of(principal, t.Name, gen); s.engines[t.Engine].Owns(t.Target, ref, who) {
+				return t, ref, who
+			}
+		}
+	}
+	return nil, adapters.Ref{}, ""
 }
 
 // Read opens a task id and reads the task: its status and, once it has ended, its result.
@@ -133,7 +172,7 @@ func (s *Service) ReadKeyed(ctx context.Context, idOrKey string) (*Task, error) 
 // as a task, and repeating it must cost nothing.
 const unknownFor = 30 * time.Second
 
-// unknownKeys are, per caller, the client keys that named no execution, until when (a shortcut
+// unknownKeys are, per principal, the client keys that named no execution, until when (a shortcut
 // only). Each caller keeps its own few, so that one caller's misses cannot push out another's,
 // and the callers kept are few too: 16,384 keys at most in all.
 type unknownKeys struct {
@@ -174,8 +213,8 @@ func (u unknownKeys) forget(caller, key string) {
 // readKey finds the execution a client key started without any lookup table: the key derives one
 // engine id per tool that may run as a task, and all of them are asked at once.
 func (s *Service) readKey(ctx context.Context, key string) (*Task, error) {
-	who := caller(ctx)
-	if until, ok := s.unknownKeys.until(who, key); ok && s.now().Before(until) {
+	principal := Principal(ctx)
+	if until, ok := s.unknownKeys.until(principal, key); ok && s.now().Before(until) {
 		return nil, &Error{Kind: NotFound}
 	}
 	type found struct {
@@ -184,17 +223,12 @@ func (s *Service) readKey(ctx context.Context, key string) (*Task, error) {
 		st  adapters.Status
 		err error
 	}
-	var candidates []*mapping.Tool
-	for _, t := range s.set.Tools {
-		if t.TaskSupport != mapping.TaskForbidden {
-			candidates = append(candidates, t)
-		}
-	}
+	candidates := s.taskTools(ctx)
 	results := make(chan found, len(candidates))
 	for i, tool := range candidates {
 		go func() {
 			ctx, e := s.engine(ctx, tool, time.Time{})
-			ref := e.KeyRef(tool.Target, key, who)
+			ref := e.KeyRef(tool.Target, key, s.callers.current(ctx, tool))
 			st, err := e.Describe(ctx, tool.Target, ref)
 			results <- found{i, ref, st, err}
 		}()
@@ -216,11 +250,11 @@ func (s *Service) readKey(ctx context.Context, key string) (*Task, error) {
 		if engineErr != nil {
 			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
-		s.unknownKeys.remember(who, key, s.now().Add(unknownFor))
+		s.unknownKeys.remember(principal, key, s.now().Add(unknownFor))
 		return nil, &Error{Kind: NotFound}
 	}
 	tool := candidates[best]
-	t := &Task{ID: key, Tool: tool, claims: token.Claims{Tool: tool.Name, Ref: bestRef, TTL: tool.TTL, Caller: who}, Status: bestStatus}
+	t := &Task{ID: key, Tool: tool, claims: token.Claims{Tool: tool.Name, Ref: bestRef, TTL: tool.TTL, Caller: s.callers.current(ctx, tool)}, Status: bestStatus}
 	if err := s.fetchResult(ctx, t); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,9 @@ type Config struct {
 	Mapping *mapping.Set
 	// Engines by engine block name; every tool's engine must be present.
 	Engines map[string]adapters.Engine
-	// Tokens issues and opens task ids (token.Sealed, or token.Native).
+	// Tokens issues and opens task ids (token.Sealed, or token.Native). Its Secrets also key the
+	// callers recorded in the engines' records (callers.go): a mapping that authenticates callers
+	// needs them, with native ids too, or an execution's id would confirm a guessed principal.
 	Tokens token.Codec
 	Logger *slog.Logger
 	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
@@ -69,6 +71,7 @@ type Service struct {
 	reads    map[string]*coalesce.Engine
 	budgets  map[string]*budget.Engine
 	observer Observer
+	callers  callers
 	// unknownKeys are client keys that named no execution (a shortcut only).
 	unknownKeys unknownKeys
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
@@ -80,9 +83,12 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Mapping == nil || cfg.Tokens == nil {
 		return nil, fmt.Errorf("tasks: a mapping and a token codec are required")
 	}
+	if cfg.Mapping.Auth != nil && len(cfg.Tokens.Secrets()) == 0 {
+		return nil, fmt.Errorf("tasks: the mapping authenticates callers, so the callers recorded in the engines need a secret: set TASKGATE_TOKEN_KEYS (also with native task ids)")
+	}
 	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
 		now: time.Now, engines: map[string]adapters.Engine{}, reads: map[string]*coalesce.Engine{},
-		budgets: map[string]*budget.Engine{}, observer: cfg.Observer, unknownKeys: newUnknownKeys()}
+		budgets: map[string]*budget.Engine{}, observer: cfg.Observer, unknownKeys: newUnknownKeys(), callers: newCallers(cfg.Tokens.Secrets())}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

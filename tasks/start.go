@@ -55,7 +55,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Task, error) {
 		s.auditLine(ctx, "start", tool, adapters.Ref{}, "refused: invalid arguments")
 		return nil, err
 	}
-	who := caller(ctx)
+	who := s.callers.current(ctx, tool)
 	created := s.now().UTC().Truncate(time.Millisecond)
 	ectx, e := s.engine(ctx, tool, created)
 	ref, err := e.Start(ectx, tool.Target, adapters.StartRequest{Input: input, Key: req.Key, Caller: who})
@@ -72,7 +72,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Task, error) {
 		return nil, engineError("Failed to start "+tool.Name, err)
 	}
 	if req.Key != "" {
-		s.unknownKeys.forget(who, req.Key)
+		s.unknownKeys.forget(Principal(ctx), req.Key)
 	}
 	ttl := tool.TTL
 	if req.TTL > 0 && (ttl == 0 || req.TTL < ttl) {

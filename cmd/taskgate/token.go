@@ -41,13 +41,10 @@ func newTokenCmd() *cobra.Command {
 }
 
 // codec builds the task id codec from the flags: native, or sealed with keys from the flag, the
-// environment, or (devKeyFile set) a key kept in a file and created on first use.
+// environment, or (devKeyFile set) a key kept in a file and created on first use. Native ids need
+// no key, but take the same keys when given: they key the callers in engine records.
 func codec(set *mapping.Set, format, keys, devKeyFile string) (token.Codec, error) {
-	switch format {
-	case "native":
-		return token.Native{Refs: set}, nil
-	case "sealed", "":
-	default:
+	if format != "native" && format != "sealed" && format != "" {
 		return nil, usageError{fmt.Sprintf("--token-format %q: want sealed or native", format)}
 	}
 	if keys == "" {
@@ -59,12 +56,18 @@ func codec(set *mapping.Set, format, keys, devKeyFile string) (token.Codec, erro
 			return nil, err
 		}
 	}
-	parsed, err := token.ParseKeys(keys)
+	if keys == "" && format == "native" {
+		return token.Native{Refs: set}, nil
+	}
 	if keys == "" {
 		return nil, fmt.Errorf("no token key: set TASKGATE_TOKEN_KEYS or --token-keys to the output of `taskgate token new-key` (the same keys on every replica), or use --token-format native")
 	}
+	parsed, err := token.ParseKeys(keys)
 	if err != nil {
 		return nil, err
+	}
+	if format == "native" {
+		return token.Native{Refs: set, Keys: parsed}, nil
 	}
 	return token.NewSealed(parsed)
 }

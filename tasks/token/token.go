@@ -116,12 +116,17 @@ type Codec interface {
 	// its shape.
 	SealState(data []byte) string
 	OpenState(s string) ([]byte, error)
+	// Secrets are the secrets of the codec's keys, the sealing one first: the deployment's
+	// secrets, which also key the callers that engine records carry. None for a native codec
+	// given no keys.
+	Secrets() [][]byte
 }
 
 // Sealed is the default Codec.
 type Sealed struct {
-	sealID string
-	aeads  map[string]cipher.AEAD
+	sealID  string
+	aeads   map[string]cipher.AEAD
+	secrets [][]byte
 }
 
 // NewSealed builds a sealing codec from at least one key.
@@ -140,9 +145,13 @@ func NewSealed(keys []Key) (*Sealed, error) {
 			return nil, fmt.Errorf("token key %q: %w", k.ID, err)
 		}
 		s.aeads[k.ID] = aead
+		s.secrets = append(s.secrets, k.Secret)
 	}
 	return s, nil
 }
+
+// Secrets are the secrets of the keys, the sealing one first.
+func (s *Sealed) Secrets() [][]byte { return s.secrets }
 
 type sealedClaims struct {
 	Tool string `json:"t"`
@@ -282,6 +291,17 @@ func (s *Sealed) OpenState(st string) ([]byte, error) { return s.unseal(statePre
 // Native hands out the engine's own id, as the engine's driver writes it, for single-user setups.
 type Native struct {
 	Refs Refs
+	// Keys, when set, are the deployment's secrets (Secrets): native ids need none themselves.
+	Keys []Key
+}
+
+// Secrets are the secrets of n's keys, the first one first.
+func (n Native) Secrets() [][]byte {
+	var secrets [][]byte
+	for _, k := range n.Keys {
+		secrets = append(secrets, k.Secret)
+	}
+	return secrets
 }
 
 // Refs write and read the engine ids of mapped tools: a *mapping.Set.
