@@ -49,7 +49,7 @@ func (r *results) add(t *testing.T, item, probe, must, seen string, holds bool) 
 // table is the results as Markdown.
 func (r *results) table() string {
 	var b strings.Builder
-	b.WriteString("| # | issue 16 | probe | must | seen | holds |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| # | item | probe | must | seen | holds |\n|---|---|---|---|---|---|\n")
 	for i, p := range r.list {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", i+1, p.item, p.probe, p.must, strings.ReplaceAll(p.seen, "|", "/"), map[bool]string{true: "yes", false: "**no**"}[p.holds])
 	}
