@@ -465,7 +465,8 @@ func TestTasksListShowsOnlyOwnTasks(t *testing.T) {
 
 // TestPrincipalsCannotCollide: an OAuth subject named like an API-key principal is another
 // principal (oauth:alice): it neither reads alice's tasks nor uses her tools, and a task id that
-// taskgate issued to API-key alice before principals carried their kind is still hers.
+// taskgate issued to API-key alice before principals carried their kind (and before callers were
+// keyed) is still hers.
 func TestPrincipalsCannotCollide(t *testing.T) {
 	var legacy struct{ TokenKey, Caller, TaskID string }
 	raw, err := os.ReadFile("testdata/legacy-task-id.json")
@@ -493,8 +494,8 @@ func TestPrincipalsCannotCollide(t *testing.T) {
 	id := call(t, alice, "wait_and_echo", map[string]any{"seconds": 60, "text": "alice's"})["taskId"].(string)
 	defer alice.Call(t, "tasks/cancel", map[string]any{"taskId": id})
 	claims, _ := e.tokens.Open(id, time.Now())
-	if claims.Caller != legacy.Caller {
-		t.Fatalf("API-key alice's tasks carry the caller %q, want %q as before", claims.Caller, legacy.Caller)
+	if claims.Caller == "" || claims.Caller == legacy.Caller {
+		t.Fatalf("API-key alice's new tasks carry the caller %q, want one keyed by the deployment's secret, not the plain hash of before", claims.Caller)
 	}
 	_, unknown := oauthAlice.Call(t, "tasks/get", map[string]any{"taskId": "never-issued"})
 	reads := e.count.reads.Load()
