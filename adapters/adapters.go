@@ -252,6 +252,32 @@ type Engine interface {
 	Close() error
 }
 
+// Sweeper is an Engine that reads the states of many executions of one target in one engine call,
+// from the engine's listing (Step Functions' ListExecutions, Temporal's visibility, Restate's
+// sys_invocation): a replica refreshes its running tasks a page at a time instead of one read
+// per task. It is optional; an engine without it is read per execution.
+type Sweeper interface {
+	// Sweep makes one engine call that reads, of refs (executions of t that Start returned, at
+	// most SweepLimit of them), those that the listing shows, with the listing's statuses, and
+	// the page that follows ("" after the last; a page is what an earlier Sweep of the same refs
+	// gave). A listing is eventually consistent and coarser than Describe: a status may lag the
+	// execution by seconds, and a ref that no page shows may have ended, or not be listed yet.
+	// So an end that a sweep shows, or a running execution that it no longer shows, is confirmed
+	// with Describe before anyone is told.
+	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
+}
+
+// SweepLimit bounds the refs of one Sweep (a visibility query names each of them).
+const SweepLimit = 100
+
+// CheckSweep is the error of a Sweep of more refs than SweepLimit, which wraps ErrInvalid.
+func CheckSweep(refs []Ref) error {
+	if len(refs) > SweepLimit {
+		return fmt.Errorf("%w: a sweep reads at most %d executions, not %d", ErrInvalid, SweepLimit, len(refs))
+	}
+	return nil
+}
+
 // ScopedKey is an idempotency key in the space of its caller: adapters derive their execution ids
 // from it, so that two callers' same key names two executions and neither learns of the other's.
 func ScopedKey(key, caller string) string {

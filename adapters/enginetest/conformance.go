@@ -54,6 +54,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"NativeRefs", testNativeRefs},
 		{"CallerBinding", testCallerBinding},
 		{"List", testList},
+		{"Sweep", testSweep},
 		{"AskAccept", testAskAccept},
 		{"AskDecline", testAskDecline},
 		{"AskTwo", testAskTwo},
@@ -731,6 +732,82 @@ func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.T
 			return listed
 		}
 	}
+}
+
+// testSweep: an engine that sweeps shows, of the refs it is given, each running execution as
+// running and an ended one as ended or not at all, once its listing has caught up, across its
+// pages; never an execution it was not given; and it refuses more than SweepLimit refs.
+func testSweep(t *testing.T, h Harness) {
+	sw, ok := h.Engine().(adapters.Sweeper)
+	if !ok {
+		t.Skip("the engine reads its executions one at a time: it is no adapters.Sweeper")
+	}
+	ctx := testContext(t)
+	tg := h.Target("echo")
+	caller := "sweep-" + unique(t)
+	begin := func(seconds float64) adapters.Ref {
+		r := start(ctx, t, h, tg, adapters.StartRequest{Input: echoInput(t, seconds, "swept"), Caller: caller})
+		cancelAtCleanup(t, h, tg, r)
+		return r
+	}
+	var refs []adapters.Ref
+	for range 3 {
+		refs = append(refs, begin(60))
+	}
+	ended, unasked := begin(0), begin(60)
+	awaitTerminal(ctx, t, h.Engine(), tg, ended)
+	refs = append(refs, ended)
+
+	var seen map[adapters.Ref]adapters.Status
+	caughtUp := func() bool {
+		for _, r := range refs[:3] {
+			if st, ok := seen[r]; !ok || st.State.Terminal() {
+				return false
+			}
+		}
+		st, ok := seen[ended]
+		return !ok || st.State == adapters.Succeeded
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		seen = sweepAll(ctx, t, sw, tg, refs)
+		if _, ok := seen[unasked]; ok || len(seen) > len(refs) {
+			t.Fatalf("the sweep of %v showed %v, which holds executions it was not given", refs, seen)
+		}
+		if caughtUp() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the sweep shows %v; want the first three of %v running and the last ended or not shown", seen, refs)
+		}
+	}
+	tooMany := make([]adapters.Ref, adapters.SweepLimit+1)
+	for i := range tooMany {
+		tooMany[i] = refs[i%len(refs)]
+	}
+	if _, _, err := sw.Sweep(ctx, tg, tooMany, ""); !errors.Is(err, adapters.ErrInvalid) {
+		t.Fatalf("a sweep of %d refs: %v, want ErrInvalid", len(tooMany), err)
+	}
+}
+
+// sweepAll sweeps refs through all of their pages.
+func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
+	t.Helper()
+	seen := map[adapters.Ref]adapters.Status{}
+	page := ""
+	for range 100 {
+		listed, next, err := sw.Sweep(ctx, tg, refs, page)
+		if err != nil {
+			t.Fatalf("Sweep: %v", err)
+		}
+		for _, l := range listed {
+			seen[l.Ref] = l.Status
+		}
+		if page = next; page == "" {
+			return seen
+		}
+	}
+	t.Fatalf("the sweep of %d refs did not end after 100 pages", len(refs))
+	return nil
 }
 
 func testUnavailable(t *testing.T, h Harness) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -35,19 +36,88 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	}
 	var out []adapters.Listed
 	for _, info := range resp.GetExecutions() {
-		state := stateOf(info.GetStatus())
-		if state == 0 { // a run that continued as new: its chain's latest run is listed
-			continue
+		if l, ok := listed(info); ok {
+			out = append(out, l)
 		}
-		first := info.GetFirstRunId()
-		if first == "" {
-			first = info.GetExecution().GetRunId()
-		}
-		st := adapters.Status{State: state, Native: native(info.GetStatus()), Started: asTime(info.GetStartTime()), Updated: asTime(info.GetStartTime())}
-		if closed := info.GetCloseTime(); closed != nil {
-			st.Updated = closed.AsTime()
-		}
-		out = append(out, adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st})
 	}
 	return out, base64.RawURLEncoding.EncodeToString(resp.GetNextPageToken()), nil
 }
+
+// listed is a visibility record as a listing shows it: as its chain (the Ref of the chain's first
+// run) with the run's status; not at all (ok false) for a run that continued as new, which its
+// chain's latest run stands for.
+func listed(info *workflowpb.WorkflowExecutionInfo) (l adapters.Listed, ok bool) {
+	state := stateOf(info.GetStatus())
+	if state == 0 {
+		return l, false
+	}
+	first := info.GetFirstRunId()
+	if first == "" {
+		first = info.GetExecution().GetRunId()
+	}
+	st := adapters.Status{State: state, Native: native(info.GetStatus()), Started: asTime(info.GetStartTime()), Updated: asTime(info.GetStartTime())}
+	if closed := info.GetCloseTime(); closed != nil {
+		st.Updated = closed.AsTime()
+	}
+	return adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st}, true
+}
+
+// Sweep reads the workflows of refs from the visibility store by their ids (WorkflowId IN ...),
+// each chain as its latest run. A KeyRef (no run) stands for its workflow id's newest chain.
+func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	if err := adapters.CheckSweep(refs); err != nil {
+		return nil, "", err
+	}
+	w, err := workflowOf(t)
+	if err != nil {
+		return nil, "", err
+	}
+	wanted, ids := map[string]adapters.Ref{}, map[string]bool{}
+	var quoted []string
+	for _, r := range refs {
+		id, _, ok := WorkflowOf(r)
+		if !ok || strings.ContainsAny(id, `'\`) {
+			return nil, "", fmt.Errorf("temporal: sweep %s: %w: %q is no workflow this adapter started", w.typ, adapters.ErrInvalid, r.ID)
+		}
+		if !ids[id] {
+			ids[id] = true
+			quoted = append(quoted, "'"+id+"'")
+		}
+		wanted[r.ID] = r
+	}
+	if len(quoted) == 0 {
+		return nil, "", nil
+	}
+	token, err := base64.RawURLEncoding.DecodeString(page)
+	if err != nil {
+		return nil, "", fmt.Errorf("temporal: sweep %s: %w: not a page this adapter gave", w.typ, adapters.ErrInvalid)
+	}
+	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: e.namespace, PageSize: sweepPage, NextPageToken: token,
+		Query: "WorkflowId IN (" + strings.Join(quoted, ", ") + ")",
+	})
+	if err != nil {
+		return nil, "", e.fail(ctx, "sweep "+w.typ, err)
+	}
+	var out []adapters.Listed
+	shown := map[adapters.Ref]bool{}
+	for _, info := range resp.GetExecutions() {
+		l, ok := listed(info)
+		if !ok {
+			continue
+		}
+		r, asked := wanted[l.Ref.ID]
+		if !asked {
+			r, asked = wanted[info.GetExecution().GetWorkflowId()+"/"]
+		}
+		if asked && !shown[r] { // runs come newest first: a reused id's older chains are not asked
+			shown[r] = true
+			out = append(out, adapters.Listed{Ref: r, Status: l.Status})
+		}
+	}
+	return out, base64.RawURLEncoding.EncodeToString(resp.GetNextPageToken()), nil
+}
+
+// sweepPage is how many runs one sweep reads: every chain of a full sweep, and runs that
+// continued as new besides.
+const sweepPage = 4 * adapters.SweepLimit
