@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -257,25 +258,36 @@ type Engine interface {
 // sys_invocation): a replica refreshes its running tasks a page at a time instead of one read
 // per task. It is optional; an engine without it is read per execution.
 type Sweeper interface {
-	// Sweep makes one engine call that reads, of refs (executions of t that Start returned, at
-	// most SweepLimit of them), those that the listing shows, with the listing's statuses, and
+	// Sweep makes one engine call that reads one page of the listing of refs (executions of t
+	// that Start returned): those of refs that the page shows, with the listing's statuses, and
 	// the page that follows ("" after the last; a page is what an earlier Sweep of the same refs
-	// gave). A listing is eventually consistent and coarser than Describe: a status may lag the
-	// execution by seconds, and a ref that no page shows may have ended, or not be listed yet.
-	// So an end that a sweep shows, or a running execution that it no longer shows, is confirmed
-	// with Describe before anyone is told.
+	// gave, and any other is ErrInvalid). A page is the driver's own unit: SweepIDs refs of an
+	// engine that is queried by id, a page of running executions of one that lists them. A
+	// listing is eventually consistent and coarser than Describe: a status may lag the execution
+	// by seconds, and a ref that no page shows may have ended, or not be listed yet. So an end
+	// that a sweep shows, or a running execution that it no longer shows, is confirmed with
+	// Describe before anyone is told.
 	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
 }
 
-// SweepLimit bounds the refs of one Sweep (a visibility query names each of them).
-const SweepLimit = 100
+// SweepIDs is how many executions one page of a sweep by id names (a visibility query, an SQL
+// IN list).
+const SweepIDs = 100
 
-// CheckSweep is the error of a Sweep of more refs than SweepLimit, which wraps ErrInvalid.
-func CheckSweep(refs []Ref) error {
-	if len(refs) > SweepLimit {
-		return fmt.Errorf("%w: a sweep reads at most %d executions, not %d", ErrInvalid, SweepLimit, len(refs))
+// SweepChunk is the refs that a sweep by id reads on page (its offset into refs, "" for 0) and the
+// page after it ("" after the last).
+func SweepChunk(refs []Ref, page string) (chunk []Ref, next string, err error) {
+	at := 0
+	if page != "" {
+		if at, err = strconv.Atoi(page); err != nil || at <= 0 || at >= len(refs) || strconv.Itoa(at) != page {
+			return nil, "", fmt.Errorf("%w: %q is not a page of this sweep", ErrInvalid, page)
+		}
 	}
-	return nil
+	end := min(at+SweepIDs, len(refs))
+	if end < len(refs) {
+		next = strconv.Itoa(end)
+	}
+	return refs[at:end], next, nil
 }
 
 // ScopedKey is an idempotency key in the space of its caller: adapters derive their execution ids

@@ -736,7 +736,8 @@ func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.T
 
 // testSweep: an engine that sweeps shows, of the refs it is given, each running execution as
 // running and an ended one as ended or not at all, once its listing has caught up, across its
-// pages; never an execution it was not given; and it refuses more than SweepLimit refs.
+// pages (more refs than one page by id holds); never an execution it was not given; and it
+// refuses a page it did not give.
 func testSweep(t *testing.T, h Harness) {
 	sw, ok := h.Engine().(adapters.Sweeper)
 	if !ok {
@@ -757,10 +758,14 @@ func testSweep(t *testing.T, h Harness) {
 	ended, unasked := begin(0), begin(60)
 	awaitTerminal(ctx, t, h.Engine(), tg, ended)
 	refs = append(refs, ended)
+	for len(refs) < adapters.SweepIDs+50 { // the last real ones on the second page by id
+		refs = append([]adapters.Ref{h.Missing()}, refs...)
+	}
+	real := refs[len(refs)-4:]
 
 	var seen map[adapters.Ref]adapters.Status
 	caughtUp := func() bool {
-		for _, r := range refs[:3] {
+		for _, r := range real[:3] {
 			if st, ok := seen[r]; !ok || st.State.Terminal() {
 				return false
 			}
@@ -770,22 +775,18 @@ func testSweep(t *testing.T, h Harness) {
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		seen = sweepAll(ctx, t, sw, tg, refs)
-		if _, ok := seen[unasked]; ok || len(seen) > len(refs) {
-			t.Fatalf("the sweep of %v showed %v, which holds executions it was not given", refs, seen)
+		if _, ok := seen[unasked]; ok || len(seen) > len(real) {
+			t.Fatalf("the sweep of %v showed %v, which holds executions it was not given", real, seen)
 		}
 		if caughtUp() {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s the sweep shows %v; want the first three of %v running and the last ended or not shown", seen, refs)
+			t.Fatalf("after 30 s the sweep shows %v; want the first three of %v running and the last ended or not shown", seen, real)
 		}
 	}
-	tooMany := make([]adapters.Ref, adapters.SweepLimit+1)
-	for i := range tooMany {
-		tooMany[i] = refs[i%len(refs)]
-	}
-	if _, _, err := sw.Sweep(ctx, tg, tooMany, ""); !errors.Is(err, adapters.ErrInvalid) {
-		t.Fatalf("a sweep of %d refs: %v, want ErrInvalid", len(tooMany), err)
+	if _, _, err := sw.Sweep(ctx, tg, refs, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
+		t.Fatalf("a sweep from a page it never gave: %v, want ErrInvalid", err)
 	}
 }
 

@@ -39,10 +39,47 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 		if !strings.HasPrefix(aws.ToString(x.Name), tag) {
 			continue
 		}
-		listed = append(listed, adapters.Listed{Ref: adapters.Ref{ID: aws.ToString(x.ExecutionArn)}, Status: adapters.Status{
-			State: stateOf(x.Status), Native: string(x.Status), Started: aws.ToTime(x.StartDate),
-			Updated: latest(aws.ToTime(x.StartDate), x.RedriveDate, x.StopDate),
-		}})
+		listed = append(listed, adapters.Listed{Ref: adapters.Ref{ID: aws.ToString(x.ExecutionArn)}, Status: listedStatus(x)})
 	}
 	return listed, aws.ToString(out.NextToken), nil
+}
+
+// Sweep reads one page of the state machine's running executions (ListExecutions with the RUNNING
+// filter, up to 1,000, newest first) and shows those of refs it holds, as running. An execution of
+// refs that no page shows has ended, or is too young to be listed: Describe tells which. It costs
+// a page per 1,000 running executions of the state machine, whatever the number of refs.
+func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	m, err := machineOf(t)
+	if err != nil {
+		return nil, "", err
+	}
+	in := &sfn.ListExecutionsInput{StateMachineArn: aws.String(m.unqualified()), StatusFilter: types.ExecutionStatusRunning, MaxResults: 1000}
+	if page != "" {
+		in.NextToken = aws.String(page)
+	}
+	out, err := e.reader.ListExecutions(ctx, in)
+	var badPage *types.InvalidToken
+	if errors.As(err, &badPage) {
+		return nil, "", fmt.Errorf("%w: not a page of the sweep of %s: %w", adapters.ErrInvalid, m.unqualified(), err)
+	}
+	if err != nil {
+		return nil, "", apiError("sweeping the running executions of "+m.unqualified(), err)
+	}
+	asked := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		asked[r.ID] = true
+	}
+	var listed []adapters.Listed
+	for _, x := range out.Executions {
+		if arn := aws.ToString(x.ExecutionArn); asked[arn] {
+			listed = append(listed, adapters.Listed{Ref: adapters.Ref{ID: arn}, Status: listedStatus(x)})
+		}
+	}
+	return listed, aws.ToString(out.NextToken), nil
+}
+
+// listedStatus is an execution's status as a listing tells it.
+func listedStatus(x types.ExecutionListItem) adapters.Status {
+	return adapters.Status{State: stateOf(x.Status), Native: string(x.Status), Started: aws.ToTime(x.StartDate),
+		Updated: latest(aws.ToTime(x.StartDate), x.RedriveDate, x.StopDate)}
 }

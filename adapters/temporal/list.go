@@ -62,19 +62,23 @@ func listed(info *workflowpb.WorkflowExecutionInfo) (l adapters.Listed, ok bool)
 	return adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st}, true
 }
 
-// Sweep reads the workflows of refs from the visibility store by their ids (WorkflowId IN ...),
-// each chain as its latest run. A KeyRef (no run) stands for its workflow id's newest chain.
+// Sweep reads the workflows of a page of refs (adapters.SweepIDs of them) from the visibility
+// store by their ids (WorkflowId IN ...), each chain as its latest run; a KeyRef (no run) stands
+// for its workflow id's newest chain. A page is "OFFSET.TOKEN": the chunk's offset into refs and
+// visibility's own page within the chunk (a chain that continued as new often has many runs).
 func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	if err := adapters.CheckSweep(refs); err != nil {
-		return nil, "", err
-	}
 	w, err := workflowOf(t)
 	if err != nil {
 		return nil, "", err
 	}
+	at, inner, _ := strings.Cut(page, ".")
+	chunk, next, err := adapters.SweepChunk(refs, at)
+	if err != nil {
+		return nil, "", fmt.Errorf("temporal: sweep %s: %w", w.typ, err)
+	}
 	wanted, ids := map[string]adapters.Ref{}, map[string]bool{}
 	var quoted []string
-	for _, r := range refs {
+	for _, r := range chunk {
 		id, _, ok := WorkflowOf(r)
 		if !ok || strings.ContainsAny(id, `'\`) {
 			return nil, "", fmt.Errorf("temporal: sweep %s: %w: %q is no workflow this adapter started", w.typ, adapters.ErrInvalid, r.ID)
@@ -86,9 +90,9 @@ func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.R
 		wanted[r.ID] = r
 	}
 	if len(quoted) == 0 {
-		return nil, "", nil
+		return nil, next, nil
 	}
-	token, err := base64.RawURLEncoding.DecodeString(page)
+	token, err := base64.RawURLEncoding.DecodeString(inner)
 	if err != nil {
 		return nil, "", fmt.Errorf("temporal: sweep %s: %w: not a page this adapter gave", w.typ, adapters.ErrInvalid)
 	}
@@ -115,9 +119,12 @@ func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.R
 			out = append(out, adapters.Listed{Ref: r, Status: l.Status})
 		}
 	}
-	return out, base64.RawURLEncoding.EncodeToString(resp.GetNextPageToken()), nil
+	if more := resp.GetNextPageToken(); len(more) > 0 {
+		next = at + "." + base64.RawURLEncoding.EncodeToString(more)
+	}
+	return out, next, nil
 }
 
-// sweepPage is how many runs one sweep reads: every chain of a full sweep, and runs that
+// sweepPage is how many runs one page of a sweep reads: every chain of its chunk, and runs that
 // continued as new besides.
-const sweepPage = 4 * adapters.SweepLimit
+const sweepPage = 4 * adapters.SweepIDs
