@@ -254,8 +254,8 @@ type Engine interface {
 }
 
 // Sweeper is an Engine that reads the states of many executions of one target in one engine call,
-// from the engine's listing (Step Functions' ListExecutions, Temporal's visibility, Restate's
-// sys_invocation): a replica refreshes its running tasks a page at a time instead of one read
+// from the engine's listing (Step Functions' ListExecutions, Temporal's visibility, an SQL view
+// of invocations): a replica refreshes its running tasks a page at a time instead of one read
 // per task. It is optional; an engine without it is read per execution.
 type Sweeper interface {
 	// Sweep makes one engine call that reads one page of the listing of refs (executions of t

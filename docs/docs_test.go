@@ -664,3 +664,30 @@ func TestLayers(t *testing.T) {
 		}
 	}
 }
+
+// workerSide are the packages that run inside workers, never in taskgate's drivers: the engines'
+// worker SDKs and taskgate's own worker-side helpers.
+var workerSide = []string{
+	"go.temporal.io/sdk/worker", "go.temporal.io/sdk/testsuite", "go.temporal.io/sdk/workflow",
+	"github.com/restatedev/sdk-go",
+	"github.com/taskgate/taskgate/adapters/temporal/taskgateflow",
+	"github.com/taskgate/taskgate/adapters/restate/taskgatehandler",
+}
+
+// TestDriversSpeakOnlyClientAPIs: no driver links a worker-side package; what a workflow and a
+// driver share is in adapters/askwire.
+func TestDriversSpeakOnlyClientAPIs(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./adapters/temporal", "./adapters/stepfunctions", "./adapters/restate")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, w := range workerSide {
+			if dep == w || strings.HasPrefix(dep, w+"/") {
+				t.Errorf("a driver links %s, which only workers need", dep)
+			}
+		}
+	}
+}

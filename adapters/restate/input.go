@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/restate/taskgatehandler"
+	"github.com/taskgate/taskgate/adapters/askwire"
 )
 
 // answerTaken bounds how long Answer waits for the handler to take an answer it delivered.
@@ -36,7 +36,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		}
 		return fmt.Errorf("restate: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
 	}
-	reply := taskgatehandler.Reply{Action: a.Action}
+	reply := askwire.Reply{Action: a.Action}
 	if a.Action == adapters.ActionAccept {
 		reply.Content = a.Content
 	}
@@ -67,11 +67,11 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 }
 
 // open finds the open question key of a running invocation.
-func (inv invocation) open(key string) (taskgatehandler.Question, bool) {
+func (inv invocation) open(key string) (askwire.Question, bool) {
 	open, _ := inv.questions()
-	i := slices.IndexFunc(open, func(q taskgatehandler.Question) bool { return q.Key == key })
+	i := slices.IndexFunc(open, func(q askwire.Question) bool { return q.Key == key })
 	if i < 0 {
-		return taskgatehandler.Question{}, false
+		return askwire.Question{}, false
 	}
 	return open[i], true
 }

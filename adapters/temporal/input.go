@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/temporal/taskgateflow"
+	"github.com/taskgate/taskgate/adapters/askwire"
 )
 
 // Bounds of what a status message repeats.
@@ -37,11 +37,11 @@ func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflo
 	if len(qs.Open) > 0 {
 		st.State = adapters.InputRequired
 		for _, q := range qs.Open {
-			st.Inputs = append(st.Inputs, adapters.Question(q))
+			st.Inputs = append(st.Inputs, q.Asked())
 		}
 	}
 	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
-	switch st.Message = e.memoString(fields[taskgateflow.MemoProgress]); {
+	switch st.Message = e.memoString(fields[askwire.MemoProgress]); {
 	case st.Message != "":
 	case len(st.Inputs) > 0:
 		st.Message = adapters.Awaiting(st.Inputs)
@@ -52,17 +52,17 @@ func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflo
 
 // questions reads the run's open questions from its memo; questions another run recorded (the
 // memo is carried over by continue-as-new) are not open.
-func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (taskgateflow.Questions, error) {
-	var qs taskgateflow.Questions
-	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions]
+func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (askwire.TemporalQuestions, error) {
+	var qs askwire.TemporalQuestions
+	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[askwire.MemoQuestions]
 	if p == nil {
 		return qs, nil
 	}
 	if err := e.dc.FromPayload(p, &qs); err != nil {
-		return qs, fmt.Errorf("the workflow's questions (memo %s) cannot be read: %v; a worker whose data converter encrypts or compresses payloads hides them from taskgate", taskgateflow.MemoQuestions, err)
+		return qs, fmt.Errorf("the workflow's questions (memo %s) cannot be read: %v; a worker whose data converter encrypts or compresses payloads hides them from taskgate", askwire.MemoQuestions, err)
 	}
 	if qs.Run != d.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
-		return taskgateflow.Questions{}, nil
+		return askwire.TemporalQuestions{}, nil
 	}
 	return qs, nil
 }
@@ -117,8 +117,8 @@ func clip(s string, n int) string {
 }
 
 // Answer delivers an answer to the open question key of the chain's current run: through the
-// Update taskgateflow.UpdateName, waiting until the workflow has taken it (or refused it), or
-// through the signal taskgateflow.SignalName when the workflow asks for that.
+// Update askwire.UpdateName, waiting until the workflow has taken it (or refused it), or
+// through the signal askwire.SignalName when the workflow asks for that.
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
 	if err := a.Check(); err != nil {
@@ -135,10 +135,10 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	if err != nil {
 		return fmt.Errorf("temporal: %s: %s", what, err)
 	}
-	if !slices.ContainsFunc(qs.Open, func(q taskgateflow.Question) bool { return q.Key == key }) {
+	if !slices.ContainsFunc(qs.Open, func(q askwire.Question) bool { return q.Key == key }) {
 		return fmt.Errorf("temporal: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
 	}
-	reply := taskgateflow.Reply{Key: key, Action: a.Action}
+	reply := askwire.Reply{Key: key, Action: a.Action}
 	if a.Action == adapters.ActionAccept {
 		reply.Content = a.Content
 	}
@@ -147,9 +147,9 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return fmt.Errorf("temporal: %s: encoding the answer: %w", what, err)
 	}
 	run := &commonpb.WorkflowExecution{WorkflowId: c.id, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
-	if qs.Via == taskgateflow.ViaSignal {
+	if qs.Via == askwire.ViaSignal {
 		_, err := e.svc.SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{
-			Namespace: e.namespace, WorkflowExecution: run, SignalName: taskgateflow.SignalName,
+			Namespace: e.namespace, WorkflowExecution: run, SignalName: askwire.SignalName,
 			Input: args, Identity: identity, RequestId: uuid.NewString(),
 		})
 		if err != nil {
@@ -170,7 +170,7 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 		WaitPolicy:        completed,
 		Request: &updatepb.Request{
 			Meta:  &updatepb.Meta{UpdateId: uuid.NewString(), Identity: identity},
-			Input: &updatepb.Input{Name: taskgateflow.UpdateName, Args: args},
+			Input: &updatepb.Input{Name: askwire.UpdateName, Args: args},
 		},
 	})
 	if err != nil {
@@ -196,9 +196,9 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 // refused turns the workflow's refusal of an answer into the contract's error, with its words.
 func refused(what string, f *failurepb.Failure) error {
 	switch f.GetApplicationFailureInfo().GetType() {
-	case taskgateflow.NotOpenType:
+	case askwire.NotOpenType:
 		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrNotFound, f.GetMessage())
-	case taskgateflow.InvalidAnswerType:
+	case askwire.InvalidAnswerType:
 		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrInvalid, f.GetMessage())
 	}
 	return fmt.Errorf("temporal: %s: the workflow refused the answer: %s", what, f.GetMessage())

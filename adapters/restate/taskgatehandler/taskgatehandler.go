@@ -52,16 +52,14 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/askwire"
 )
 
-// Names of the protocol.
+// Names of the protocol (package askwire).
 const (
-	// StateQuestions is the state key of the open questions (a Questions).
-	StateQuestions = "taskgate.questions"
-	// StateProgress is the state key of the progress message (a string).
-	StateProgress = "taskgate.progress"
-	// MetadataError is the terminal error metadata key that names a failure for taskgate.
-	MetadataError = "taskgate.error"
+	StateQuestions = askwire.StateQuestions
+	StateProgress  = askwire.StateProgress
+	MetadataError  = askwire.MetadataError
 )
 
 // The actions of an answer.
@@ -71,41 +69,18 @@ const (
 	Cancel  = adapters.ActionCancel
 )
 
-// Question is one open question, as the state holds it.
-type Question struct {
-	Key     string          `json:"key"`
-	Message string          `json:"message"`
-	Schema  json.RawMessage `json:"schema"`
-	// Awakeable is the id of the awakeable that the answer resolves.
-	Awakeable string `json:"awakeable"`
-}
-
-// Questions is the state value under StateQuestions.
-type Questions struct {
-	// Invocation is the id of the invocation that asks them.
-	Invocation string     `json:"invocation"`
-	Open       []Question `json:"open"`
-}
-
-// Reply is what taskgate resolves a question's awakeable with.
-type Reply struct {
-	Action  string          `json:"action"`
-	Content json.RawMessage `json:"content,omitempty"`
-}
+// The protocol's values, shared with taskgate's driver.
+type (
+	// Question is one open question, as the state holds it.
+	Question = askwire.Question
+	// Questions is the state value under StateQuestions.
+	Questions = askwire.RestateQuestions
+	// Reply is what taskgate resolves a question's awakeable with.
+	Reply = askwire.Reply
+)
 
 // Answer is how a question was answered.
-type Answer Reply
-
-// Accepted reports whether the answer has content.
-func (a Answer) Accepted() bool { return a.Action == Accept }
-
-// Decode decodes the content of an accepted answer into v.
-func (a Answer) Decode(v any) error {
-	if !a.Accepted() {
-		return fmt.Errorf("taskgatehandler: the question was not answered but %s: there is no content to decode", a.Action)
-	}
-	return json.Unmarshal(a.Content, v)
-}
+type Answer struct{ askwire.Answer }
 
 // Refusal is the failure to end with when the question key was not accepted: nil when it was, a
 // terminal error named adapters.DeclinedError or adapters.DismissedError otherwise, the names
@@ -185,7 +160,7 @@ func Await(ctx restate.ObjectContext, open ...*Asking) (map[string]Answer, error
 		if err := withdraw(ctx, q); err != nil {
 			return answers, err
 		}
-		answers[q.key] = Answer(r)
+		answers[q.key] = Answer{askwire.Answer{Action: r.Action, Content: r.Content}}
 		open = slices.Delete(open, i, i+1)
 	}
 	return answers, nil

@@ -57,6 +57,7 @@ import (
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/askwire"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/temporal"
@@ -65,27 +66,16 @@ import (
 	"golang.org/x/text/message"
 )
 
-// Names of the protocol.
+// Names of the protocol (package askwire).
 const (
-	// UpdateName is the Update that delivers answers.
-	UpdateName = "taskgate.answer"
-	// SignalName is the signal that delivers answers when Options.Signals is set.
-	SignalName = "taskgate.answer"
-	// MemoQuestions is the memo key of the open questions (a Questions).
-	MemoQuestions = "taskgate.questions"
-	// MemoProgress is the memo key of the progress message (a string).
-	MemoProgress = "taskgate.progress"
-	// NotOpenType is the application error type of a rejected answer to a question that is not
-	// open.
-	NotOpenType = "taskgate.NotOpen"
-	// InvalidAnswerType is the application error type of a rejected answer that does not fit.
-	InvalidAnswerType = "taskgate.InvalidAnswer"
-)
-
-// The ways answers arrive, as Questions.Via names them.
-const (
-	ViaUpdate = "update"
-	ViaSignal = "signal"
+	UpdateName        = askwire.UpdateName
+	SignalName        = askwire.SignalName
+	MemoQuestions     = askwire.MemoQuestions
+	MemoProgress      = askwire.MemoProgress
+	NotOpenType       = askwire.NotOpenType
+	InvalidAnswerType = askwire.InvalidAnswerType
+	ViaUpdate         = askwire.ViaUpdate
+	ViaSignal         = askwire.ViaSignal
 )
 
 // The actions of an answer.
@@ -95,48 +85,17 @@ const (
 	Cancel  = adapters.ActionCancel
 )
 
-// Question is one open question, as the memo holds it.
-type Question struct {
-	Key     string          `json:"key"`
-	Message string          `json:"message"`
-	Schema  json.RawMessage `json:"schema"`
-}
-
-// Questions is the memo value under MemoQuestions.
-type Questions struct {
-	// Run is the run id of the run that asks them.
-	Run string `json:"run"`
-	// Via is ViaUpdate or ViaSignal.
-	Via  string     `json:"via"`
-	Open []Question `json:"open"`
-}
-
-// Reply is the one argument of the Update (or signal) that answers a question.
-type Reply struct {
-	Key     string          `json:"key"`
-	Action  string          `json:"action"`
-	Content json.RawMessage `json:"content,omitempty"`
-}
-
-// Answer is how a question was answered.
-type Answer struct {
-	// Action is Accept, Decline or Cancel (dismissed without a choice); the workflow decides what
-	// each means.
-	Action string
-	// Content is the answer when accepted: a JSON object that fits the question's schema.
-	Content json.RawMessage
-}
-
-// Accepted reports whether the answer has content.
-func (a Answer) Accepted() bool { return a.Action == Accept }
-
-// Decode decodes the content of an accepted answer into v.
-func (a Answer) Decode(v any) error {
-	if !a.Accepted() {
-		return fmt.Errorf("taskgateflow: the question was not answered but %s: there is no content to decode", a.Action)
-	}
-	return json.Unmarshal(a.Content, v)
-}
+// The protocol's values, shared with taskgate's driver.
+type (
+	// Question is one open question, as the memo holds it.
+	Question = askwire.Question
+	// Questions is the memo value under MemoQuestions.
+	Questions = askwire.TemporalQuestions
+	// Reply is the one argument of the Update (or signal) that answers a question.
+	Reply = askwire.Reply
+	// Answer is how a question was answered.
+	Answer = askwire.Answer
+)
 
 // Options configure an Inbox.
 type Options struct {
