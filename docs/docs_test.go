@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	// With the in-memory engine, which docs/adding-an-engine.md shows as the model driver.
 	taskgate = filepath.Join(dir, "taskgate")
-	if out, err := exec.Command("go", "build", "-tags", "memengine", "-o", taskgate, "../cmd/taskgate").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "memengine,dev", "-o", taskgate, "../cmd/taskgate").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
 	code := m.Run()
@@ -677,17 +677,36 @@ var workerSide = []string{
 // TestDriversSpeakOnlyClientAPIs: no driver links a worker-side package; what a workflow and a
 // driver share is in adapters/askwire.
 func TestDriversSpeakOnlyClientAPIs(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./adapters/temporal", "./adapters/stepfunctions", "./adapters/restate")
+	for _, dep := range linksOf(t, workerSide, "./adapters/temporal", "./adapters/stepfunctions", "./adapters/restate") {
+		t.Errorf("a driver links %s, which only workers need", dep)
+	}
+}
+
+// TestServeLinksOnlyTheProduct: the taskgate that ships links no worker-side package, no dev
+// engines and no example (dev is in the build with -tags dev).
+func TestServeLinksOnlyTheProduct(t *testing.T) {
+	devOnly := append(slices.Clone(workerSide), "github.com/taskgate/taskgate/devenv", "github.com/taskgate/taskgate/examples")
+	for _, dep := range linksOf(t, devOnly, "./cmd/taskgate") {
+		t.Errorf("cmd/taskgate links %s, which only the development build needs", dep)
+	}
+}
+
+// linksOf are the packages that pkgs link (go list -deps) which are, or are under, one of these.
+func linksOf(t *testing.T, these []string, pkgs ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var found []string
 	for _, dep := range strings.Fields(string(out)) {
-		for _, w := range workerSide {
+		for _, w := range these {
 			if dep == w || strings.HasPrefix(dep, w+"/") {
-				t.Errorf("a driver links %s, which only workers need", dep)
+				found = append(found, dep)
 			}
 		}
 	}
+	return found
 }

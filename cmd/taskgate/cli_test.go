@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -29,7 +31,7 @@ func TestHelp(t *testing.T) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	walk(root)
-	for _, want := range []string{"serve", "dev", "validate", "call", "discover", "token", "version", "completion", "memory", "new-key", "bash"} {
+	for _, want := range []string{"serve", "validate", "call", "discover", "token", "version", "completion", "memory", "new-key", "bash"} {
 		if !hasCommand(root, want) {
 			t.Errorf("taskgate has no command %q", want)
 		}
@@ -134,13 +136,23 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-func TestDevWithoutACacheFolder(t *testing.T) {
-	t.Setenv("HOME", "")
-	t.Setenv("XDG_CACHE_HOME", "")
+// TestDevIsNotShipped: the build that ships has no dev command, and says where it is.
+func TestDevIsNotShipped(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"dev"}, nil, &stdout, &stderr)
+	const want = "taskgate: dev is in the development build only: go run -tags dev ./cmd/taskgate dev (from a clone of taskgate)\n"
+	if code != 2 || stderr.String() != want {
+		t.Errorf("dev in the shipped build: exit %d, stderr %q; want 2, %q", code, &stderr, want)
+	}
+}
+
+// TestDevWithoutACacheFolder runs the development build (TestMain's binary).
+func TestDevWithoutACacheFolder(t *testing.T) {
+	cmd := exec.Command(binary, "dev")
+	cmd.Env = append(os.Environ(), "HOME=", "XDG_CACHE_HOME=")
+	out, err := cmd.CombinedOutput()
 	const want = "taskgate: finding the user's cache folder, where taskgate keeps its tools and dev state: neither $XDG_CACHE_HOME nor $HOME are defined; set XDG_CACHE_HOME or HOME\n"
-	if code != 1 || stderr.String() != want {
-		t.Errorf("dev without HOME: exit %d, stderr %q; want 1, %q", code, &stderr, want)
+	if code := cmd.ProcessState.ExitCode(); code != 1 || string(out) != want {
+		t.Errorf("dev without HOME: exit %d (%v), output %q; want 1, %q", code, err, out, want)
 	}
 }

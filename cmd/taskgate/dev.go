@@ -1,3 +1,5 @@
+//go:build dev
+
 package main
 
 import (
@@ -13,6 +15,11 @@ import (
 	"github.com/taskgate/taskgate/devenv"
 	"github.com/taskgate/taskgate/mapping"
 )
+
+// dev runs the built-in example on local engines (package devenv, which brings the engines' worker
+// SDKs, the example workers and what installs the local servers). It is only in the development
+// build, `go build -tags dev`: the binary that ships serves engines and links none of that.
+func init() { devCommand = newDevCmd }
 
 // devOptions are dev's flags.
 type devOptions struct {

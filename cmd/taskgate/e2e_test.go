@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "taskgate")
-	if out, err := exec.Command("go", "build", "-tags", "memengine", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "memengine,dev", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
 	code := m.Run()

@@ -46,6 +46,9 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && args[0] == "dev" {
+				return usageError{"dev is in the development build only: go run -tags dev ./cmd/taskgate dev (from a clone of taskgate)"}
+			}
 			if len(args) > 0 {
 				return usageError{fmt.Sprintf("unknown command %q; run taskgate help for the commands", args[0])}
 			}
@@ -53,9 +56,15 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
-	root.AddCommand(newServeCmd(), newDevCmd(), newValidateCmd(), newCallCmd(), newDiscoverCmd(), newIAMPolicyCmd(), newTokenCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newValidateCmd(), newCallCmd(), newDiscoverCmd(), newIAMPolicyCmd(), newTokenCmd(), newVersionCmd())
+	if devCommand != nil {
+		root.AddCommand(devCommand())
+	}
 	return root
 }
+
+// devCommand is the dev command in the development build (dev.go), nil in the one that ships.
+var devCommand func() *cobra.Command
 
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }

@@ -10,7 +10,7 @@ import (
 // the examples' engine, and says which engines it is for.
 func TestIAMPolicySaysNothing(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "taskgate")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/taskgate").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, "../../cmd/taskgate").CombinedOutput(); err != nil {
 		t.Fatalf("building taskgate: %v\n%s", err, out)
 	}
 	out, err := exec.Command(bin, "iam-policy", "--config", "tools.yaml").CombinedOutput()

@@ -35,7 +35,7 @@ func binary(t *testing.T) string {
 		return bin
 	}
 	bin := filepath.Join(t.TempDir(), "taskgate")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/taskgate").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, "../../cmd/taskgate").CombinedOutput(); err != nil {
 		t.Fatalf("building taskgate: %v\n%s", err, out)
 	}
 	return bin
