@@ -39,11 +39,26 @@ const (
 	maxPoll   = 2 * time.Second
 )
 
-// Owns reports whether r is a Standard execution of t's state machine: same partition, region,
-// account and state machine name, and a valid execution name. It makes no API call.
+// Owns reports whether r is a Standard execution of t's state machine (same partition, region,
+// account and state machine name) named as Start names the caller's. It makes no API call.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	name, ok := executionOf(t, r)
-	return ok && strings.HasPrefix(name, adapters.CallerTag(caller)+"-")
+	return ok && callersName(name, caller)
+}
+
+// callersName reports whether name is an execution name Start gives for caller: the caller's tag,
+// then "-" and a UUID, or "-k-" and 40 hex digits (keyName). A mere prefix is not enough: anyone
+// who may start executions on the engine could name one after a caller's tag.
+func callersName(name, caller string) bool {
+	rest, ok := strings.CutPrefix(name, adapters.CallerTag(caller)+"-")
+	if !ok {
+		return false
+	}
+	if h, ok := strings.CutPrefix(rest, "k-"); ok {
+		return len(h) == 40 && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	u, err := uuid.Parse(rest)
+	return err == nil && u.String() == rest
 }
 
 // ownsTarget reports whether r is an execution of t's state machine, whoever started it.
