@@ -12,7 +12,7 @@ import (
 )
 
 // List reads the caller's workflows of t from the visibility store, by the prefix of their ids
-// (which carry the caller's tag): a chain that continued as new is listed once, as its latest run.
+// (which carry the caller's tag), keeping those whose ids Start could have given: a chain that continued as new is listed once, as its latest run.
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
 	w, err := workflowOf(t)
 	if err != nil {
@@ -36,8 +36,8 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	var out []adapters.Listed
 	for _, info := range resp.GetExecutions() {
 		state := stateOf(info.GetStatus())
-		if state == 0 { // a run that continued as new: its chain's latest run is listed
-			continue
+		if state == 0 || !callersWorkflowID(w, info.GetExecution().GetWorkflowId(), caller) {
+			continue // a run that continued as new (its chain's latest run is listed), or not a start of taskgate's
 		}
 		first := info.GetFirstRunId()
 		if first == "" {
