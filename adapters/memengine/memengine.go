@@ -183,7 +183,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, input); err != nil {
-		return adapters.Ref{}, fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+		return adapters.Ref{}, adapters.Refuse("the input is not valid JSON", fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
 	}
 	id := j.program + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
 	if req.Key != "" {
