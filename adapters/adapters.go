@@ -165,11 +165,11 @@ func (a Answer) Check() error {
 	case ActionAccept:
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(a.Content, &obj); err != nil || obj == nil {
-			return fmt.Errorf("%w: an accepted answer's content must be a JSON object, like {\"confirm\": true}", ErrInvalid)
+			return refused(`an accepted answer's content must be a JSON object, like {"confirm": true}`)
 		}
 	case ActionDecline, ActionCancel:
 	default:
-		return fmt.Errorf("%w: answer action %q: want accept, decline or cancel", ErrInvalid, a.Action)
+		return refused(fmt.Sprintf("answer action %q: want accept, decline or cancel", a.Action))
 	}
 	return nil
 }
@@ -327,6 +327,33 @@ var (
 	// ErrThrottled error is also ErrUnavailable: nothing changed, retry later.
 	ErrThrottled error = throttled{}
 )
+
+// Refusal is an ErrInvalid error with the reason in words for the caller: a client knows a tool
+// only by its name, so Reason names nothing of the engine's (its kind, workflow types, task
+// queues, ARNs, addresses), while Err, the engine's whole error, goes to the operator's logs.
+type Refusal struct {
+	Reason string
+	Err    error
+}
+
+// Refuse is err (which wraps ErrInvalid), with reason for the caller.
+func Refuse(reason string, err error) error { return &Refusal{Reason: reason, Err: err} }
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// refused is an ErrInvalid error whose words are the caller's as they are.
+func refused(reason string) error { return Refuse(reason, fmt.Errorf("%w: %s", ErrInvalid, reason)) }
+
+// ReasonOf is why err refused a request, for the caller: a Refusal's reason, else otherwise.
+func ReasonOf(err error, otherwise string) string {
+	var r *Refusal
+	if errors.As(err, &r) && r.Reason != "" {
+		return r.Reason
+	}
+	return otherwise
+}
 
 type throttled struct{}
 

@@ -133,9 +133,10 @@ func (t *Telemetry) Engine(name string, e adapters.Engine) adapters.Engine {
 func (t *Telemetry) Retried(name string) func(throttled bool) { return t.engines.Retried(name) }
 
 // Watch also reports the reads the engines of svc served, by how (taskgate_engine_reads_total),
-// and what their read budgets did (taskgate_engine_read_*, taskgate_engine_throttles_total).
+// what their read budgets did (taskgate_engine_read_*, taskgate_engine_throttles_total), and the
+// bytes their caches hold (taskgate_engine_cache_bytes).
 func (t *Telemetry) Watch(svc *tasks.Service) {
-	t.registry.MustRegister(readsCollector{svc.Reads}, budgetCollector{svc.Budgets})
+	t.registry.MustRegister(readsCollector{svc.Reads}, budgetCollector{svc.Budgets}, cacheCollector{svc.CacheBytes})
 }
 
 // Metrics serves the metrics in Prometheus's text format.

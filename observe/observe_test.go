@@ -252,6 +252,10 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
 		}
 	}
+	// The kept outcomes and readings are counted, within the default bound.
+	if held := sum(m, "taskgate_engine_cache_bytes", "engine=local-temporal"); held <= 0 || held > tasks.DefaultCacheBytes {
+		t.Errorf("taskgate_engine_cache_bytes = %v, want above 0 (an outcome is kept) and within %d", held, tasks.DefaultCacheBytes)
+	}
 	// The read budget is Temporal's default, and spent one token per read that reached the engine.
 	if b := sum(m, "taskgate_engine_read_budget", "engine=local-temporal"); b != 200 {
 		t.Errorf("taskgate_engine_read_budget = %v, want Temporal's default, 200", b)

@@ -30,6 +30,23 @@ func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+var cacheBytesDesc = prometheus.NewDesc("taskgate_engine_cache_bytes",
+	"About how many bytes of executions' readings and outcomes this process keeps to answer reads again, by engine block (at most its share of --cache-budget).",
+	[]string{"engine"}, nil)
+
+// cacheCollector reads the bytes the server's caches hold when scraped.
+type cacheCollector struct {
+	held func() map[string]int64
+}
+
+func (cacheCollector) Describe(ch chan<- *prometheus.Desc) { ch <- cacheBytesDesc }
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for engine, n := range c.held() {
+		ch <- prometheus.MustNewConstMetric(cacheBytesDesc, prometheus.GaugeValue, float64(n), engine)
+	}
+}
+
 var (
 	budgetDesc = prometheus.NewDesc("taskgate_engine_read_budget",
 		"The read budget of an engine block in this process, in reads per second (its mapping budget, split by --replicas).",

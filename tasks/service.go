@@ -42,6 +42,11 @@ type Config struct {
 	NotFoundGrace time.Duration
 	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default 4096.
 	EndedCacheSize int
+	// CacheBytes bounds the bytes of that cache across all engine blocks, each holding an equal
+	// share: the count alone lets a few large outputs fill the memory. An execution whose
+	// reading or outcome needs more than its block's share is not kept. Default DefaultCacheBytes;
+	// negative: nothing is kept.
+	CacheBytes int64
 	// FreshFor is how long a running execution's status answers reads that come with no task
 	// (default 250ms); a task's polls reuse it for the tool's polling interval at the task's age.
 	// Negative: every read asks the engine.
@@ -55,6 +60,11 @@ type Config struct {
 	// Observer, when set, is told of starts and ends.
 	Observer Observer
 }
+
+// DefaultCacheBytes is the default of Config.CacheBytes: with Go's heap growing to about twice
+// what it holds, 64 MiB of cached readings and outcomes leave a process within a 256 MiB
+// container.
+const DefaultCacheBytes = 64 << 20
 
 // Service serves tasks over the engines. Any number of them may serve the same mapping and
 // engines: nothing of a task lives in one.
@@ -106,6 +116,10 @@ func New(cfg Config) (*Service, error) {
 	if fresh == 0 {
 		fresh = 250 * time.Millisecond
 	}
+	blockBytes := cacheShare(cfg)
+	if cfg.CacheBytes < 0 {
+		size = 0
+	}
 	for _, t := range cfg.Mapping.Tools {
 		e, ok := cfg.Engines[t.Engine]
 		if !ok {
@@ -122,7 +136,7 @@ func New(cfg Config) (*Service, error) {
 			e = cfg.Instrument(t.Engine, e)
 		}
 		e = billed{e}
-		o := coalesce.Options{Size: size, Fresh: fresh}
+		o := coalesce.Options{Size: size, Bytes: blockBytes, Fresh: fresh}
 		var b adapters.Budget
 		if block, ok := cfg.Mapping.Engines[t.Engine]; ok {
 			b = block.Budget.Split(cfg.Replicas)
@@ -138,6 +152,20 @@ func New(cfg Config) (*Service, error) {
 		s.engines[t.Engine] = s.reads[t.Engine]
 	}
 	return s, nil
+}
+
+// cacheShare is each engine block's share of cfg.CacheBytes, at least a byte (coalesce reads 0
+// as no bound).
+func cacheShare(cfg Config) int64 {
+	total := cfg.CacheBytes
+	if total == 0 {
+		total = DefaultCacheBytes
+	}
+	blocks := map[string]bool{}
+	for _, t := range cfg.Mapping.Tools {
+		blocks[t.Engine] = true
+	}
+	return max(total/int64(max(len(blocks), 1)), 1)
 }
 
 // Mapping is the mapping the service serves.
@@ -208,6 +236,16 @@ func (s *Service) Reads() map[string]coalesce.Counts {
 		reads[name] = e.Counts()
 	}
 	return reads
+}
+
+// CacheBytes are, by engine block name, about how many bytes of readings and outcomes the
+// service holds to answer reads.
+func (s *Service) CacheBytes() map[string]int64 {
+	held := make(map[string]int64, len(s.reads))
+	for name, e := range s.reads {
+		held[name] = e.Bytes()
+	}
+	return held
 }
 
 // Budgets are, by engine block name, what the read budgets of the blocks that have one did.

@@ -65,7 +65,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Task, error) {
 	}
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
-		return nil, refusedf("Could not start %s: %v", tool.Name, err)
+		return nil, startRefused(tool, err)
 	case errors.Is(err, adapters.ErrKeyConflict):
 		return nil, &Error{Kind: Conflict, Message: fmt.Sprintf("Failed to start %s: this idempotency key was already used with other arguments", tool.Name), Err: err}
 	case err != nil:
@@ -118,11 +118,17 @@ func (t *Task) end(o adapters.Outcome) {
 func waitError(what string, tool *mapping.Tool, err error) error {
 	switch {
 	case errors.Is(err, adapters.ErrInvalid):
-		return refusedf("Could not start %s: %v", tool.Name, err)
+		return startRefused(tool, err)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
 	return engineError(what, err)
+}
+
+// startRefused is the error of a start the engine refused: the reason in the caller's words, which
+// name the tool and nothing of the engine (the audit line has the engine's whole error).
+func startRefused(tool *mapping.Tool, err error) *Error {
+	return refusedf("Could not start %s: %s", tool.Name, adapters.ReasonOf(err, "the engine refused the request as invalid"))
 }
 
 // Cancel asks the engine to stop t's execution; by says who asks, for the engine's records. Its

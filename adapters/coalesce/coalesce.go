@@ -39,6 +39,10 @@ type Ended func(ctx context.Context, t adapters.Target, r adapters.Ref, s adapte
 type Options struct {
 	// Size bounds the cache, in executions (0: nothing is kept, not even ended outcomes).
 	Size int
+	// Bytes, when positive, also bounds the bytes the cache holds: readings' messages and
+	// questions, outcomes' output and errors. An execution that needs more on its own is not
+	// kept: its reads all reach the engine.
+	Bytes int64
 	// Fresh is how long a reading of a running execution answers reads that carry no pace; and,
 	// when negative, that no reading of a running execution is ever reused (every read asks the
 	// engine, throttled ones included: for measuring one read).
@@ -78,7 +82,11 @@ func New(e adapters.Engine, o Options) *Engine {
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Second
 	}
-	return &Engine{Engine: e, opts: o, cache: lru.New[entry](o.Size)}
+	cache := lru.New[entry](o.Size)
+	if o.Bytes > 0 {
+		cache = lru.NewWeighed(o.Size, o.Bytes, weigh)
+	}
+	return &Engine{Engine: e, opts: o, cache: cache}
 }
 
 // entry is what the cache knows of one execution.
@@ -95,6 +103,22 @@ type entry struct {
 	hold time.Time
 	// outcome is the ended execution's outcome, once read.
 	outcome *adapters.Outcome
+}
+
+// entryOverhead is about what an entry costs besides its strings and slices: the entry and its
+// outcome, the cache's list element and map slot.
+const entryOverhead = 512
+
+// weigh is about how many bytes the cache holds for an entry under key k.
+func weigh(k string, v entry) int64 {
+	n := entryOverhead + len(k) + len(v.status.Native) + len(v.status.Message)
+	for _, q := range v.status.Inputs {
+		n += len(q.Key) + len(q.Message) + cap(q.Schema) + 64
+	}
+	if o := v.outcome; o != nil {
+		n += len(o.Native) + cap(o.Output) + len(o.Error) + len(o.Cause)
+	}
+	return int64(n)
 }
 
 // endKnown reports whether the entry knows that the execution ended (and Ended was told so).
@@ -436,3 +460,6 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 
 // Len is the number of cached executions.
 func (e *Engine) Len() int { return e.cache.Len() }
+
+// Bytes is about how many bytes the cache holds (0 without Options.Bytes).
+func (e *Engine) Bytes() int64 { return e.cache.Bytes() }

@@ -1,8 +1,10 @@
 package coalesce
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,6 +26,7 @@ type scripted struct {
 	state   adapters.State
 	err     error
 	started time.Time
+	output  []byte // the outcome's; {"ok":true} when nil
 
 	describes, outcome, starts, runs atomic.Int64
 }
@@ -49,6 +52,9 @@ func (s *scripted) Outcome(context.Context, adapters.Target, adapters.Ref) (adap
 	s.outcome.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.output != nil {
+		return adapters.Outcome{State: s.state, Output: s.output}, nil
+	}
 	return adapters.Outcome{State: s.state, Output: []byte(`{"ok":true}`)}, nil
 }
 
@@ -121,6 +127,30 @@ func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 	e.Describe(ctx, tg, adapters.Ref{ID: "a"}) // evicted: asks the engine again
 	if d := inner.describes.Load(); d != 4 {
 		t.Fatalf("describes = %d, want 4 (a evicted)", d)
+	}
+}
+
+func TestCachedOutcomesAreBoundedInBytes(t *testing.T) {
+	const bound = 1 << 20
+	inner := &scripted{state: adapters.Succeeded, output: bytes.Repeat([]byte("x"), 300<<10)}
+	e := New(inner, Options{Size: 100, Bytes: bound})
+	ctx := context.Background()
+	for i := range 10 {
+		e.Outcome(ctx, tg, adapters.Ref{ID: fmt.Sprint(i)})
+	}
+	if e.Len() != 3 || e.Bytes() > bound || e.Bytes() < 3*300<<10 {
+		t.Fatalf("ten outcomes of 300 KiB in a cache of 1 MiB: it holds %d of them, %d bytes; want 3, under 1 MiB", e.Len(), e.Bytes())
+	}
+	e.Outcome(ctx, tg, adapters.Ref{ID: "9"})
+	if o := inner.outcome.Load(); o != 10 {
+		t.Fatalf("the newest outcome was read again from the engine: %d outcome calls, want 10", o)
+	}
+
+	inner.output = bytes.Repeat([]byte("x"), bound)
+	e.Outcome(ctx, tg, adapters.Ref{ID: "huge"})
+	e.Outcome(ctx, tg, adapters.Ref{ID: "huge"})
+	if o := inner.outcome.Load(); o != 12 || e.Len() != 3 {
+		t.Fatalf("an outcome larger than the whole cache: %d outcome calls (want 12: it is not kept), %d kept (want the 3 before)", o, e.Len())
 	}
 }
 

@@ -726,6 +726,9 @@ func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.T
 			if l.Status.State == 0 || l.Status.Started.IsZero() {
 				t.Errorf("%v listed without a status: %+v", l.Ref, l.Status)
 			}
+			if !e.Owns(tg, l.Ref, caller) {
+				t.Errorf("%v listed for %q, who does not own it (Owns)", l.Ref, caller)
+			}
 			listed[l.Ref] = true
 		}
 		if page = next; page == "" {

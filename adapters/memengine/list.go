@@ -24,7 +24,6 @@ func (e *Engine) List(_ context.Context, t adapters.Target, caller, page string,
 	if err != nil {
 		return nil, "", err
 	}
-	prefix := j.program + "/" + adapters.CallerTag(caller) + "/"
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -32,7 +31,7 @@ func (e *Engine) List(_ context.Context, t adapters.Target, caller, page string,
 	}
 	var all []adapters.Listed
 	for id, x := range e.execs {
-		if strings.HasPrefix(id, prefix) {
+		if callersID(j, id, caller) {
 			all = append(all, adapters.Listed{Ref: adapters.Ref{ID: id}, Status: adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
 		}
 	}

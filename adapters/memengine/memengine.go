@@ -183,7 +183,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, input); err != nil {
-		return adapters.Ref{}, fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+		return adapters.Ref{}, adapters.Refuse("the input is not valid JSON", fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
 	}
 	id := j.program + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
 	if req.Key != "" {
@@ -311,10 +311,12 @@ func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
 // "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH".
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	j, err := jobOf(t)
-	if err != nil {
-		return false
-	}
-	rest, ok := strings.CutPrefix(r.ID, j.program+"/"+adapters.CallerTag(caller)+"/")
+	return err == nil && callersID(j, r.ID, caller)
+}
+
+// callersID reports whether id is one Start gives for j and caller (a prefix is not enough).
+func callersID(j job, id, caller string) bool {
+	rest, ok := strings.CutPrefix(id, j.program+"/"+adapters.CallerTag(caller)+"/")
 	if !ok {
 		return false
 	}

@@ -137,7 +137,7 @@ func canonicalInput(in json.RawMessage) ([]byte, string, error) {
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, in); err != nil {
-		return nil, "", fmt.Errorf("restate: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+		return nil, "", adapters.Refuse("the input is not valid JSON", fmt.Errorf("restate: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil

@@ -49,8 +49,10 @@ func TestInputLimit(t *testing.T) {
 	const want = "invalid request: the execution input is 262145 bytes, over the Step Functions limit of 262144 " +
 		"bytes (256 KiB) of UTF-8: pass large data by reference (for example an S3 URI) instead"
 	before := c.total()
-	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
-		t.Errorf("Start with %d bytes of input: error %v\nwant %s", len(over), err, want)
+	const reason = "the input is too large: 262145 bytes, over the engine's limit of 262144 bytes (256 KiB) of UTF-8: " +
+		"pass large data by reference (for example an S3 URI) instead"
+	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want || adapters.ReasonOf(err, "") != reason {
+		t.Errorf("Start with %d bytes of input: error %v, reason for the caller %q\nwant %s\nand %s", len(over), err, adapters.ReasonOf(err, ""), want, reason)
 	}
 	if _, _, err := e.Run(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
 		t.Errorf("Run with %d bytes of input: error %v\nwant %s", len(over), err, want)

@@ -39,11 +39,26 @@ const (
 	maxPoll   = 2 * time.Second
 )
 
-// Owns reports whether r is a Standard execution of t's state machine: same partition, region,
-// account and state machine name, and a valid execution name. It makes no API call.
+// Owns reports whether r is a Standard execution of t's state machine (same partition, region,
+// account and state machine name) named as Start names the caller's. It makes no API call.
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	name, ok := executionOf(t, r)
-	return ok && strings.HasPrefix(name, adapters.CallerTag(caller)+"-")
+	return ok && callersName(name, caller)
+}
+
+// callersName reports whether name is an execution name Start gives for caller: the caller's tag,
+// then "-" and a UUID, or "-k-" and 40 hex digits (keyName). A mere prefix is not enough: anyone
+// who may start executions on the engine could name one after a caller's tag.
+func callersName(name, caller string) bool {
+	rest, ok := strings.CutPrefix(name, adapters.CallerTag(caller)+"-")
+	if !ok {
+		return false
+	}
+	if h, ok := strings.CutPrefix(rest, "k-"); ok {
+		return len(h) == 40 && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	u, err := uuid.Parse(rest)
+	return err == nil && u.String() == rest
 }
 
 // ownsTarget reports whether r is an execution of t's state machine, whoever started it.
@@ -113,15 +128,17 @@ func (e *Engine) prepare(t adapters.Target, req adapters.StartRequest) (machineA
 		return machineARN{}, "", err
 	}
 	if len(req.Input) > maxInput {
-		return machineARN{}, "", fmt.Errorf("%w: the execution input is %d bytes, over the Step Functions limit of "+
-			"%d bytes (256 KiB) of UTF-8: pass large data by reference (for example an S3 URI) instead",
-			adapters.ErrInvalid, len(req.Input), maxInput)
+		advice := "pass large data by reference (for example an S3 URI) instead"
+		return machineARN{}, "", adapters.Refuse(
+			fmt.Sprintf("the input is too large: %d bytes, over the engine's limit of %d bytes (256 KiB) of UTF-8: %s", len(req.Input), maxInput, advice),
+			fmt.Errorf("%w: the execution input is %d bytes, over the Step Functions limit of %d bytes (256 KiB) of UTF-8: %s",
+				adapters.ErrInvalid, len(req.Input), maxInput, advice))
 	}
 	if len(req.Input) == 0 {
 		return m, "{}", nil
 	}
 	if !json.Valid(req.Input) {
-		return machineARN{}, "", fmt.Errorf("%w: the execution input is not valid JSON", adapters.ErrInvalid)
+		return machineARN{}, "", adapters.Refuse("the input is not valid JSON", fmt.Errorf("%w: the execution input is not valid JSON", adapters.ErrInvalid))
 	}
 	return m, string(req.Input), nil
 }
@@ -132,7 +149,9 @@ func startError(machine string, err error) error {
 	var missing *types.StateMachineDoesNotExist
 	var deleting *types.StateMachineDeleting
 	switch {
-	case errors.As(err, &badInput), errors.As(err, &badName):
+	case errors.As(err, &badInput):
+		return adapters.Refuse("the engine refused the input: "+badInput.ErrorMessage(), fmt.Errorf("%w: Step Functions refused the execution: %w", adapters.ErrInvalid, err))
+	case errors.As(err, &badName):
 		return fmt.Errorf("%w: Step Functions refused the execution: %w", adapters.ErrInvalid, err)
 	case errors.As(err, &missing), errors.As(err, &deleting):
 		return fmt.Errorf("starting an execution of %s: the state machine is gone or being deleted; "+
@@ -305,8 +324,9 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 	}
 	if typ == types.StateMachineTypeExpress {
 		if req.Key != "" {
-			return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is an Express state machine, and Step Functions "+
-				"does not deduplicate Express executions: call it without an idempotency key", adapters.ErrInvalid, t.Name)
+			return adapters.Ref{}, adapters.Outcome{}, adapters.Refuse("this tool takes no idempotency key: call it without one",
+				fmt.Errorf("%w: %s is an Express state machine, and Step Functions does not deduplicate Express executions: "+
+					"call it without an idempotency key", adapters.ErrInvalid, t.Name))
 		}
 		return e.runSync(ctx, m, input, req.Trace)
 	}

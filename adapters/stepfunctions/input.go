@@ -119,7 +119,8 @@ func answerError(what string, err error) error {
 	case errors.As(err, &gone), errors.As(err, &timedOut), errors.As(err, &badToken):
 		return fmt.Errorf("%s: %w: the question is no longer open (answered, or timed out): %w", what, adapters.ErrNotFound, err)
 	case errors.As(err, &badOutput):
-		return fmt.Errorf("%s: %w: Step Functions refused the answer as the task's output: %w", what, adapters.ErrInvalid, err)
+		return adapters.Refuse("the engine refused the answer as the task's output: "+badOutput.ErrorMessage(),
+			fmt.Errorf("%s: %w: Step Functions refused the answer as the task's output: %w", what, adapters.ErrInvalid, err))
 	case denied(err):
 		return fmt.Errorf("%s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: %w", what, err)
 	}

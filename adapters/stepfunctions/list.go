@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -14,7 +13,7 @@ import (
 )
 
 // List reads one page of the state machine's executions (ListExecutions, newest first) and keeps
-// the caller's, whose names start with the caller's tag: a page may hold fewer than limit, or none,
+// the caller's, named as Start names them (callersName): a page may hold fewer than limit, or none,
 // and still be followed by more.
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
 	m, err := machineOf(t)
@@ -33,10 +32,9 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	if err != nil {
 		return nil, "", apiError("listing the executions of "+m.unqualified(), err)
 	}
-	tag := adapters.CallerTag(caller) + "-"
 	var listed []adapters.Listed
 	for _, x := range out.Executions {
-		if !strings.HasPrefix(aws.ToString(x.Name), tag) {
+		if !callersName(aws.ToString(x.Name), caller) {
 			continue
 		}
 		listed = append(listed, adapters.Listed{Ref: adapters.Ref{ID: aws.ToString(x.ExecutionArn)}, Status: listedStatus(x)})

@@ -1,11 +1,17 @@
 package stepfunctions_test
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
+	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 )
 
 func TestOwns(t *testing.T) {
@@ -27,7 +33,12 @@ func TestOwns(t *testing.T) {
 	}{
 		{"uuid name", adapters.Ref{ID: exec + tag + "0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, true},
 		{"key name", adapters.Ref{ID: exec + tag + "k-0123456789abcdef0123456789abcdef01234567"}, true},
-		{"80 characters", adapters.Ref{ID: exec + tag + strings.Repeat("é", 63)}, true},
+		{"planted: the tag and another name", adapters.Ref{ID: exec + tag + "planted"}, false},
+		{"upper-case uuid", adapters.Ref{ID: exec + tag + "0B6F3C9E-7D1A-4F55-9A51-2C3F0C6F1E2D"}, false},
+		{"short key", adapters.Ref{ID: exec + tag + "k-0123456789abcdef0123456789abcdef0123456"}, false},
+		{"upper-case key", adapters.Ref{ID: exec + tag + "k-0123456789ABCDEF0123456789abcdef01234567"}, false},
+		{"key name with more", adapters.Ref{ID: exec + tag + "k-0123456789abcdef0123456789abcdef01234567x"}, false},
+		{"80 characters", adapters.Ref{ID: exec + tag + strings.Repeat("é", 63)}, false},
 		{"another caller's", adapters.Ref{ID: exec + adapters.CallerTag("bob") + "-0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, false},
 		{"no caller tag", adapters.Ref{ID: exec + "0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"}, false},
 		{"other state machine", adapters.Ref{ID: "arn:aws:states:us-east-1:123456789012:execution:orders2:x"}, false},
@@ -63,5 +74,46 @@ func TestOwns(t *testing.T) {
 
 	if e.Owns(adapters.Target{Name: machine}, adapters.Ref{ID: exec + tag + "x"}, "alice") {
 		t.Errorf("Owns(...) = true for a target that the driver did not decode")
+	}
+}
+
+// TestAPlantedExecutionIsNoOnesTask: an execution someone else started on the engine, named after
+// bob's tag, is neither bob's to read nor listed as his; his own, started and keyed, are.
+func TestAPlantedExecutionIsNoOnesTask(t *testing.T) {
+	ctx := testContext(t)
+	e := newEngine(t, nil)
+	machine := createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
+	echo := stateMachine(t, machine)
+	input := `{"seconds":60,"text":"x"}`
+	planted, err := e.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine),
+		Name: aws.String(adapters.CallerTag("bob") + "-planted"), Input: aws.String(input)})
+	if err != nil {
+		t.Fatalf("StartExecution: %v", err)
+	}
+	own, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(input), Caller: "bob"})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	keyed, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(input), Caller: "bob", Key: "k1"})
+	if err != nil {
+		t.Fatalf("Start with a key: %v", err)
+	}
+	plantedRef := adapters.Ref{ID: aws.ToString(planted.ExecutionArn)}
+	if e.Owns(echo, plantedRef, "bob") {
+		t.Errorf("Owns(%s, bob) = true for an execution bob did not start through taskgate", plantedRef)
+	}
+	listed, _, err := e.List(ctx, echo, "bob", "", 100)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	var refs []adapters.Ref
+	for _, l := range listed {
+		refs = append(refs, l.Ref)
+	}
+	if slices.Contains(refs, plantedRef) || !slices.Contains(refs, own) || !slices.Contains(refs, keyed) {
+		t.Errorf("List for bob = %v; want his two executions %v and %v, and not the planted %v", refs, own, keyed, plantedRef)
+	}
+	for _, r := range []adapters.Ref{own, keyed, plantedRef} {
+		_ = e.Cancel(ctx, echo, r, "test over")
 	}
 }

@@ -199,7 +199,7 @@ func refused(what string, f *failurepb.Failure) error {
 	case askwire.NotOpenType:
 		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrNotFound, f.GetMessage())
 	case askwire.InvalidAnswerType:
-		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrInvalid, f.GetMessage())
+		return adapters.Refuse(f.GetMessage(), fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrInvalid, f.GetMessage()))
 	}
 	return fmt.Errorf("temporal: %s: the workflow refused the answer: %s", what, f.GetMessage())
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // List reads the caller's workflows of t from the visibility store, by the prefix of their ids
-// (which carry the caller's tag): a chain that continued as new is listed once, as its latest run.
+// (which carry the caller's tag), keeping those whose ids Start could have given: a chain that continued as new is listed once, as its latest run.
 func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
 	w, err := workflowOf(t)
 	if err != nil {
@@ -36,7 +36,7 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	}
 	var out []adapters.Listed
 	for _, info := range resp.GetExecutions() {
-		if l, ok := listed(info); ok {
+		if l, ok := listed(info); ok && callersWorkflowID(w, info.GetExecution().GetWorkflowId(), caller) {
 			out = append(out, l)
 		}
 	}

@@ -198,7 +198,8 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	case serviceerror.ToStatus(err).Code() == codes.ResourceExhausted:
 		// Not the server throttling (that is a serviceerror.ResourceExhausted with its cause): gRPC's
 		// own message size limit, which no retry can pass.
-		return fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, adapters.ErrInvalid, err)
+		return adapters.Refuse("the request is larger than the engine's connection takes (4 MiB by default)",
+			fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, adapters.ErrInvalid, err))
 	case errors.As(err, &nsMissing) && e.namespaceSeen.Load():
 		return fmt.Errorf("temporal: %s: %w at %s: namespace %q not found, though it was served before (the frontend's namespace cache may be refreshing), retry later: %w",
 			what, adapters.ErrUnavailable, e.address, e.namespace, err)
@@ -211,7 +212,17 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 		return fmt.Errorf("temporal: %s: %w at %s, retry later: %w", what, adapters.ErrUnavailable, e.address, err)
 	case codes.InvalidArgument:
-		return fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err)
+		return adapters.Refuse(invalidReason(err), fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err))
 	}
 	return fmt.Errorf("temporal: %s: %w", what, err)
+}
+
+// invalidReason says, for the caller, why the server refused a request as invalid: of its reasons,
+// only a payload over the server's size limit (limit.blobSize.error, 2 MiB by default) is the
+// caller's to mend.
+func invalidReason(err error) string {
+	if strings.Contains(serviceerror.ToStatus(err).Message(), "size exceeds limit") {
+		return "the request is too large: the engine takes at most 2 MiB in one payload by default"
+	}
+	return "the engine refused the request as invalid"
 }

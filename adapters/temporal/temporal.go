@@ -319,7 +319,7 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, in); err != nil {
-		return nil, "", fmt.Errorf("temporal: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err)
+		return nil, "", adapters.Refuse("the input is not valid JSON", fmt.Errorf("temporal: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil
@@ -360,9 +360,13 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 	w, err := workflowOf(t)
 	id, run, ok := WorkflowOf(r)
-	if err != nil || !ok || run == "" {
-		return false
-	}
+	return err == nil && ok && run != "" && callersWorkflowID(w, id, caller)
+}
+
+// callersWorkflowID reports whether id is a workflow id Start gives for w and caller: the caller's
+// tag, then a UUID or a key's hash. A mere prefix is not enough: anyone who may start workflows on
+// the namespace could name one after a caller's tag.
+func callersWorkflowID(w workflow, id, caller string) bool {
 	rest, ok := strings.CutPrefix(id, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
 	if !ok {
 		return false

@@ -508,6 +508,21 @@ func TestStartRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestAnInputOverTheServersLimit: the server refuses a payload over its limit (2 MiB by default)
+// as invalid; the caller is told so in words that name nothing of the engine's, while the error
+// keeps the server's own for the log.
+func TestAnInputOverTheServersLimit(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	ctx := testContext(t)
+	input, _ := json.Marshal(map[string]any{"seconds": 0, "text": strings.Repeat("x", 2560<<10)})
+	_, err := v.engine.Start(ctx, v.target("WaitAndEcho"), adapters.StartRequest{Input: input})
+	const reason = "the request is too large: the engine takes at most 2 MiB in one payload by default"
+	if !errors.Is(err, adapters.ErrInvalid) || adapters.ReasonOf(err, "") != reason || !strings.Contains(err.Error(), "size exceeds limit") {
+		t.Errorf("Start with 2.5 MiB of input: %v, reason for the caller %q; want ErrInvalid with the server's words, and %q", err, adapters.ReasonOf(err, ""), reason)
+	}
+}
+
 func TestSummarizeDataset(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)

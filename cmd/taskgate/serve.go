@@ -41,6 +41,9 @@ type transportFlags struct {
 	opsHTTP                string
 	metricsOnMCP           bool
 	replicas               int
+	// cacheBudget is tasks.Config.CacheBytes (0 in call's and validate's, which have no flags:
+	// the default).
+	cacheBudget int64
 	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
 	// go-sdk logs every stateless request's session at info) is the server's
 	// (setUpObservability); nil for call and validate.
@@ -63,6 +66,9 @@ func (f *transportFlags) check() error {
 	f.mode = mode
 	if f.replicas < 1 {
 		return usageError{fmt.Sprintf("--replicas %d: give the number of taskgate processes that serve these engines, at least 1", f.replicas)}
+	}
+	if f.cacheBudget == 0 {
+		return usageError{"--cache-budget 0: give the bytes of readings and outcomes to keep, or -1 to keep none"}
 	}
 	return nil
 }
@@ -87,6 +93,7 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
 	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them; with auth:, the only place of /metrics)")
 	fs.BoolVar(&f.metricsOnMCP, "metrics-on-mcp-listener", false, "serve /metrics, and why /readyz is not ready, on the --http listener although the mapping has auth: (they name every tool and engine, and need no credentials)")
+	fs.Int64Var(&f.cacheBudget, "cache-budget", tasks.DefaultCacheBytes, "bytes of executions' readings and outcomes kept to answer reads again, split evenly among the engine blocks (one larger than its block's share is not kept); -1: keep none")
 	fs.IntVar(&f.replicas, "replicas", 1, "how many taskgate processes serve the same engines: each reads them at its share of every engine block's read budget")
 }
 
@@ -189,7 +196,7 @@ func newServeCmd() *cobra.Command {
 // newTasks builds the task service over the engines: measured and traced, with tf.tel.
 func newTasks(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, stderr io.Writer) (*tasks.Service, error) {
 	log, audit := tf.loggers(stderr)
-	cfg := tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, Audit: audit, Replicas: tf.replicas}
+	cfg := tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, Audit: audit, Replicas: tf.replicas, CacheBytes: tf.cacheBudget}
 	if tf.tel != nil {
 		cfg.Instrument, cfg.Observer = tf.tel.Engine, tf.tel
 	}
@@ -435,6 +442,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 		return fmt.Errorf("--http %s: %w", tf.http, err)
 	}
 	hs := httpServer(srv, svc, a, tf)
+	ln = mcpserver.GuardFraming(hs, ln)
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

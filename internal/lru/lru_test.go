@@ -69,3 +69,39 @@ func BenchmarkCache(b *testing.B) {
 		})
 	}
 }
+
+func TestWeighedCache(t *testing.T) {
+	weigh := func(k string, v string) int64 { return int64(len(k) + len(v)) }
+	c := NewWeighed[string](10, 10, weigh)
+	c.Update("a", func(v *string) { *v = "1234" }) // 5 bytes
+	c.Update("b", func(v *string) { *v = "1234" }) // 10
+	if c.Len() != 2 || c.Bytes() != 10 {
+		t.Fatalf("two values of 5 bytes: len %d, %d bytes", c.Len(), c.Bytes())
+	}
+	c.Get("a")                                   // b is now the least recently used
+	c.Update("c", func(v *string) { *v = "12" }) // 13 bytes: b goes
+	if _, ok := c.Get("b"); ok || c.Len() != 2 || c.Bytes() != 8 {
+		t.Fatalf("b should have been dropped for its bytes: len %d, %d bytes", c.Len(), c.Bytes())
+	}
+	c.Update("c", func(v *string) { *v = "123456789012" }) // heavier than the whole cache
+	if _, ok := c.Get("c"); ok || c.Bytes() != 5 {
+		t.Fatalf("a value of 13 bytes was kept in a cache of 10, or its bytes were not given back: %d bytes", c.Bytes())
+	}
+	if _, ok := c.Get("a"); !ok {
+		t.Fatal("a was dropped for a value that was not kept")
+	}
+	c.Update("a", func(v *string) { *v = "1" }) // shrinks
+	c.DeleteIf("a", func(string) bool { return false })
+	if c.Bytes() != 2 {
+		t.Fatalf("a shrank to 2 bytes; the cache counts %d", c.Bytes())
+	}
+	c.DeleteIf("a", func(string) bool { return true })
+	if c.Len() != 0 || c.Bytes() != 0 {
+		t.Fatalf("empty cache: len %d, %d bytes", c.Len(), c.Bytes())
+	}
+	none := NewWeighed[string](10, 0, weigh)
+	none.Update("x", func(v *string) { *v = "" })
+	if none.Len() != 0 {
+		t.Fatal("a cache of 0 bytes kept a value")
+	}
+}
