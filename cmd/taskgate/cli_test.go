@@ -66,7 +66,6 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--config", "x.yaml", "--stdio", "--log-format", "yaml"}, `taskgate: --log-format "yaml": want text or json`},
 		{[]string{"serve", "--config", "x.yaml", "--stdio", "--replicas", "0"}, `taskgate: --replicas 0: give the number of taskgate processes that serve these engines, at least 1`},
 		{[]string{"serve", "--config", "x.yaml", "--stdio", "--cache-budget", "0"}, `taskgate: --cache-budget 0: give the bytes of readings and outcomes to keep, or -1 to keep none`},
-		{[]string{"dev", "--cache-budget", "0"}, `taskgate: --cache-budget 0: give the bytes of readings and outcomes to keep, or -1 to keep none`},
 		{[]string{"token"}, "taskgate: token needs a subcommand"},
 		{[]string{"token", "new-key", "--id", "not valid!"}, "taskgate: --id: token key 1: want ID:BASE64 with an ID of 1-16 letters, digits or '-'"},
 		{[]string{"version", "extra"}, `taskgate: unknown command "extra" for "taskgate version"`},
