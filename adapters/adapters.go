@@ -174,6 +174,41 @@ func (a Answer) Check() error {
 	return nil
 }
 
+// AnswerLimit is the most an engine takes of one answer, in bytes of what the driver sends it (its
+// own encoding of the answer). Engine names the engine in messages. A driver checks it before any
+// engine call: an engine that took a larger answer could refuse it only after it was delivered,
+// or not at all (a Temporal workflow whose worker cannot report taking it waits for good).
+type AnswerLimit struct {
+	Engine string
+	Bytes  int
+}
+
+// Check refuses an answer of size bytes over the limit, with an error that wraps ErrInvalid and
+// says the limit: to the caller (a Refusal) without naming the engine.
+func (l AnswerLimit) Check(size int) error {
+	if size <= l.Bytes {
+		return nil
+	}
+	limit := fmt.Sprintf("at most %s (%d bytes)", byteSize(l.Bytes), l.Bytes)
+	return Refuse(fmt.Sprintf("the answer is %s; this tool's engine takes answers of %s", byteSize(size), limit),
+		fmt.Errorf("%w: the answer is %s; %s takes answers of %s", ErrInvalid, byteSize(size), l.Engine, limit))
+}
+
+// byteSize writes n bytes for people: "256 KiB", "3.2 MiB".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // Outcome is how an ended execution ended.
 type Outcome struct {
 	// State is Succeeded, Failed or Cancelled.

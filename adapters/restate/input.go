@@ -13,6 +13,32 @@ import (
 	"github.com/taskgate/taskgate/adapters/askwire"
 )
 
+// answerLimit bounds the body that resolves an awakeable: Restate's limit on one message
+// (networking.message-size-limit, 32 MiB by default), less 64 KiB for the rest of the journal
+// entry the answer becomes. Over 32 MiB the ingress cut the connection while the body was sent
+// (measured on Restate 1.7), which read as the engine being unreachable; an answer of 32 MiB less
+// 64 KiB was taken and echoed.
+var answerLimit = adapters.AnswerLimit{Engine: "Restate", Bytes: 32<<20 - 64<<10}
+
+// answerBody checks an answer and encodes it as the handler reads it.
+func answerBody(a adapters.Answer) ([]byte, error) {
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	reply := askwire.Reply{Action: a.Action}
+	if a.Action == adapters.ActionAccept {
+		reply.Content = a.Content
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the answer: %w", err)
+	}
+	if err := answerLimit.Check(len(body)); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
 // answerTaken bounds how long Answer waits for the handler to take an answer it delivered.
 const answerTaken = 10 * time.Second
 
@@ -22,7 +48,8 @@ const answerTaken = 10 * time.Second
 // has to invoke it again first; an answer it has not taken by then is still delivered.
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
-	if err := a.Check(); err != nil {
+	body, err := answerBody(a)
+	if err != nil {
 		return fmt.Errorf("restate: %s: %w", what, err)
 	}
 	inv, err := e.read(ctx, what, t, r)
@@ -35,14 +62,6 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 			return fmt.Errorf("restate: %s: %w: the invocation has completed (%s), no question is open", what, adapters.ErrNotFound, inv.native())
 		}
 		return fmt.Errorf("restate: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
-	}
-	reply := askwire.Reply{Action: a.Action}
-	if a.Action == adapters.ActionAccept {
-		reply.Content = a.Content
-	}
-	body, err := json.Marshal(reply)
-	if err != nil {
-		return fmt.Errorf("restate: %s: encoding the answer: %w", what, err)
 	}
 	status, resp, err := e.call(ctx, what, http.MethodPost, e.ingress+"/restate/awakeables/"+url.PathEscape(q.Awakeable)+"/resolve", nil, body)
 	if err != nil {

@@ -275,13 +275,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	out := adapters.Outcome{State: inv.ending(), Native: inv.native()}
 	switch {
 	case status == http.StatusOK && out.State == adapters.Succeeded:
-		out.Output = json.RawMessage("null")
-		if len(body) > 0 {
-			if !json.Valid(body) {
-				return adapters.Outcome{}, fmt.Errorf("restate: %s: the handler's output is not JSON: %.200s", what, body)
-			}
-			out.Output = body
-		}
+		out = adapters.SucceededWith(out.Native, body)
 	case status == http.StatusNotFound:
 		return adapters.Outcome{}, errNoInvocation(what, r)
 	case status >= 400 && status < 600 && out.State != adapters.Succeeded:

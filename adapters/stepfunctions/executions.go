@@ -24,8 +24,9 @@ const (
 	// stopError is the error StopExecution records, so that the engine's own tools show who
 	// stopped an execution; the cause says why.
 	stopError = "taskgate.Cancelled"
-	// maxInput is the Step Functions limit on execution input, in bytes of UTF-8.
-	maxInput = 256 * 1024
+	// maxPayload is the Step Functions limit on the input and output of an execution, a state or
+	// a task (SendTaskSuccess's output), in bytes of UTF-8.
+	maxPayload = 256 * 1024
 	// maxStopCause is the longest cause StopExecution accepts. AWS counts characters; counting
 	// bytes here stays within it.
 	maxStopCause = 32768
@@ -127,12 +128,12 @@ func (e *Engine) prepare(t adapters.Target, req adapters.StartRequest) (machineA
 	if err != nil {
 		return machineARN{}, "", err
 	}
-	if len(req.Input) > maxInput {
+	if len(req.Input) > maxPayload {
 		advice := "pass large data by reference (for example an S3 URI) instead"
 		return machineARN{}, "", adapters.Refuse(
-			fmt.Sprintf("the input is too large: %d bytes, over the engine's limit of %d bytes (256 KiB) of UTF-8: %s", len(req.Input), maxInput, advice),
+			fmt.Sprintf("the input is too large: %d bytes, over the engine's limit of %d bytes (256 KiB) of UTF-8: %s", len(req.Input), maxPayload, advice),
 			fmt.Errorf("%w: the execution input is %d bytes, over the Step Functions limit of %d bytes (256 KiB) of UTF-8: %s",
-				adapters.ErrInvalid, len(req.Input), maxInput, advice))
+				adapters.ErrInvalid, len(req.Input), maxPayload, advice))
 	}
 	if len(req.Input) == 0 {
 		return m, "{}", nil

@@ -66,6 +66,9 @@ func join(a, b string) string {
 	return a + "; " + b
 }
 
+// answerLimit: an accepted answer is the waiting task's output, sent as it is.
+var answerLimit = adapters.AnswerLimit{Engine: "Step Functions", Bytes: maxPayload}
+
 // Answer answers the open question key: SendTaskSuccess with the content as the task's output
 // when accepted, else SendTaskFailure with error "taskgate.Declined" (declined) or
 // "taskgate.Dismissed" (cancel). The question is found in the execution's newest events, as
@@ -74,6 +77,11 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	what := fmt.Sprintf("answering %q of execution %s", key, r.ID)
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if a.Action == adapters.ActionAccept {
+		if err := answerLimit.Check(len(a.Content)); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	if !ownsTarget(t, r) {
 		return notOwned(t, r)

@@ -1,7 +1,6 @@
 package stepfunctions
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -74,7 +73,7 @@ func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) 
 	o = adapters.Outcome{State: stateOf(d.Status), Native: string(d.Status)}
 	switch d.Status {
 	case types.ExecutionStatusSucceeded:
-		o.Output = jsonOrNull(d.Output)
+		o = adapters.SucceededWith(o.Native, []byte(aws.ToString(d.Output)))
 	case types.ExecutionStatusFailed, types.ExecutionStatusTimedOut, types.ExecutionStatusAborted:
 		o.Error, o.Cause = aws.ToString(d.Error), aws.ToString(d.Cause)
 		if d.Status == types.ExecutionStatusTimedOut && o.Error == "" {
@@ -89,20 +88,13 @@ func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) 
 // syncOutcomeOf maps a StartSyncExecution answer (Express state machines).
 func syncOutcomeOf(d *sfn.StartSyncExecutionOutput) adapters.Outcome {
 	if d.Status == types.SyncExecutionStatusSucceeded {
-		return adapters.Outcome{State: adapters.Succeeded, Native: string(d.Status), Output: jsonOrNull(d.Output)}
+		return adapters.SucceededWith(string(d.Status), []byte(aws.ToString(d.Output)))
 	}
 	o := adapters.Outcome{State: adapters.Failed, Native: string(d.Status), Error: aws.ToString(d.Error), Cause: aws.ToString(d.Cause)}
 	if d.Status == types.SyncExecutionStatusTimedOut && o.Error == "" {
 		o.Error = timeoutError
 	}
 	return o
-}
-
-func jsonOrNull(s *string) json.RawMessage {
-	if s == nil || *s == "" {
-		return json.RawMessage("null")
-	}
-	return json.RawMessage(*s)
 }
 
 func failure(name, cause string) string {

@@ -2,9 +2,11 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
@@ -13,6 +15,7 @@ import (
 	updatepb "go.temporal.io/api/update/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
@@ -121,7 +124,8 @@ func clip(s string, n int) string {
 // through the signal askwire.SignalName when the workflow asks for that.
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
-	if err := a.Check(); err != nil {
+	args, err := e.answerPayloads(key, a)
+	if err != nil {
 		return fmt.Errorf("temporal: %s: %w", what, err)
 	}
 	c, err := e.chain(ctx, what, r)
@@ -138,14 +142,6 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	if !slices.ContainsFunc(qs.Open, func(q askwire.Question) bool { return q.Key == key }) {
 		return fmt.Errorf("temporal: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
 	}
-	reply := askwire.Reply{Key: key, Action: a.Action}
-	if a.Action == adapters.ActionAccept {
-		reply.Content = a.Content
-	}
-	args, err := e.dc.ToPayloads(reply)
-	if err != nil {
-		return fmt.Errorf("temporal: %s: encoding the answer: %w", what, err)
-	}
 	run := &commonpb.WorkflowExecution{WorkflowId: c.id, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
 	if qs.Via == askwire.ViaSignal {
 		_, err := e.svc.SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{
@@ -160,9 +156,44 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	return e.update(ctx, what, run, args)
 }
 
-// update sends the answer Update and waits until it completes: accepted and handled, or refused
-// by the workflow's validator.
+// answerLimit bounds the encoded answer (the Update's or the signal's arguments). The worker
+// that takes an answer through the Update reports it with the Update's request in one gRPC
+// message, which carries the answer twice (measured: 4302362 bytes for an answer of 2150490), and
+// a gRPC message is at most 4 MiB: an answer of 2 MiB, Temporal's own limit on a payload
+// (limit.blobSize.error), already makes that message too large, and the worker then fails its
+// workflow task on every retry while the Update waits for good. Half of 4 MiB, less 64 KiB for
+// the rest of the worker's message.
+var answerLimit = adapters.AnswerLimit{Engine: "Temporal", Bytes: 2<<20 - 64<<10}
+
+// answerTaken bounds how long Answer waits for the workflow to take an answer through the Update,
+// when ctx allows longer: a worker that is down, or whose workflow task keeps failing, never
+// completes it.
+const answerTaken = 20 * time.Second
+
+// answerPayloads checks and encodes an answer to the question key as the workflow reads it.
+func (e *Engine) answerPayloads(key string, a adapters.Answer) (*commonpb.Payloads, error) {
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	reply := askwire.Reply{Key: key, Action: a.Action}
+	if a.Action == adapters.ActionAccept {
+		reply.Content = a.Content
+	}
+	args, err := e.dc.ToPayloads(reply)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the answer: %w", err)
+	}
+	if err := answerLimit.Check(proto.Size(args)); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// update sends the answer Update and waits until it completes (accepted and handled, or refused by
+// the workflow's validator), at most answerTaken.
 func (e *Engine) update(ctx context.Context, what string, run *commonpb.WorkflowExecution, args *commonpb.Payloads) error {
+	ctx, cancel := context.WithTimeout(ctx, answerTaken)
+	defer cancel()
 	completed := &updatepb.WaitPolicy{LifecycleStage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED}
 	resp, err := e.svc.UpdateWorkflowExecution(ctx, &workflowservice.UpdateWorkflowExecutionRequest{
 		Namespace:         e.namespace,
@@ -174,7 +205,7 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 		},
 	})
 	if err != nil {
-		return e.fail(ctx, what, err)
+		return e.notTaken(ctx, what, err)
 	}
 	outcome, ref := resp.GetOutcome(), resp.GetUpdateRef()
 	// The server answers before the Update completes when its own wait ends first: poll on.
@@ -183,7 +214,7 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 			Namespace: e.namespace, UpdateRef: ref, Identity: identity, WaitPolicy: completed,
 		})
 		if err != nil {
-			return e.fail(ctx, what, err)
+			return e.notTaken(ctx, what, err)
 		}
 		outcome = polled.GetOutcome()
 	}
@@ -191,6 +222,16 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 		return refused(what, f)
 	}
 	return nil
+}
+
+// notTaken is the error of an Update call that failed: the contract's for err, or, when the wait
+// for the workflow to take the answer ran out, ErrUnavailable in words that say so.
+func (e *Engine) notTaken(ctx context.Context, what string, err error) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return e.fail(ctx, what, err)
+	}
+	return fmt.Errorf("temporal: %s: %w: the workflow did not take the answer in time (a worker polls its task queue? its workflow tasks succeed?); it may still take it: read the task before answering again: %w",
+		what, adapters.ErrUnavailable, ctx.Err())
 }
 
 // refused turns the workflow's refusal of an answer into the contract's error, with its words.
