@@ -19,27 +19,32 @@ import (
 
 	"github.com/taskgate/taskgate/internal/jsonappend"
 	"github.com/taskgate/taskgate/internal/strictjson"
+	"github.com/taskgate/taskgate/mapping"
 )
 
-// The HTTP fast path of tasks/get, the request a polling client sends most.
+// The HTTP fast path of tasks/get, the request a polling client sends most, and of the plain start
+// of a task.
 //
 // go-sdk serves each stateless HTTP request through a session of its own: it decodes the body
-// about a dozen times, hands the request to a connection goroutine and writes the answer through
-// its stream machinery, which costs a poll about as much CPU as the engine call itself
-// (test/bench/RESULTS.md). The fast path answers one plain tasks/get without that transport, and with
-// nothing else of its own: it runs after httpFront (so the in-flight cap, Origin and Host checks,
+// about a dozen times (each decode with a buffer of 32 KiB: 450 KB a start), hands the request to
+// a connection goroutine and writes the answer through its stream machinery, which costs a poll
+// about as much CPU as the engine call itself (test/bench/RESULTS.md). The fast path answers one
+// plain tasks/get, and one plain tools/call that starts a task for a 2026-07-28 client of the
+// tasks extension, without that transport, and with nothing else of its own: it runs after httpFront (so the in-flight cap, Origin and Host checks,
 // authentication, body limits, Mcp-Name check and rate limits have all applied), through the same
 // middleware (recovery, capabilities, the caller's context, metrics, logs and traces) and the
 // same serveMethod as go-sdk's path, and writes the answer as go-sdk does. Any request it does not
-// read unambiguously as a plain tasks/get, and any request go-sdk might refuse, goes to go-sdk
-// unchanged. A test sends each request through both paths and compares the answers.
+// read unambiguously as one of those, any request go-sdk might refuse, and any call that could
+// answer with more than its result (questions before the start, a call that waits, progress),
+// goes to go-sdk unchanged. A test sends each request through both paths and compares the
+// answers.
 
 // fastMaxBody bounds the bodies the fast path reads: a body this short cannot nest deeper than
 // go-sdk accepts (1,000 levels), and a poll is a few hundred bytes.
 const fastMaxBody = 2000
 
-// fastMethod is the method the fast path serves.
-const fastMethod = "tasks/get"
+// fastMethod is the poll the fast path serves, and fastStart the start.
+const fastMethod, fastStart = "tasks/get", "tools/call"
 
 // legacyVersion is the protocol version before per-request capabilities.
 const legacyVersion = "2025-11-25"
@@ -59,34 +64,35 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rd, ok := r.Context().Value(readingKey{}).(*reading)
 		var f *fastRequest
-		if ok && rd.method == fastMethod {
-			f = readFast(r, rd, checkHost)
+		if ok && (rd.method == fastMethod || rd.method == fastStart) {
+			f = s.readFast(r, rd, checkHost)
 		}
 		if f == nil {
 			sdk.ServeHTTP(w, r)
 			return
 		}
-		res, err := serve(r.Context(), fastMethod, f.req)
+		res, err := serve(r.Context(), rd.method, f.req)
 		f.respond(w, s.impl, serverInfo, res, err)
 	})
 }
 
-// fastRequest is a tasks/get the fast path serves.
+// fastRequest is a request the fast path serves.
 type fastRequest struct {
 	id     jsonrpc.ID
 	modern bool
-	req    *mcp.ServerRequest[*taskParams]
+	req    mcp.Request
 }
 
-// readFast reads r, as httpFront read it (rd), as a plain tasks/get that go-sdk would serve, or
-// gives nil: a POST of one JSON-RPC request object with
+// readFast reads r, as httpFront read it (rd), as a plain tasks/get or start that go-sdk would
+// serve, or gives nil: a POST of one JSON-RPC request object with
 // exactly the members jsonrpc ("2.0"), id (a string, or an integer that a float64 holds exactly),
-// method and params; params with exactly taskId (a string) and, optionally, _meta (an object); for
-// 2026-07-28 (the Mcp-Protocol-Version header), the same version in _meta, client capabilities
-// that go-sdk reads, and the method in the Mcp-Method header; for 2025-11-25, no version in
-// _meta; the Content-Type and Accept headers go-sdk asks for and no Last-Event-ID; and, when
-// go-sdk checks Host headers on a loopback listener, a loopback Host.
-func readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
+// method and params; for 2026-07-28 (the Mcp-Protocol-Version header), the same version in _meta,
+// client capabilities that go-sdk reads, and the method in the Mcp-Method header; for
+// 2025-11-25, no version in _meta; the Content-Type and Accept headers go-sdk asks for and no
+// Last-Event-ID; and, when go-sdk checks Host headers on a loopback listener, a loopback Host. A
+// poll's params have exactly taskId (a string) and, optionally, _meta (an object); a start's are
+// those of startParams.
+func (s *Server) readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
 	if len(rd.body) > fastMaxBody {
 		return nil
 	}
@@ -109,32 +115,34 @@ func readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
 	if !onlyMembers(msg, "jsonrpc", "id", "method", "params") || len(msg) != 4 || string(msg["jsonrpc"]) != `"2.0"` {
 		return nil
 	}
-	if modern && h.Get("Mcp-Method") != fastMethod {
+	if modern && h.Get("Mcp-Method") != rd.method {
 		return nil
 	}
 	id, ok := plainID(msg["id"])
-	if !ok {
+	if !ok || rd.params == nil {
 		return nil
 	}
-	params := rd.params
-	if params == nil || !onlyMembers(params, "taskId", "_meta") {
-		return nil
-	}
-	p := &taskParams{}
-	if p.TaskID, ok = strictjson.String(params["taskId"]); !ok {
-		return nil
-	}
-	if raw, ok := params["_meta"]; ok {
-		if p.Meta, ok = metaObject(raw); !ok {
+	var meta mcp.Meta
+	var req describedRequest
+	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: h}
+	switch rd.method {
+	case fastMethod:
+		p, ok := pollParams(rd.params)
+		if !ok {
 			return nil
 		}
+		meta, req = p.Meta, &mcp.ServerRequest[*taskParams]{Params: p, Extra: extra}
+	case fastStart:
+		p, ok := s.startParams(rd.params, h)
+		if !ok || !modern {
+			return nil
+		}
+		meta, req = p.Meta, &mcp.ServerRequest[*mcp.CallToolParamsRaw]{Params: p, Extra: extra}
 	}
-	req := &mcp.ServerRequest[*taskParams]{Params: p,
-		Extra: &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: h}}
-	metaVersion, versioned := p.Meta[mcp.MetaKeyProtocolVersion]
+	metaVersion, versioned := meta[mcp.MetaKeyProtocolVersion]
 	if modern {
-		info, hasInfo := p.Meta[mcp.MetaKeyClientInfo]
-		if metaVersion != modernVersion || !plainCapabilities(p.Meta[mcp.MetaKeyClientCapabilities]) && req.ClientCapabilities() == nil ||
+		info, hasInfo := meta[mcp.MetaKeyClientInfo]
+		if metaVersion != modernVersion || !plainCapabilities(meta[mcp.MetaKeyClientCapabilities]) && req.ClientCapabilities() == nil ||
 			hasInfo && !plainClientInfo(info) && req.ClientInfo() == nil {
 			return nil
 		}
@@ -144,7 +152,65 @@ func readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
 	return &fastRequest{id: id, modern: modern, req: req}
 }
 
-// metaObject reads _meta as json.Unmarshal into the params' Meta does.
+// describedRequest is a request whose client go-sdk reads from its _meta.
+type describedRequest interface {
+	mcp.Request
+	ClientCapabilities() *mcp.ClientCapabilities
+	ClientInfo() *mcp.Implementation
+}
+
+// pollParams reads a poll's params: exactly taskId (a string) and, optionally, _meta (an object).
+func pollParams(params map[string]json.RawMessage) (*taskParams, bool) {
+	if !onlyMembers(params, "taskId", "_meta") {
+		return nil, false
+	}
+	p := &taskParams{}
+	var ok bool
+	if p.TaskID, ok = strictjson.String(params["taskId"]); !ok {
+		return nil, false
+	}
+	if raw, ok := params["_meta"]; ok {
+		if p.Meta, ok = metaObject(raw); !ok {
+			return nil, false
+		}
+	}
+	return p, true
+}
+
+// startParams reads a plain start's params: exactly name (a string that Mcp-Name repeats: a tool
+// that may run as a task and asks nothing before it starts), arguments (an object) and _meta (an
+// object whose client capabilities declare the tasks extension, and with no progress token), so
+// that the call answers at once with its task and nothing else.
+func (s *Server) startParams(params map[string]json.RawMessage, h http.Header) (*mcp.CallToolParamsRaw, bool) {
+	if !onlyMembers(params, "name", "arguments", "_meta") || len(params) != 3 {
+		return nil, false
+	}
+	name, ok := strictjson.String(params["name"])
+	tool, mapped := s.tasks.Mapping().Tool(name)
+	if !ok || !mapped || h.Get("Mcp-Name") != name || tool.TaskSupport == mapping.TaskForbidden || len(tool.Ask) > 0 {
+		return nil, false
+	}
+	args := params["arguments"]
+	if _, ok := metaObject(args); !ok {
+		return nil, false
+	}
+	meta, ok := metaObject(params["_meta"])
+	if _, progress := meta["progressToken"]; !ok || progress || !declaresTasks(meta[mcp.MetaKeyClientCapabilities]) {
+		return nil, false
+	}
+	return &mcp.CallToolParamsRaw{Meta: meta, Name: name, Arguments: args}, true
+}
+
+// declaresTasks reports whether capabilities (as plainCapabilities reads them) declare the tasks
+// extension.
+func declaresTasks(v any) bool {
+	caps, _ := v.(map[string]any)
+	extensions, _ := caps["extensions"].(map[string]any)
+	_, ok := extensions[extensionTasks]
+	return ok
+}
+
+// metaObject reads _meta as json.Unmarshal into the params' Meta does (and any JSON object).
 func metaObject(raw json.RawMessage) (map[string]any, bool) {
 	v, ok := strictjson.Value(raw)
 	m, isObject := v.(map[string]any)

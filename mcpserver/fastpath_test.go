@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -211,4 +212,97 @@ func equalHeaders(a, b http.Header) bool {
 		}
 	}
 	return true
+}
+
+func startBody(id any, tool, args, meta string) string {
+	rawID, _ := json.Marshal(id)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":%s}}`, rawID, tool, args, meta)
+}
+
+func startHeaders(version, tool string) http.Header {
+	h := headers(version, "tools/call")
+	h.Set("Mcp-Name", tool)
+	return h
+}
+
+// fresh masks what differs between two starts of the same call: the task ids and request states
+// (sealed), and the times.
+var fresh = regexp.MustCompile(`tgs?1\.[A-Za-z0-9-]+\.[A-Za-z0-9_-]+|"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"`)
+
+// TestFastStartAnswersAsGoSDK starts the same calls through the handler with the fast path and
+// through go-sdk alone, and finds the same answers and records but for the task each started; the
+// calls that could answer with more than their task (questions first, a call that waits, progress),
+// and those the fast path does not read, are left to go-sdk.
+func TestFastStartAnswersAsGoSDK(t *testing.T) {
+	obs := &observed{}
+	e := newEnvConfig(t, func(tc *tasks.Config, c *mcpserver.Config) { c.Observer = obs })
+	var sdkServed atomic.Int64
+	fastH, sdkH := e.srv.HTTPHandlers(&sdkServed)
+	fast, sdk := httptest.NewServer(fastH), httptest.NewServer(sdkH)
+	defer fast.Close()
+	defer sdk.Close()
+	echo := `{"seconds":0,"text":"<b>&</b> é"}`
+	modern := startHeaders("2026-07-28", "wait_and_echo")
+	served := []struct {
+		name   string
+		body   string
+		header http.Header
+	}{
+		{"a start", startBody(1, "wait_and_echo", echo, modernMeta), modern},
+		{"a string id", startBody("s-1", "wait_and_echo", echo, modernMeta), modern},
+		{"a tool that may run as a task", startBody(2, "echo_optional", echo, modernMeta), startHeaders("2026-07-28", "echo_optional")},
+		{"arguments that do not fit", startBody(3, "wait_and_echo", `{"seconds":"soon"}`, modernMeta), modern},
+		{"capabilities go-sdk reads", startBody(4, "wait_and_echo", echo, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1","icons":[]},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`), modern},
+	}
+	for _, tc := range served {
+		t.Run(tc.name, func(t *testing.T) {
+			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
+			wantRec := obs.last()
+			before := sdkServed.Load()
+			got := exchangeWith(t, fast.URL, tc.body, tc.header)
+			if sdkServed.Load() != before {
+				t.Fatalf("the fast path left the call to go-sdk")
+			}
+			got.body, want.body = fresh.ReplaceAllString(got.body, "X"), fresh.ReplaceAllString(want.body, "X")
+			compare(t, got, want)
+			rec := obs.last()
+			if (rec.Execution == adapters.Ref{}) != (wantRec.Execution == adapters.Ref{}) {
+				t.Errorf("observed the execution %v, go-sdk's path %v", rec.Execution, wantRec.Execution)
+			}
+			rec.Execution, wantRec.Execution = adapters.Ref{}, adapters.Ref{}
+			if rec != wantRec {
+				t.Errorf("observed %+v, go-sdk's path %+v", rec, wantRec)
+			}
+		})
+	}
+
+	left := []struct {
+		name   string
+		body   string
+		header http.Header
+	}{
+		{"a tool that may not run as a task", startBody(1, "quick_echo", echo, modernMeta), startHeaders("2026-07-28", "quick_echo")},
+		{"a tool that asks first", startBody(1, "echo_after_asking", `{}`, modernMeta), startHeaders("2026-07-28", "echo_after_asking")},
+		{"an unknown tool", startBody(1, "nope", echo, modernMeta), startHeaders("2026-07-28", "nope")},
+		{"no tasks extension", startBody(1, "wait_and_echo", echo, noTasksMeta), modern},
+		{"a progress token", startBody(1, "wait_and_echo", echo, strings.Replace(modernMeta, "{", `{"progressToken":7,`, 1)), modern},
+		{"arguments not an object", startBody(1, "wait_and_echo", `[1]`, modernMeta), modern},
+		{"no arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_and_echo","_meta":` + modernMeta + `}}`, modern},
+		{"a param more", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_and_echo","arguments":{},"requestState":"x","_meta":` + modernMeta + `}}`, modern},
+		{"a name not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"arguments":{},"_meta":` + modernMeta + `}}`, modern},
+		{"2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_and_echo","arguments":` + echo + `,"task":{}}}`, headers("2025-11-25", "")},
+		{"another Mcp-Method", startBody(1, "wait_and_echo", echo, modernMeta), func() http.Header { h := modern.Clone(); h.Set("Mcp-Method", "tasks/get"); return h }()},
+	}
+	for _, tc := range left {
+		t.Run("left to go-sdk: "+tc.name, func(t *testing.T) {
+			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
+			before := sdkServed.Load()
+			got := exchangeWith(t, fast.URL, tc.body, tc.header)
+			if sdkServed.Load() != before+1 {
+				t.Fatalf("the fast path answered it: %d %s", got.status, got.body)
+			}
+			got.body, want.body = fresh.ReplaceAllString(got.body, "X"), fresh.ReplaceAllString(want.body, "X")
+			compare(t, got, want)
+		})
+	}
 }

@@ -56,50 +56,8 @@ func BenchmarkPoll(b *testing.B) {
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			set, err := mapping.Parse("tools.yaml", []byte(memTools))
-			if err != nil {
-				b.Fatal(err)
-			}
-			e, err := set.Engines["mem"].Config.Open(b.Context(), adapters.OpenOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			keys, _ := token.ParseKeys(token.NewKey("b1"))
-			sealed, _ := token.NewSealed(keys)
-			tc := tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"mem": e}, FreshFor: -1}
-			cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
-			var tel *observe.Telemetry
-			if c.tel != nil {
-				tel = c.tel()
-				cfg.Observer, tc.Observer, tc.Instrument = tel, tel, tel.Engine
-			}
-			svc, err := tasks.New(tc)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.Tasks = svc
-			srv, err := mcpserver.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			h := srv.HTTPHandler()
-			if tel != nil {
-				h = tel.HTTP(h)
-			}
-			send := func(method, name, body string) []byte {
-				req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(body)))
-				req.Header.Set("Mcp-Method", method)
-				req.Header.Set("Mcp-Name", name)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, req)
-				return w.Body.Bytes()
-			}
-			const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
-			raw := send("tools/call", "echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"seconds":3600,"text":"x"},`+meta+`}}`)
+			send := benchServer(b, c.tel)
+			raw := send("tools/call", "echo", startBody)
 			m := regexp.MustCompile(`"taskId":"([^"]+)"`).FindSubmatch(raw) // in an event stream
 			if m == nil {
 				b.Fatalf("tools/call: %s", raw)
@@ -114,6 +72,73 @@ func BenchmarkPoll(b *testing.B) {
 				send("tasks/get", id, poll)
 			}
 		})
+	}
+}
+
+// meta is the _meta of a 2026-07-28 client with the tasks extension, and startBody its start of
+// an hour-long echo.
+const (
+	meta      = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	startBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"seconds":3600,"text":"x"},` + meta + `}}`
+)
+
+// benchServer serves memTools on the in-memory engine in the process, observed by what observed
+// makes (nil: not observed), and returns what sends one request to it and answers its body.
+func benchServer(b *testing.B, observed func() *observe.Telemetry) func(method, name, body string) []byte {
+	set, err := mapping.Parse("tools.yaml", []byte(memTools))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := set.Engines["mem"].Config.Open(b.Context(), adapters.OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	keys, _ := token.ParseKeys(token.NewKey("b1"))
+	sealed, _ := token.NewSealed(keys)
+	tc := tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"mem": e}, FreshFor: -1}
+	cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
+	var tel *observe.Telemetry
+	if observed != nil {
+		tel = observed()
+		cfg.Observer, tc.Observer, tc.Instrument = tel, tel, tel.Engine
+	}
+	svc, err := tasks.New(tc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Tasks = svc
+	srv, err := mcpserver.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.HTTPHandler()
+	if tel != nil {
+		h = tel.HTTP(h)
+	}
+	send := func(method, name, body string) []byte {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(body)))
+		req.Header.Set("Mcp-Method", method)
+		req.Header.Set("Mcp-Name", name)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Body.Bytes()
+	}
+	return send
+}
+
+// BenchmarkStart is what taskgate itself spends on a start: tools/call of a tool on the in-memory
+// engine, served in the process through the HTTP handler, not observed.
+func BenchmarkStart(b *testing.B) {
+	send := benchServer(b, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := send("tools/call", "echo", startBody); !bytes.Contains(out, []byte(`"taskId"`)) {
+			b.Fatalf("tools/call: %s", out)
+		}
 	}
 }
 
