@@ -150,7 +150,8 @@ type Answer struct {
 	Content json.RawMessage
 }
 
-// Awaiting is the status message of an execution that waits on qs and says nothing else itself.
+// Awaiting returns the status message of an execution that waits on qs and says nothing else
+// itself.
 func Awaiting(qs []Question) string {
 	if len(qs) == 1 {
 		return fmt.Sprintf("waiting for an answer to %q", qs[0].Key)
@@ -309,8 +310,8 @@ type Sweeper interface {
 // IN list).
 const SweepIDs = 100
 
-// SweepChunk is the refs that a sweep by id reads on page (its offset into refs, "" for 0) and the
-// page after it ("" after the last).
+// SweepChunk returns the refs that a sweep by id reads on page (its offset into refs, "" for 0) and
+// the page after it ("" after the last).
 func SweepChunk(refs []Ref, page string) (chunk []Ref, next string, err error) {
 	at := 0
 	if page != "" {
@@ -325,7 +326,7 @@ func SweepChunk(refs []Ref, page string) (chunk []Ref, next string, err error) {
 	return refs[at:end], next, nil
 }
 
-// ScopedKey is an idempotency key in the space of its caller: adapters derive their execution ids
+// ScopedKey puts an idempotency key in the space of its caller: adapters derive their execution ids
 // from it, so that two callers' same key names two executions and neither learns of the other's.
 func ScopedKey(key, caller string) string {
 	if caller == "" {
@@ -334,7 +335,7 @@ func ScopedKey(key, caller string) string {
 	return caller + "\x00" + key
 }
 
-// CallerTag is the short, id-safe form of a caller (16 characters of letters, digits, - and _)
+// CallerTag returns the short, id-safe form of a caller (16 characters of letters, digits, - and _)
 // that adapters write into the ids of the executions they start, so that whose an execution is
 // can be told from its id alone: no engine call, and nothing a caller could learn from timing.
 func CallerTag(caller string) string {
@@ -371,7 +372,7 @@ type Refusal struct {
 	Err    error
 }
 
-// Refuse is err (which wraps ErrInvalid), with reason for the caller.
+// Refuse returns err (which wraps ErrInvalid), with reason for the caller.
 func Refuse(reason string, err error) error { return &Refusal{Reason: reason, Err: err} }
 
 func (r *Refusal) Error() string { return r.Err.Error() }
@@ -381,7 +382,7 @@ func (r *Refusal) Unwrap() error { return r.Err }
 // refused is an ErrInvalid error whose words are the caller's as they are.
 func refused(reason string) error { return Refuse(reason, fmt.Errorf("%w: %s", ErrInvalid, reason)) }
 
-// ReasonOf is why err refused a request, for the caller: a Refusal's reason, else otherwise.
+// ReasonOf says why err refused a request, for the caller: a Refusal's reason, else otherwise.
 func ReasonOf(err error, otherwise string) string {
 	var r *Refusal
 	if errors.As(err, &r) && r.Reason != "" {

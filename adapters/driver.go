@@ -68,8 +68,8 @@ type Budget struct {
 // Unlimited reports whether b sets no limit.
 func (b Budget) Unlimited() bool { return b.ReadsPerSecond <= 0 }
 
-// Split is one of n replicas' share of b, which together spend what b allows (each at least one
-// read at once).
+// Split returns one of n replicas' share of b, which together spend what b allows (each at least
+// one read at once).
 func (b Budget) Split(n int) Budget {
 	if n <= 1 || b.Unlimited() {
 		return b
@@ -151,7 +151,7 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // entry of a key wins. A nil Env is the process's own environment.
 type Env []string
 
-// LookupEnv is os.LookupEnv in e.
+// LookupEnv does what os.LookupEnv does, in e.
 func (e Env) LookupEnv(key string) (string, bool) {
 	if e == nil {
 		return os.LookupEnv(key)
@@ -164,7 +164,7 @@ func (e Env) LookupEnv(key string) (string, bool) {
 	return "", false
 }
 
-// Environ is os.Environ in e.
+// Environ does what os.Environ does, in e.
 func (e Env) Environ() []string {
 	if e == nil {
 		return os.Environ()
@@ -172,7 +172,7 @@ func (e Env) Environ() []string {
 	return slices.Clone(e)
 }
 
-// With is e with more "KEY=value" entries, which win over e's own.
+// With returns e with more "KEY=value" entries, which win over e's own.
 func (e Env) With(kv ...string) Env {
 	return append(e.Environ(), kv...)
 }

@@ -7,10 +7,14 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 )
 
-// driver is the least a driver can be: this test only registers it.
+// driver is the least a driver can be: this test only registers it. Its schema is there for
+// ExampleRegister, whose mapping file is read while this driver is registered.
 type driver struct{ key string }
 
-func (d driver) Info() adapters.DriverInfo                       { return adapters.DriverInfo{TargetKey: d.key} }
+func (d driver) Info() adapters.DriverInfo {
+	return adapters.DriverInfo{TargetKey: d.key, Schema: []byte(`{"engine": {"type": "object"}, "target": {"type": "string"}}`)}
+}
+
 func (driver) DecodeEngine(adapters.Block) adapters.EngineConfig { return nil }
 func (driver) DecodeTarget(adapters.Block) adapters.Target       { return adapters.Target{} }
 func (driver) FormatRef(adapters.Ref) string                     { return "" }

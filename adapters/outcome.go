@@ -11,8 +11,8 @@ import (
 // succeeded, with an output taskgate cannot return (SucceededWith).
 const InvalidOutputError = "taskgate.InvalidOutput"
 
-// SucceededWith is the outcome of an execution that succeeded with output, as the engine holds it
-// (empty: JSON null). Every driver reads a succeeded execution's output through it, so that what
+// SucceededWith returns the outcome of an execution that succeeded with output, as the engine holds
+// it (empty: JSON null). Every driver reads a succeeded execution's output through it, so that what
 // is not JSON never reaches the MCP layer, which cannot send it: an output that is not JSON makes
 // the outcome Failed, with InvalidOutputError and a cause that says why.
 func SucceededWith(native string, output []byte) Outcome {
@@ -26,9 +26,9 @@ func SucceededWith(native string, output []byte) Outcome {
 	return Outcome{State: Succeeded, Native: native, Output: output}
 }
 
-// UnreadableOutput is the outcome of an execution that succeeded with an output taskgate cannot
-// return, and why: Failed, with InvalidOutputError, so that the client is told rather than kept
-// waiting.
+// UnreadableOutput returns the outcome of an execution that succeeded with an output taskgate
+// cannot return, and why: Failed, with InvalidOutputError, so that the client is told rather than
+// kept waiting.
 func UnreadableOutput(native string, why error) Outcome {
 	return Outcome{State: Failed, Native: native, Error: InvalidOutputError,
 		Cause: fmt.Sprintf("the execution succeeded, but taskgate cannot return its output: %v", why)}

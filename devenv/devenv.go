@@ -111,8 +111,8 @@ func (e *Env) Close() {
 	e.stop = nil
 }
 
-// CacheDir is the one folder where taskgate keeps what it builds (bin/) and what dev keeps between
-// runs (dev/): taskgate in the user's cache folder.
+// CacheDir returns the one folder where taskgate keeps what it builds (bin/) and what dev keeps
+// between runs (dev/): taskgate in the user's cache folder.
 func CacheDir() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {

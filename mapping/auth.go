@@ -86,7 +86,7 @@ const LocalPrincipal = "local"
 
 const oauthPrefix = "oauth:"
 
-// OAuthPrincipal is the principal of an OAuth access token whose subject is sub.
+// OAuthPrincipal returns the principal of an OAuth access token whose subject is sub.
 func OAuthPrincipal(sub string) string { return oauthPrefix + sub }
 
 // IsOAuthPrincipal reports whether principal is an OAuth access token's: one whose scopes its

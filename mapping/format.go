@@ -74,7 +74,7 @@ func keysOf(schema map[string]any) []string {
 	return slices.Sorted(maps.Keys(jsonObject(schema, "properties")))
 }
 
-// Schema is the JSON Schema of mapping files with the engines of the registered drivers, for
+// Schema returns the JSON Schema of mapping files with the engines of the registered drivers, for
 // editors and for checks in CI.
 func Schema() json.RawMessage {
 	var s map[string]any

@@ -113,7 +113,7 @@ type Tool struct {
 	driver      adapters.Driver
 }
 
-// PollIntervalAt is the polling interval suggested for a task of this age: PollInterval until
+// PollIntervalAt returns the polling interval suggested for a task of this age: PollInterval until
 // PollIntervalGrowsAfter, then PollInterval × age / PollIntervalGrowsAfter (with the defaults,
 // 1 s for the first minute, then a sixtieth of the age: 2 s at 2 minutes, 10 s at 10 minutes),
 // never above PollIntervalMax. A poll at every suggested interval costs a logarithmic number of

@@ -81,8 +81,8 @@ func (t *Tool) StructuredResult(output json.RawMessage) (json.RawMessage, error)
 	return out, nil
 }
 
-// ResultText is the text content of a structured result: what the Text program yields (a string
-// as it is, any other value as its JSON), or without one the result's JSON.
+// ResultText returns the text content of a structured result: what the Text program yields (a
+// string as it is, any other value as its JSON), or without one the result's JSON.
 func (t *Tool) ResultText(structured json.RawMessage) (string, error) {
 	if t.Text == nil {
 		return string(structured), nil
@@ -98,7 +98,8 @@ func (t *Tool) ResultText(structured json.RawMessage) (string, error) {
 	return string(out), nil
 }
 
-// WithAnswers is the arguments with each answer joined under its key: what EngineInput then reads.
+// WithAnswers returns the arguments with each answer joined under its key: what EngineInput then
+// reads.
 func WithAnswers(args json.RawMessage, answers map[string]json.RawMessage) (json.RawMessage, error) {
 	if len(answers) == 0 {
 		return args, nil

@@ -113,5 +113,5 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// MCP is the underlying go-sdk server.
+// MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }

@@ -129,7 +129,7 @@ func (t *Telemetry) Engine(name string, e adapters.Engine) adapters.Engine {
 	return instrument.Wrap(e, name, t.engines, t.engineTracer, Propagation)
 }
 
-// Retried is adapters.OpenOptions.Retried for the engine block called name.
+// Retried returns the adapters.OpenOptions.Retried of the engine block called name.
 func (t *Telemetry) Retried(name string) func(throttled bool) { return t.engines.Retried(name) }
 
 // Watch also reports the reads the engines of svc served, by how (taskgate_engine_reads_total),

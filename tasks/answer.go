@@ -26,7 +26,7 @@ type Answer struct {
 // the answer it gave is not one (the dialect could not read it), or that it could not be asked.
 type Answers func(q *mapping.Question) (a Answer, ok bool, err error)
 
-// Given are answers already read, by question key.
+// Given returns answers already read, by question key.
 func Given(m map[string]Answer) Answers {
 	return func(q *mapping.Question) (Answer, bool, error) {
 		a, ok := m[q.Key]
@@ -34,7 +34,7 @@ func Given(m map[string]Answer) Answers {
 	}
 }
 
-// Questions are t's open questions as a client is shown them, oldest first. A question whose
+// Questions returns t's open questions as a client is shown them, oldest first. A question whose
 // schema taskgate cannot use (among them one that refers to another schema, which taskgate never
 // loads: the workflow is less trusted than the mapping) is shown as such, with a schema that holds
 // nothing of the workflow's: no client is handed a reference to follow.
@@ -52,8 +52,8 @@ func (t *Task) Questions() []adapters.Question {
 	return shown
 }
 
-// OpenQuestions are t's open questions, ready to ask and to check answers against; an error when
-// one of them cannot be answered through taskgate (Questions shows it as such).
+// OpenQuestions returns t's open questions, ready to ask and to check answers against; an error
+// when one of them cannot be answered through taskgate (Questions shows it as such).
 func (t *Task) OpenQuestions() ([]*mapping.Question, error) {
 	if t.Status.State != adapters.InputRequired {
 		return nil, nil

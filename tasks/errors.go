@@ -55,7 +55,7 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Invalidf is an Invalid error with a formatted message.
+// Invalidf returns an Invalid error with a formatted message.
 func Invalidf(format string, args ...any) *Error {
 	return &Error{Kind: Invalid, Message: fmt.Sprintf(format, args...)}
 }
@@ -64,7 +64,7 @@ func refusedf(format string, args ...any) *Error {
 	return &Error{Kind: Refused, Message: fmt.Sprintf(format, args...)}
 }
 
-// KindOf is err's Kind, or 0 when err is no *Error.
+// KindOf returns err's Kind, or 0 when err is no *Error.
 func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {

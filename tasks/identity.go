@@ -25,7 +25,7 @@ func WithPrincipal(ctx context.Context, principal string, scopes ...string) cont
 	return context.WithValue(ctx, identityKey{}, identity{principal: principal, scopes: scopes})
 }
 
-// Principal is who sent the request: the authenticated principal, or the local one when no one
+// Principal says who sent the request: the authenticated principal, or the local one when no one
 // is authenticated (stdio, and HTTP without auth, which serves only loopback unless the operator
 // insists): the user who started taskgate.
 func Principal(ctx context.Context) string {
@@ -63,7 +63,7 @@ func permitted(ctx context.Context, tool *mapping.Tool) error {
 	return nil
 }
 
-// NotPermitted is the refusal of a request about tool from a caller that sees it but lacks the
+// NotPermitted returns the refusal of a request about tool from a caller that sees it but lacks the
 // scopes missing.
 func NotPermitted(ctx context.Context, tool *mapping.Tool, missing []string) *Error {
 	return Invalidf("tool %q is not available to %s: it needs the scopes %s", tool.Name, Principal(ctx), strings.Join(missing, " "))

@@ -29,13 +29,13 @@ type Subject struct {
 
 type subjectKey struct{}
 
-// Track is ctx with a Subject for the service to fill in.
+// Track returns ctx with a Subject for the service to fill in.
 func Track(ctx context.Context) (context.Context, *Subject) {
 	s := &Subject{}
 	return context.WithValue(ctx, subjectKey{}, s), s
 }
 
-// Get is the tool, its engine block and the execution the request was about, as far as known.
+// Get returns the tool, its engine block and the execution the request was about, as far as known.
 func (s *Subject) Get() (tool, engine string, execution adapters.Ref) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -143,7 +143,7 @@ func (s *Service) fetchResult(ctx context.Context, t *Task) error {
 	return nil
 }
 
-// KeepAlive is how long t's result stays readable after it ends: the engine's retention,
+// KeepAlive says how long t's result stays readable after it ends: the engine's retention,
 // shortened by the client's wish and by the id's own ttl; zero when none of them is known.
 func (s *Service) KeepAlive(t *Task) time.Duration {
 	var k time.Duration

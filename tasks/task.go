@@ -36,7 +36,7 @@ type Result struct {
 	IsError    bool
 }
 
-// ToolError is a result that reports an error to the model.
+// ToolError returns a result that reports an error to the model.
 func ToolError(format string, args ...any) *Result {
 	return &Result{Text: fmt.Sprintf(format, args...), IsError: true}
 }
@@ -47,7 +47,7 @@ type Failure struct {
 	Message string
 }
 
-// Ref is the engine's own reference of the task's execution.
+// Ref returns the engine's own reference of the task's execution.
 func (t *Task) Ref() adapters.Ref { return t.claims.Ref }
 
 // Ended reports whether the execution has ended.
@@ -59,7 +59,7 @@ func (t *Task) Failed() bool {
 	return t.Failure != nil || (t.Result != nil && t.Result.IsError) || (t.Result == nil && t.Status.State == adapters.Failed)
 }
 
-// CreatedAt is when the task was created.
+// CreatedAt returns when the task was created.
 func (t *Task) CreatedAt() time.Time {
 	if !t.claims.Created.IsZero() {
 		return t.claims.Created
@@ -67,7 +67,7 @@ func (t *Task) CreatedAt() time.Time {
 	return t.Status.Started
 }
 
-// UpdatedAt is the time as of which the status is true: a running execution's reading time
+// UpdatedAt returns the time as of which the status is true: a running execution's reading time
 // (readings are reused, and may be older under load), else the engine's last change.
 func (t *Task) UpdatedAt() time.Time {
 	at := t.Status.Updated
@@ -80,7 +80,7 @@ func (t *Task) UpdatedAt() time.Time {
 	return t.CreatedAt()
 }
 
-// PollInterval is the interval suggested to the task's pollers at its present age, or longer,
+// PollInterval returns the interval suggested to the task's pollers at its present age, or longer,
 // until the engine will next be read for it (which grows with the load on the read budget).
 func (t *Task) PollInterval() time.Duration {
 	d := t.Tool.PollIntervalAt(time.Since(t.CreatedAt()))
@@ -90,7 +90,7 @@ func (t *Task) PollInterval() time.Duration {
 	return d
 }
 
-// TTL is how long the task id is honoured after its creation; zero when unlimited.
+// TTL says how long the task id is honoured after its creation; zero when unlimited.
 func (t *Task) TTL() time.Duration {
 	if t.claims.Tool == "" { // a native id carries no ttl: the mapping's applies
 		return t.Tool.TTL
@@ -98,7 +98,7 @@ func (t *Task) TTL() time.Duration {
 	return t.claims.TTL
 }
 
-// Message is the task's status message: the engine's, or words for its state. While the task
+// Message returns the task's status message: the engine's, or words for its state. While the task
 // waits on answers it is the questions themselves, whatever else the engine says (its progress, or
 // only the questions' keys): a client that cannot read the questions otherwise (stateless HTTP
 // before 2026-07-28, the handle tools) sees them there.

@@ -21,7 +21,7 @@ type Question struct {
 	Awakeable string `json:"awakeable,omitempty"`
 }
 
-// Asked is q as the engine contract holds it.
+// Asked returns q as the engine contract holds it.
 func (q Question) Asked() adapters.Question {
 	return adapters.Question{Key: q.Key, Message: q.Message, Schema: q.Schema}
 }

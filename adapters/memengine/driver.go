@@ -89,7 +89,7 @@ type job struct {
 	timeout time.Duration
 }
 
-// Job is the target that runs program, each execution ended TIMED_OUT after timeout when it is
+// Job returns the target that runs program, each execution ended TIMED_OUT after timeout when it is
 // positive: what DecodeTarget reads from job: {program, timeout}. Its Name is the program.
 func Job(program string, timeout time.Duration) adapters.Target {
 	return adapters.Target{Name: program, Spec: job{program: program, timeout: timeout}}
@@ -97,7 +97,7 @@ func Job(program string, timeout time.Duration) adapters.Target {
 
 const refPrefix = "memory:"
 
-// FormatRef is "memory:PROGRAM/ID".
+// FormatRef writes r as "memory:PROGRAM/ID".
 func (Driver) FormatRef(r adapters.Ref) string { return refPrefix + r.ID }
 
 // ParseRef reads "memory:PROGRAM/ID".
@@ -112,7 +112,7 @@ func (Driver) ParseRef(id string) (adapters.Ref, error) {
 
 var _ adapters.Discoverer = Driver{}
 
-// Discover is `taskgate discover memory`: a mapping file with one tool per program.
+// Discover serves `taskgate discover memory`: it drafts a mapping file with one tool per program.
 func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error {
 	retention := fs.Duration("retention", 0, "how long ended executions stay readable (default: as long as the engine)")
 	return func(_ context.Context, w, warn io.Writer) error {

@@ -298,7 +298,7 @@ func keyID(j job, key, caller string) string {
 	return j.program + "/" + adapters.CallerTag(caller) + "/k-" + hex.EncodeToString(sum[:16])
 }
 
-// KeyRef is the Ref Start gives for key and caller; empty for a target that is no memory job.
+// KeyRef returns the Ref Start gives for key and caller; empty for a target that is no memory job.
 func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
 	j, err := jobOf(t)
 	if err != nil {

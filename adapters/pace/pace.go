@@ -20,7 +20,7 @@ type Pace struct {
 	MaxStale time.Duration
 }
 
-// Interval is how long a reading made at age stays good: the curve's interval, at most MaxStale.
+// Interval says how long a reading made at age stays good: the curve's interval, at most MaxStale.
 func (p Pace) Interval(age time.Duration) time.Duration {
 	d := p.Curve(age)
 	if p.MaxStale > 0 {
@@ -29,7 +29,7 @@ func (p Pace) Interval(age time.Duration) time.Duration {
 	return d
 }
 
-// Age is the task's age at t, counted from Created, else from started (the execution's start).
+// Age returns the task's age at t, counted from Created, else from started (the execution's start).
 func (p Pace) Age(t, started time.Time) time.Duration {
 	if !p.Created.IsZero() {
 		started = p.Created
@@ -39,10 +39,10 @@ func (p Pace) Age(t, started time.Time) time.Duration {
 
 type key struct{}
 
-// With is ctx carrying p.
+// With returns ctx carrying p.
 func With(ctx context.Context, p Pace) context.Context { return context.WithValue(ctx, key{}, p) }
 
-// Of is the pace ctx carries, if any.
+// Of returns the pace ctx carries, if any.
 func Of(ctx context.Context) (Pace, bool) {
 	p, ok := ctx.Value(key{}).(Pace)
 	return p, ok && p.Curve != nil

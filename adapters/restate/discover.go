@@ -17,10 +17,10 @@ import (
 
 var _ adapters.Discoverer = Driver{}
 
-// Discover is `taskgate discover restate`: a mapping file with one tool per handler that can back
-// a task (every handler of a service, a workflow's run handler, a virtual object's exclusive
-// handlers) of the registered services, typed with the input and output JSON schemas the SDKs
-// declare.
+// Discover serves `taskgate discover restate`: it drafts a mapping file with one tool per handler
+// that can back a task (every handler of a service, a workflow's run handler, a virtual object's
+// exclusive handlers) of the registered services, typed with the input and output JSON schemas the
+// SDKs declare.
 func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error {
 	ingress := fs.String("ingress", "", "the ingress URL (default: $RESTATE_INGRESS_URL, else "+defaultIngress+")")
 	admin := fs.String("admin", "", "the admin API URL (default: $RESTATE_ADMIN_URL, else "+defaultAdmin+")")

@@ -166,7 +166,7 @@ type handler struct {
 	stop             Stop
 }
 
-// Handler is the target whose tasks invoke handler of service, stopped by stop when cancelled:
+// Handler returns the target whose tasks invoke handler of service, stopped by stop when cancelled:
 // what DecodeTarget reads from invoke: {service, handler, cancel}. Its Name is
 // "SERVICE/HANDLER", as Restate names an invocation's target.
 func Handler(service, name string, stop Stop) adapters.Target {
@@ -182,7 +182,7 @@ func handlerOf(t adapters.Target) (handler, error) {
 	return h, nil
 }
 
-// FormatRef is the Ref's ID: "SERVICE/HANDLER/TASK-KEY/INVOCATION-ID".
+// FormatRef writes the Ref's ID: "SERVICE/HANDLER/TASK-KEY/INVOCATION-ID".
 func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
 
 // ParseRef accepts "SERVICE/HANDLER/TASK-KEY/INVOCATION-ID" with names, a task key and an

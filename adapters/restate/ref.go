@@ -108,8 +108,8 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 		strings.HasPrefix(p.key, adapters.CallerTag(caller)+"-")
 }
 
-// KeyRef is the Ref of the task Start gives for key and caller, with no invocation id: reads find
-// the invocation by its task key. A target that is no Restate handler has none: its KeyRef is
+// KeyRef returns the Ref of the task Start gives for key and caller, with no invocation id: reads
+// find the invocation by its task key. A target that is no Restate handler has none: its KeyRef is
 // empty and reads as not found.
 func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
 	h, err := handlerOf(t)

@@ -59,7 +59,7 @@ func (m machineARN) alias() bool {
 	return m.qualifier != "" && strings.Trim(m.qualifier, "0123456789") != ""
 }
 
-// String is the ARN as it was parsed: with its version or alias, if any.
+// String writes the ARN as it was parsed: with its version or alias, if any.
 func (m machineARN) String() string {
 	if m.qualifier == "" {
 		return m.unqualified()

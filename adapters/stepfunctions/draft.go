@@ -35,10 +35,10 @@ func (t tagFlag) Set(s string) error {
 	return nil
 }
 
-// Discover is `taskgate discover stepfunctions`: a mapping file with one tool per state machine
-// of an account (all pages), the description from the tag "description" or the definition's
-// Comment, the input schema from the tag "taskgate:inputSchema" or "taskgate:inputSchema {...}"
-// in the Comment (else an open object, with a warning).
+// Discover serves `taskgate discover stepfunctions`: it drafts a mapping file with one tool per
+// state machine of an account (all pages), the description from the tag "description" or the
+// definition's Comment, the input schema from the tag "taskgate:inputSchema" or
+// "taskgate:inputSchema {...}" in the Comment (else an open object, with a warning).
 func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error {
 	var cfg Config
 	fs.StringVar(&cfg.Region, "region", "", "AWS region (default: the AWS chain's, like AWS_REGION)")

@@ -121,8 +121,8 @@ func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
 	return t
 }
 
-// StateMachine is the target that starts executions of the state machine arn (an alias or version
-// ARN pins a version): what DecodeTarget reads from stateMachine: ARN. Its Name is the ARN.
+// StateMachine returns the target that starts executions of the state machine arn (an alias or
+// version ARN pins a version): what DecodeTarget reads from stateMachine: ARN. Its Name is the ARN.
 func StateMachine(arn string) (adapters.Target, error) { return stateMachine(arn, historyAuto) }
 
 func stateMachine(arn string, h readHistory) (adapters.Target, error) {
@@ -149,7 +149,7 @@ func machineOf(t adapters.Target) (machineARN, error) {
 	return s.machineARN, nil
 }
 
-// FormatRef is the execution ARN.
+// FormatRef writes r as the execution ARN.
 func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
 
 // ParseRef accepts the ARN of a Standard execution.

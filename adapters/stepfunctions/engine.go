@@ -166,7 +166,7 @@ func envOptions(env adapters.Env) []func(*config.LoadOptions) error {
 	return opts
 }
 
-// Client is the Step Functions client the engine uses, for what the Engine interface does not
+// Client returns the Step Functions client the engine uses, for what the Engine interface does not
 // cover (creating state machines, reading histories).
 func (e *Engine) Client() *sfn.Client { return e.client }
 

@@ -43,7 +43,7 @@ type Statement struct {
 	Condition map[string]map[string][]string `json:"Condition,omitempty"`
 }
 
-// JSON is the policy as indented JSON with a final newline, ready for
+// JSON writes the policy as indented JSON with a final newline, ready for
 // `aws iam put-role-policy --policy-document file://...` or a Terraform file() call.
 func (p Policy) JSON() []byte {
 	b, err := json.MarshalIndent(p, "", "  ")

@@ -11,7 +11,7 @@ import (
 
 var _ adapters.Permissioner = Driver{}
 
-// Permissions is what the Step Functions driver adds to `taskgate iam-policy`: the IAM policy of
+// Permissions adds the Step Functions driver's part to `taskgate iam-policy`: the IAM policy of
 // taskgate's own identity (StartExecution on the mapped state machines, aliases and versions;
 // DescribeExecution, StopExecution and GetExecutionHistory on their executions; what the startup
 // check and tasks/list read; sts:AssumeRole for engine blocks with a roleArn) and one per assumed

@@ -154,8 +154,8 @@ type workflow struct {
 	timeout time.Duration
 }
 
-// Workflow is the target that starts workflows of type typ on task queue queue, each bounded by
-// its workflow execution timeout when timeout is positive: what DecodeTarget reads from
+// Workflow returns the target that starts workflows of type typ on task queue queue, each bounded
+// by its workflow execution timeout when timeout is positive: what DecodeTarget reads from
 // workflow: {type, taskQueue, executionTimeout}. Its Name is the workflow type.
 func Workflow(typ, queue string, timeout time.Duration) adapters.Target {
 	return adapters.Target{Name: typ, Spec: workflow{typ: typ, queue: queue, timeout: timeout}}
@@ -179,7 +179,7 @@ func WorkflowOf(r adapters.Ref) (workflowID, runID string, ok bool) {
 	return r.ID[:i], r.ID[i+1:], true
 }
 
-// FormatRef is the Ref's ID: "WORKFLOW-ID/RUN-ID".
+// FormatRef writes the Ref's ID: "WORKFLOW-ID/RUN-ID".
 func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
 
 // ParseRef accepts "WORKFLOW-ID/RUN-ID" with a run id: workflow ids may hold slashes, run ids are

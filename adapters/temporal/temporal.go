@@ -167,7 +167,8 @@ func newEngine(c client.Client, opts client.Options) *Engine {
 	}
 }
 
-// Client is the underlying SDK client, for callers that also run workers on the same connection.
+// Client returns the underlying SDK client, for callers that also run workers on the same
+// connection.
 func (e *Engine) Client() client.Client { return e.client }
 
 // Close closes the connection.

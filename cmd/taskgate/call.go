@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -121,7 +122,9 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 	if err != nil {
 		return "", nil, err
 	}
-	srv, svc, err := newServer(set, engines, tokens, transportFlags{mode: mcpserver.NoTaskHandles, noAudit: true}, nil, stderr)
+	// No audit log: the server in this process has one caller, who sees what it does.
+	setup := &serverSetup{mode: mcpserver.NoTaskHandles, audit: slog.New(slog.DiscardHandler)}
+	srv, svc, err := newServer(set, engines, tokens, setup, nil, stderr)
 	if err == nil {
 		err = checkTargets(ctx, svc, stderr)
 	}
@@ -134,7 +137,7 @@ func serveLoopback(ctx context.Context, paths []string, stderr io.Writer) (endpo
 		closeAll(engines)
 		return "", nil, err
 	}
-	hs := httpServer(srv, svc, nil, transportFlags{})
+	hs := httpServer(srv, svc, nil, setup)
 	go hs.Serve(ln)
 	return "http://" + ln.Addr().String() + "/mcp", func() {
 		hs.Close()

@@ -59,10 +59,7 @@ in one folder of the user's cache, <cache>/taskgate; TASKGATE_TOOLS moves the bu
 }
 
 func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
-	if err := o.tf.check(); err != nil {
-		return err
-	}
-	stop, err := o.tf.setUpObservability(ctx, stderr)
+	setup, stop, err := o.tf.setUp(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -88,12 +85,12 @@ func runDev(ctx context.Context, o devOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	engines, err := connect(ctx, set, adapters.OpenOptions{Env: dev.Env}, o.tf.tel)
+	engines, err := connect(ctx, set, adapters.OpenOptions{Env: dev.Env}, setup.tel)
 	if err != nil {
 		return err
 	}
 	defer closeAll(engines)
-	return serve(ctx, set, engines, tokens, o.tf, stderr, func(endpoint string) {
+	return serve(ctx, set, engines, tokens, o.tf, setup, stderr, func(endpoint string) {
 		printWelcome(stdout, endpoint, dev)
 	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,13 +25,13 @@ import (
 	"github.com/taskgate/taskgate/tasks/token"
 )
 
-// transportFlags are the flags shared by serve and dev.
+// transportFlags are the values of the flags shared by serve and dev, as parsed: where to listen
+// and how to name tasks, and the settings setUp turns into a serverSetup.
 type transportFlags struct {
 	stdio                  bool
 	http                   string
 	tokenFormat, tokenKeys string
 	noTaskClients          string
-	mode                   mcpserver.NoTaskMode
 	insecureNoAuth         bool
 	limits                 mcpserver.Limits
 	readTimeout            time.Duration
@@ -41,36 +40,43 @@ type transportFlags struct {
 	opsHTTP                string
 	metricsOnMCP           bool
 	replicas               int
-	// cacheBudget is tasks.Config.CacheBytes (0 in call's and validate's, which have no flags:
-	// the default).
-	cacheBudget int64
-	// log (at --log-level) and tel report what serve and dev do, and serverLog (at warn or above:
-	// go-sdk logs every stateless request's session at info) is the server's
-	// (setUpObservability); nil for call and validate.
-	log, serverLog *slog.Logger
-	tel            *observe.Telemetry
-	// noAudit drops the audit log: call's server in its own process has one caller, who sees
-	// what it does.
-	noAudit bool
+	cacheBudget            int64
 	// requireEngines (serve's flag) exits at startup when an engine does not answer, instead of
 	// serving while /readyz answers 503.
 	requireEngines bool
 }
 
-// check validates the flags before anything connects.
-func (f *transportFlags) check() error {
+// serverSetup is what the task service, the MCP server and its HTTP handler are built with: the
+// settings of the flags, checked, and the logs and telemetry set up from them. call and validate
+// have no flags: theirs is written out, and what it leaves zero takes the packages' defaults.
+type serverSetup struct {
+	mode                     mcpserver.NoTaskMode
+	limits                   mcpserver.Limits
+	readTimeout, idleTimeout time.Duration
+	metricsOnMCP             bool
+	replicas                 int
+	// cacheBytes is tasks.Config.CacheBytes (0 in call's and validate's: the default).
+	cacheBytes int64
+	// log (at --log-level) and tel report what serve and dev do, serverLog (at warn or above:
+	// go-sdk logs every stateless request's session at info) is the server's, and audit is the
+	// audit log, always at info; a nil logger is made on stderr by loggers.
+	log, serverLog, audit *slog.Logger
+	tel                   *observe.Telemetry
+}
+
+// check validates the flags before anything connects, and reads --no-task-clients.
+func (f transportFlags) check() (mcpserver.NoTaskMode, error) {
 	mode, err := mcpserver.ParseNoTaskMode(f.noTaskClients)
 	if err != nil {
-		return usageError{err.Error()}
+		return mode, usageError{err.Error()}
 	}
-	f.mode = mode
 	if f.replicas < 1 {
-		return usageError{fmt.Sprintf("--replicas %d: give the number of taskgate processes that serve these engines, at least 1", f.replicas)}
+		return mode, usageError{fmt.Sprintf("--replicas %d: give the number of taskgate processes that serve these engines, at least 1", f.replicas)}
 	}
 	if f.cacheBudget == 0 {
-		return usageError{"--cache-budget 0: give the bytes of readings and outcomes to keep, or -1 to keep none"}
+		return mode, usageError{"--cache-budget 0: give the bytes of readings and outcomes to keep, or -1 to keep none"}
 	}
-	return nil
+	return mode, nil
 }
 
 func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
@@ -97,44 +103,49 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.IntVar(&f.replicas, "replicas", 1, "how many taskgate processes serve the same engines: each reads them at its share of every engine block's read budget")
 }
 
-// setUpObservability sets up the logs on stderr, the metrics, and the traces when the OTEL_*
-// variables name an OTLP endpoint. stop flushes the traces.
-func (f *transportFlags) setUpObservability(ctx context.Context, stderr io.Writer) (stop func(), err error) {
-	if f.log, err = observe.NewLogger(stderr, f.logLevel, f.logFormat); err != nil {
-		return nil, usageError{err.Error()}
+// setUp checks the flags and sets up what the server is built with: the logs on stderr, the
+// metrics, and the traces when the OTEL_* variables name an OTLP endpoint. stop flushes the traces.
+func (f transportFlags) setUp(ctx context.Context, stderr io.Writer) (s *serverSetup, stop func(), err error) {
+	mode, err := f.check()
+	if err != nil {
+		return nil, nil, err
+	}
+	s = &serverSetup{mode: mode, limits: f.limits, readTimeout: f.readTimeout, idleTimeout: f.idleTimeout,
+		metricsOnMCP: f.metricsOnMCP, replicas: f.replicas, cacheBytes: f.cacheBudget}
+	if s.log, err = observe.NewLogger(stderr, f.logLevel, f.logFormat); err != nil {
+		return nil, nil, usageError{err.Error()}
 	}
 	var level slog.Level
 	level.UnmarshalText([]byte(f.logLevel)) // valid: NewLogger read it
-	f.serverLog, _ = observe.NewLogger(stderr, max(level, slog.LevelWarn).String(), f.logFormat)
+	s.serverLog, _ = observe.NewLogger(stderr, max(level, slog.LevelWarn).String(), f.logFormat)
+	s.audit, _ = observe.NewLogger(stderr, "info", f.logFormat)
 	tp, err := observe.TracerProvider(ctx, os.Getenv, version)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	opts, stop := observe.Options{Log: f.log}, func() {}
+	opts, stop := observe.Options{Log: s.log}, func() {}
 	if tp != nil {
 		opts.Tracer = tp
 		stop = func() {
 			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := tp.Shutdown(flush); err != nil {
-				f.log.Warn("traces not flushed", "error", err)
+				s.log.Warn("traces not flushed", "error", err)
 			}
 		}
 	}
-	f.tel = observe.New(opts)
-	return stop, nil
+	s.tel = observe.New(opts)
+	return s, stop, nil
 }
 
-// loggers are the server's log (warnings and errors) and its audit log, always at Info, in the
-// format of --log-format.
-func (f *transportFlags) loggers(stderr io.Writer) (log, audit *slog.Logger) {
-	format := cmp.Or(f.logFormat, "text")
-	audit, _ = observe.NewLogger(stderr, "info", format)
-	if f.noAudit {
-		audit = slog.New(slog.DiscardHandler)
+// loggers are the server's log (warnings and errors) and its audit log, those of s or else text
+// on stderr.
+func (s *serverSetup) loggers(stderr io.Writer) (log, audit *slog.Logger) {
+	if log, audit = s.serverLog, s.audit; log == nil {
+		log, _ = observe.NewLogger(stderr, "warn", "text")
 	}
-	if log = f.serverLog; log == nil {
-		log, _ = observe.NewLogger(stderr, "warn", format)
+	if audit == nil {
+		audit, _ = observe.NewLogger(stderr, "info", "text")
 	}
 	return log, audit
 }
@@ -156,11 +167,8 @@ func newServeCmd() *cobra.Command {
 			if tf.stdio == (tf.http != "") {
 				return usageError{"serve needs exactly one of --stdio or --http ADDR"}
 			}
-			if err := tf.check(); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			stop, err := tf.setUpObservability(ctx, cmd.ErrOrStderr())
+			setup, stop, err := tf.setUp(ctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -179,12 +187,12 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engines, err := connect(ctx, set, adapters.OpenOptions{}, tf.tel)
+			engines, err := connect(ctx, set, adapters.OpenOptions{}, setup.tel)
 			if err != nil {
 				return err
 			}
 			defer closeAll(engines)
-			return serve(ctx, set, engines, tokens, tf, cmd.ErrOrStderr(), nil)
+			return serve(ctx, set, engines, tokens, tf, setup, cmd.ErrOrStderr(), nil)
 		},
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
@@ -193,36 +201,36 @@ func newServeCmd() *cobra.Command {
 	return cmd
 }
 
-// newTasks builds the task service over the engines: measured and traced, with tf.tel.
-func newTasks(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, stderr io.Writer) (*tasks.Service, error) {
-	log, audit := tf.loggers(stderr)
-	cfg := tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, Audit: audit, Replicas: tf.replicas, CacheBytes: tf.cacheBudget}
-	if tf.tel != nil {
-		cfg.Instrument, cfg.Observer = tf.tel.Engine, tf.tel
+// newTasks builds the task service over the engines: measured and traced, with s.tel.
+func newTasks(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, s *serverSetup, stderr io.Writer) (*tasks.Service, error) {
+	log, audit := s.loggers(stderr)
+	cfg := tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, Audit: audit, Replicas: s.replicas, CacheBytes: s.cacheBytes}
+	if s.tel != nil {
+		cfg.Instrument, cfg.Observer = s.tel.Engine, s.tel
 	}
 	svc, err := tasks.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if tf.tel != nil {
-		tf.tel.Watch(svc)
+	if s.tel != nil {
+		s.tel.Watch(svc)
 	}
 	return svc, nil
 }
 
 // newServer builds the task service and the MCP server over it.
-func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, a *httpAuth, stderr io.Writer) (*mcpserver.Server, *tasks.Service, error) {
-	svc, err := newTasks(set, engines, tokens, tf, stderr)
+func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, s *serverSetup, a *httpAuth, stderr io.Writer) (*mcpserver.Server, *tasks.Service, error) {
+	svc, err := newTasks(set, engines, tokens, s, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	log, _ := tf.loggers(stderr)
-	cfg := mcpserver.Config{Tasks: svc, Logger: log, NoTaskClients: tf.mode, Limits: tf.limits}
+	log, _ := s.loggers(stderr)
+	cfg := mcpserver.Config{Tasks: svc, Logger: log, NoTaskClients: s.mode, Limits: s.limits}
 	if a != nil {
 		cfg.HTTPAuth, cfg.AllowedOrigins, cfg.AllowedHosts = a.config, a.origins, a.hosts
 	}
-	if tf.tel != nil {
-		cfg.Observer = tf.tel
+	if s.tel != nil {
+		cfg.Observer = s.tel
 	}
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
@@ -326,29 +334,29 @@ func awaitEngines(ctx context.Context, svc *tasks.Service, log *slog.Logger, std
 // arrive whole within the read timeout and an idle connection closes: a client that trickles
 // bytes holds nothing for long. There is no write timeout: tasks/result and waiting calls answer
 // within --max-wait.
-func httpServer(srv *mcpserver.Server, svc *tasks.Service, a *httpAuth, tf transportFlags) *http.Server {
+func httpServer(srv *mcpserver.Server, svc *tasks.Service, a *httpAuth, s *serverSetup) *http.Server {
 	mux := http.NewServeMux()
-	if tf.tel != nil {
-		mux.Handle("/mcp", tf.tel.HTTP(srv.HTTPHandler()))
+	if s.tel != nil {
+		mux.Handle("/mcp", s.tel.HTTP(srv.HTTPHandler()))
 	} else {
 		mux.Handle("/mcp", srv.HTTPHandler())
 	}
-	operations(mux, svc, tf, a == nil || tf.metricsOnMCP)
+	operations(mux, svc, s, a == nil || s.metricsOnMCP)
 	if a != nil && a.metadata != nil {
 		for _, p := range a.paths {
 			mux.Handle(p, a.metadata)
 		}
 	}
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: s.readTimeout, IdleTimeout: s.idleTimeout}
 }
 
 // operations adds liveness (/healthz: the process answers), readiness (/readyz: every engine
 // answers and serves the mapped targets, checked at most every 5 seconds) and, for serve and dev,
 // the metrics (/metrics). Without details, a 503 of /readyz names no engine and there are no
 // metrics: the log has the reasons.
-func operations(mux *http.ServeMux, svc *tasks.Service, tf transportFlags, details bool) {
+func operations(mux *http.ServeMux, svc *tasks.Service, s *serverSetup, details bool) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	ready := &observe.Readiness{Log: tf.log, Check: func(ctx context.Context) error {
+	ready := &observe.Readiness{Log: s.log, Check: func(ctx context.Context) error {
 		_, err := svc.CheckTargets(ctx)
 		return err
 	}}
@@ -356,20 +364,20 @@ func operations(mux *http.ServeMux, svc *tasks.Service, tf transportFlags, detai
 		ready.Reason = notReadyReason
 	}
 	mux.Handle("/readyz", ready)
-	if tf.tel != nil && details {
-		mux.Handle("/metrics", tf.tel.Metrics())
+	if s.tel != nil && details {
+		mux.Handle("/metrics", s.tel.Metrics())
 	}
 }
 
-// serveOperations serves operations on --ops-http until ctx ends.
-func serveOperations(ctx context.Context, svc *tasks.Service, tf transportFlags, stderr io.Writer) error {
-	ln, err := net.Listen("tcp", tf.opsHTTP)
+// serveOperations serves operations on addr (--ops-http) until ctx ends.
+func serveOperations(ctx context.Context, addr string, svc *tasks.Service, s *serverSetup, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("--ops-http %s: %w", tf.opsHTTP, err)
+		return fmt.Errorf("--ops-http %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	operations(mux, svc, tf, true)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: tf.readTimeout, IdleTimeout: tf.idleTimeout}
+	operations(mux, svc, s, true)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: s.readTimeout, IdleTimeout: s.idleTimeout}
 	go func() {
 		<-ctx.Done()
 		hs.Close()
@@ -401,17 +409,18 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serve checks the targets and serves until ctx ends. ready, if set, is told the endpoint.
-func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, stderr io.Writer, ready func(endpoint string)) error {
+// serve checks the targets and serves, where tf says, until ctx ends. ready, if set, is told the
+// endpoint.
+func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, s *serverSetup, stderr io.Writer, ready func(endpoint string)) error {
 	if err := checkOpen(set, tf); err != nil {
 		return err
 	}
-	log, _ := tf.loggers(stderr)
+	log, _ := s.loggers(stderr)
 	a, err := loadAuth(set.Auth, os.Getenv, log)
 	if err != nil {
 		return err
 	}
-	srv, svc, err := newServer(set, engines, tokens, tf, a, stderr)
+	srv, svc, err := newServer(set, engines, tokens, s, a, stderr)
 	if err != nil {
 		return err
 	}
@@ -419,11 +428,11 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 		if tf.requireEngines || !unreachableOnly(err) {
 			return err
 		}
-		tf.log.Warn("serving before the engines answer: /readyz answers 503 until they do, checked again with backoff (--require-engines exits instead)", "error", err)
-		go awaitEngines(ctx, svc, tf.log, stderr)
+		s.log.Warn("serving before the engines answer: /readyz answers 503 until they do, checked again with backoff (--require-engines exits instead)", "error", err)
+		go awaitEngines(ctx, svc, s.log, stderr)
 	}
 	if tf.opsHTTP != "" {
-		if err := serveOperations(ctx, svc, tf, stderr); err != nil {
+		if err := serveOperations(ctx, tf.opsHTTP, svc, s, stderr); err != nil {
 			return err
 		}
 	}
@@ -441,7 +450,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", tf.http, err)
 	}
-	hs := httpServer(srv, svc, a, tf)
+	hs := httpServer(srv, svc, a, s)
 	ln = mcpserver.GuardFraming(hs, ln)
 	go func() {
 		<-ctx.Done()
@@ -451,7 +460,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	}()
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
 	fmt.Fprintf(stderr, "taskgate: serving %d tools on %s\n", len(set.Tools), endpoint)
-	if a != nil && !tf.metricsOnMCP && tf.tel != nil {
+	if a != nil && !s.metricsOnMCP && s.tel != nil {
 		fmt.Fprintln(stderr, "taskgate: /metrics, and why /readyz is not ready, are served on --ops-http only, since the mapping has auth: (--metrics-on-mcp-listener serves them here too)")
 	}
 	if ready != nil {

@@ -81,7 +81,7 @@ func checkEngines(ctx context.Context, set *mapping.Set, stderr io.Writer) error
 		return err
 	}
 	defer closeAll(engines)
-	svc, err := newTasks(set, engines, token.Native{Refs: set}, transportFlags{}, stderr)
+	svc, err := newTasks(set, engines, token.Native{Refs: set}, &serverSetup{}, stderr)
 	if err != nil {
 		return err
 	}

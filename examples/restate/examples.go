@@ -30,7 +30,7 @@ const (
 	RunHandler        = "run"
 )
 
-// Definitions are the example services, and those of the conformance suite's fixture tools.
+// Definitions returns the example services, and those of the conformance suite's fixture tools.
 func Definitions() []restate.ServiceDefinition {
 	return append(conformanceDefinitions(),
 		restate.NewService(WaitAndEcho, restate.WithDocumentation("Waits the given number of seconds, then returns the text.")).

@@ -93,8 +93,8 @@ func WaitAndFail(ctx workflow.Context, in FailInput) error {
 	return temporal.NewNonRetryableApplicationError(in.Reason, FailureType, nil)
 }
 
-// ContinueAsNewEcho is WaitAndEcho spread over two runs: it sleeps Seconds, continues as new once,
-// sleeps Seconds again in the new run, and returns Text from there.
+// ContinueAsNewEcho does what WaitAndEcho does, spread over two runs: it sleeps Seconds, continues
+// as new once, sleeps Seconds again in the new run, and returns Text from there.
 func ContinueAsNewEcho(ctx workflow.Context, in EchoInput) (EchoOutput, error) {
 	if err := sleepSeconds(ctx, in.Seconds); err != nil {
 		return EchoOutput{}, err

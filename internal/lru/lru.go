@@ -103,14 +103,14 @@ func (c *Cache[V]) DeleteIf(k string, drop func(V) bool) {
 	}
 }
 
-// Len is the number of values kept.
+// Len returns the number of values kept.
 func (c *Cache[V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
 
-// Bytes is the weight of the values kept (0 when the cache does not weigh them).
+// Bytes returns the weight of the values kept (0 when the cache does not weigh them).
 func (c *Cache[V]) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()

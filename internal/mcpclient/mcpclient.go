@@ -281,7 +281,7 @@ func (s *Stdio) RoundTrip(_ context.Context, id int, method string, params any, 
 	}
 }
 
-// DecodeResponse is a decoded JSON-RPC response's result or error.
+// DecodeResponse returns a JSON-RPC response's result or error, decoded.
 func DecodeResponse(r *jsonrpc.Response) (json.RawMessage, *Error) {
 	if r.Error != nil {
 		var we *jsonrpc.Error

@@ -71,86 +71,141 @@ func ParseArguments(s string) (json.RawMessage, error) {
 // Run calls the tool through c, follows its task to the end and prints the outcome; it returns
 // the exit status.
 func Run(ctx context.Context, c *Client, call Call) int {
+	r := newRun(c, call)
+	t, result, err := r.start(ctx)
+	if err == nil && t.ResultType == "task" {
+		result, err = r.follow(ctx, t)
+	}
+	if err == nil {
+		err = printResult(result, r.disp, call.Stdout, call.Stderr)
+	}
+	r.end(err)
+	return exitStatus(err)
+}
+
+// run is one call under way: the tool, where its progress shows, and who answers its questions.
+type run struct {
+	c     *Client
+	call  Call
+	disp  display
+	asker *asker
+}
+
+func newRun(c *Client, call Call) *run {
 	disp := newDisplay(call.Stderr, call.Tool)
 	var term *prompter
 	if call.Terminal != nil {
 		_, isFile := call.Terminal.(*os.File) // a terminal echoes what is typed
 		term = newPrompter(call.Terminal, call.Stderr, !isFile)
 	}
-	a := newAsker(call.Answers, term, call.Stderr, disp)
-	stdout, stderr, tool := call.Stdout, call.Stderr, call.Tool
+	return &run{c: c, call: call, disp: disp, asker: newAsker(call.Answers, term, call.Stderr, disp)}
+}
 
+// errInterrupted is Ctrl-C, however far the call had gone.
+var errInterrupted = errors.New("interrupted")
+
+// endError is how a call ends short of printing a result: the last word of its progress line,
+// and err, told on stderr unless told is set (what happened is there already).
+type endError struct {
+	state string
+	err   error
+	told  bool
+}
+
+func (e *endError) Error() string { return e.err.Error() }
+func (e *endError) Unwrap() error { return e.err }
+
+// failure ends the progress line in "error" and tells what format says.
+func failure(format string, a ...any) *endError {
+	return &endError{state: "error", err: fmt.Errorf(format, a...)}
+}
+
+// exitStatus is the exit status of a call that ended with err: a question left without an answer,
+// Ctrl-C, or anything else that kept the call from its result.
+func exitStatus(err error) int {
+	var un *unanswered
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &un):
+		return ExitUnanswered
+	case errors.Is(err, errInterrupted):
+		return ExitInterrupted
+	default:
+		return ExitFailed
+	}
+}
+
+// end ends the progress line with err's last word and tells what err says.
+func (r *run) end(err error) {
+	var e *endError
+	if !errors.As(err, &e) {
+		return
+	}
+	r.disp.end(e.state)
+	if !e.told {
+		fmt.Fprintf(r.call.Stderr, "taskgate call: %v\n", e.err)
+	}
+}
+
+// start calls the tool, answering the questions it asks before it starts, and returns what it
+// answered: a task, or (its resultType not "task") the CallToolResult in result.
+func (r *run) start(ctx context.Context) (t taskResult, result json.RawMessage, err error) {
+	tool := r.call.Tool
 	send := func(params map[string]any) (json.RawMessage, error) {
 		callCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 		defer abort()
 		stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(startGrace, abort) })
 		defer stopGrace()
-		return c.call(callCtx, "tools/call", params)
+		return r.c.call(callCtx, "tools/call", params)
 	}
-	params := map[string]any{"name": tool, "arguments": call.Arguments}
+	params := map[string]any{"name": tool, "arguments": r.call.Arguments}
 	raw, err := send(params)
 	if err == nil {
-		raw, err = a.beforeStart(ctx, raw, params, send)
+		raw, err = r.asker.beforeStart(ctx, raw, params, send)
 	}
 	var un *unanswered
 	switch {
 	case errors.As(err, &un):
-		disp.end("input_required")
-		fmt.Fprintf(stderr, "taskgate call: %v\n%s did not start.\n", err, tool)
-		return ExitUnanswered
+		return t, nil, &endError{state: "input_required", err: fmt.Errorf("%w\n%s did not start.", err, tool)}
 	case err != nil && ctx.Err() != nil:
-		disp.end("interrupted")
-		fmt.Fprintf(stderr, "taskgate call: interrupted before %s answered; if it started an execution, that goes on\n", tool)
-		return ExitInterrupted
+		return t, nil, &endError{state: "interrupted", err: fmt.Errorf("%w before %s answered; if it started an execution, that goes on", errInterrupted, tool)}
 	case err != nil:
-		disp.end("error")
-		fmt.Fprintf(stderr, "taskgate call: calling %s: %v\n", tool, err)
-		return ExitFailed
+		return t, nil, failure("calling %s: %v", tool, err)
 	}
-	var t taskResult
 	if err := json.Unmarshal(raw, &t); err != nil {
-		disp.end("error")
-		fmt.Fprintf(stderr, "taskgate call: %s answered with something other than a JSON object: %s\n", tool, raw)
-		return ExitFailed
+		return t, nil, failure("%s answered with something other than a JSON object: %s", tool, raw)
 	}
-	if t.ResultType != "task" {
-		return printResult(raw, disp, stdout, stderr)
-	}
+	return t, raw, nil
+}
 
+// follow shows the task's progress and answers its questions until it ends, polling, and
+// returns the result of a completed task. Ctrl-C cancels the task.
+func (r *run) follow(ctx context.Context, t taskResult) (result json.RawMessage, err error) {
 	var failingSince time.Time
 	for {
-		disp.show(t.Status, t.StatusMessage)
+		r.disp.show(t.Status, t.StatusMessage)
 		if t.terminal() {
-			break
+			return outcome(t)
 		}
 		wait := t.pollInterval()
 		if t.Status == "input_required" {
-			sent, err := a.answerOpen(ctx, c, &t)
+			sent, err := r.asker.answerOpen(ctx, r.c, &t)
 			if sent {
 				wait = 0 // to show at once what the answers changed
 			}
-			var un *unanswered
-			switch {
-			case ctx.Err() != nil:
-				// interrupted while asking: the task is cancelled below
-			case errors.As(err, &un):
-				disp.end(t.Status)
-				fmt.Fprintf(stderr, "taskgate call: %v\nThe task goes on, waiting for the answer: %s\n", err, t.TaskID)
-				return ExitUnanswered
-			case err != nil:
-				disp.end("error")
-				fmt.Fprintf(stderr, "taskgate call: task %s: %v\n", t.TaskID, err)
-				return ExitFailed
+			if err != nil && ctx.Err() == nil { // interrupted while asking: the task is cancelled below
+				return nil, answerFailure(t, err)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			disp.end("interrupted")
-			return cancelTask(c, t.TaskID, stderr)
+			r.disp.end("interrupted")
+			return nil, r.cancel(t.TaskID)
 		case <-time.After(wait):
 		}
 		getCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		raw, err := c.call(getCtx, "tasks/get", map[string]any{"taskId": t.TaskID})
+		raw, err := r.c.call(getCtx, "tasks/get", map[string]any{"taskId": t.TaskID})
 		cancel()
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -162,35 +217,39 @@ func Run(ctx context.Context, c *Client, call Call) int {
 			t.StatusMessage = fmt.Sprintf("no answer (%v); retrying", err)
 			continue
 		case err != nil:
-			disp.end("error")
-			fmt.Fprintf(stderr, "taskgate call: polling task %s: %v\n", t.TaskID, err)
-			return ExitFailed
+			return nil, failure("polling task %s: %v", t.TaskID, err)
 		}
 		failingSince = time.Time{}
 		var next taskResult
 		if err := json.Unmarshal(raw, &next); err != nil || next.Status == "" {
-			disp.end("error")
-			fmt.Fprintf(stderr, "taskgate call: tasks/get answered with no task status: %s\n", raw)
-			return ExitFailed
+			return nil, failure("tasks/get answered with no task status: %s", raw)
 		}
 		t = next
 	}
+}
 
+// answerFailure is how a task waiting for answers ends when err kept them from it.
+func answerFailure(t taskResult, err error) error {
+	var un *unanswered
+	if errors.As(err, &un) {
+		return &endError{state: t.Status, err: fmt.Errorf("%w\nThe task goes on, waiting for the answer: %s", err, t.TaskID)}
+	}
+	return failure("task %s: %v", t.TaskID, err)
+}
+
+// outcome is the result of a task that ended: its CallToolResult if it completed.
+func outcome(t taskResult) (result json.RawMessage, err error) {
 	switch t.Status {
 	case "completed":
-		return printResult(t.Result, disp, stdout, stderr)
+		return t.Result, nil
 	case "failed":
-		disp.end(t.Status)
-		fmt.Fprintf(stderr, "taskgate call: task %s failed", t.TaskID)
+		why := fmt.Sprintf("task %s failed", t.TaskID)
 		if t.Error != nil {
-			fmt.Fprintf(stderr, ": %v", t.Error)
+			why += fmt.Sprintf(": %v", t.Error)
 		}
-		fmt.Fprintln(stderr)
-		return ExitFailed
+		return nil, &endError{state: t.Status, err: errors.New(why)}
 	default:
-		disp.end(t.Status)
-		fmt.Fprintf(stderr, "taskgate call: task %s was cancelled: %s\n", t.TaskID, t.StatusMessage)
-		return ExitFailed
+		return nil, &endError{state: t.Status, err: fmt.Errorf("task %s was cancelled: %s", t.TaskID, t.StatusMessage)}
 	}
 }
 
@@ -235,20 +294,22 @@ func retryable(err error) bool {
 	return true
 }
 
-// cancelTask is what Ctrl-C does to a running task. The call's context is gone by then.
-func cancelTask(c *Client, id string, stderr io.Writer) int {
+// cancel is what Ctrl-C does to a running task. The call's context is gone by then.
+func (r *run) cancel(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}); err != nil {
-		fmt.Fprintf(stderr, "taskgate call: interrupted, but cancelling task %s failed: %v\n", id, err)
-		return ExitInterrupted
+	if _, err := r.c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}); err != nil {
+		return &endError{state: "interrupted", err: fmt.Errorf("%w, but cancelling task %s failed: %v", errInterrupted, id, err)}
 	}
-	fmt.Fprintln(stderr, "cancelled", id)
-	return ExitInterrupted
+	fmt.Fprintln(r.call.Stderr, "cancelled", id)
+	return &endError{state: "interrupted", err: errInterrupted, told: true}
 }
 
-// printResult prints a CallToolResult: on stdout, or on stderr with ExitFailed when isError.
-func printResult(raw json.RawMessage, disp display, stdout, stderr io.Writer) int {
+// errToolFailed is a CallToolResult with isError, printed on stderr.
+var errToolFailed = errors.New("the tool answered an error")
+
+// printResult prints a CallToolResult: on stdout, or on stderr with errToolFailed when isError.
+func printResult(raw json.RawMessage, disp display, stdout, stderr io.Writer) error {
 	var r struct {
 		Content []struct {
 			Type     string `json:"type"`
@@ -260,14 +321,13 @@ func printResult(raw json.RawMessage, disp display, stdout, stderr io.Writer) in
 		IsError           bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		disp.end("error")
-		fmt.Fprintf(stderr, "taskgate call: the result is not a CallToolResult (%v): %s\n", err, raw)
-		return ExitFailed
+		return failure("the result is not a CallToolResult (%v): %s", err, raw)
 	}
-	w, code := stdout, 0
+	w := stdout
+	var err error
 	disp.end("completed")
 	if r.IsError {
-		w, code = stderr, ExitFailed
+		w, err = stderr, &endError{state: "completed", err: errToolFailed, told: true}
 	}
 	var structured bytes.Buffer
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
@@ -286,7 +346,7 @@ func printResult(raw json.RawMessage, disp display, stdout, stderr io.Writer) in
 	if structured.Len() > 0 {
 		fmt.Fprintln(w, structured.String())
 	}
-	return code
+	return err
 }
 
 func sameJSON(text string, structured json.RawMessage) bool {

@@ -16,7 +16,7 @@ import (
 type display interface {
 	// show is called with the status after every answer.
 	show(status, message string)
-	// end stops showing progress, with the final word on it.
+	// end stops showing progress, with the final word on it; later calls do nothing.
 	end(status string)
 	// hold stops showing progress while f writes to stderr (asks a question), until the next show.
 	hold(f func())

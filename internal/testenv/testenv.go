@@ -7,20 +7,20 @@ import (
 	"testing"
 )
 
-// TemporalAddress is the host:port of a running Temporal frontend (TEMPORAL_ADDRESS).
+// TemporalAddress returns the host:port of a running Temporal frontend (TEMPORAL_ADDRESS).
 func TemporalAddress(t testing.TB) string { return need(t, "TEMPORAL_ADDRESS", "a Temporal server") }
 
-// TemporalCLI is the path of a Temporal CLI binary (TEMPORAL_CLI), for tests that start a dev
+// TemporalCLI returns the path of a Temporal CLI binary (TEMPORAL_CLI), for tests that start a dev
 // server of their own.
 func TemporalCLI(t testing.TB) string { return need(t, "TEMPORAL_CLI", "the Temporal CLI") }
 
-// RestateIngress and RestateAdmin are the URLs of a running Restate server's ingress and admin API
-// (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL), where scripts/with-engines registers the example
+// RestateIngress and RestateAdmin return the URLs of a running Restate server's ingress and admin
+// API (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL), where scripts/with-engines registers the example
 // deployment.
 func RestateIngress(t testing.TB) string { return need(t, "RESTATE_INGRESS_URL", "a Restate server") }
 func RestateAdmin(t testing.TB) string   { return need(t, "RESTATE_ADMIN_URL", "a Restate server") }
 
-// SFNEndpoint is the URL of a running Step Functions endpoint (SFN_ENDPOINT).
+// SFNEndpoint returns the URL of a running Step Functions endpoint (SFN_ENDPOINT).
 func SFNEndpoint(t testing.TB) string { return need(t, "SFN_ENDPOINT", "a Step Functions endpoint") }
 
 func need(t testing.TB, name, what string) string {

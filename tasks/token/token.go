@@ -150,7 +150,7 @@ func NewSealed(keys []Key) (*Sealed, error) {
 	return s, nil
 }
 
-// Secrets are the secrets of the keys, the sealing one first.
+// Secrets returns the secrets of the keys, the sealing one first.
 func (s *Sealed) Secrets() [][]byte { return s.secrets }
 
 type sealedClaims struct {
@@ -295,7 +295,7 @@ type Native struct {
 	Keys []Key
 }
 
-// Secrets are the secrets of n's keys, the first one first.
+// Secrets returns the secrets of n's keys, the first one first.
 func (n Native) Secrets() [][]byte {
 	var secrets [][]byte
 	for _, k := range n.Keys {

@@ -50,7 +50,7 @@ func NewStepFunctions(target string) (*StepFunctions, error) {
 	return p, nil
 }
 
-// URL is the proxy's endpoint, for the SDK's BaseEndpoint.
+// URL returns the proxy's endpoint, for the SDK's BaseEndpoint.
 func (p *StepFunctions) URL() string { return p.url }
 
 // Close stops the proxy.
@@ -89,13 +89,13 @@ func (p *StepFunctions) losing(op string) bool {
 	return true
 }
 
-// Calls is how many calls of op reached the proxy, throttled ones and hidden ones included.
+// Calls counts the calls of op that reached the proxy, throttled ones and hidden ones included.
 func (p *StepFunctions) Calls(op string) int64 { return p.calls.get(op) }
 
-// AllCalls are the calls that reached the proxy, by operation.
+// AllCalls counts the calls that reached the proxy, by operation.
 func (p *StepFunctions) AllCalls() map[string]int64 { return p.calls.all() }
 
-// Throttled is how many calls of op the proxy answered with ThrottlingException.
+// Throttled counts the calls of op the proxy answered with ThrottlingException.
 func (p *StepFunctions) Throttled(op string) int64 { return p.throttled.get(op) }
 
 func (p *StepFunctions) handler(next http.Handler) http.Handler {

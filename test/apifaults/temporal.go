@@ -42,7 +42,7 @@ func NewTemporal(target string) (*Temporal, error) {
 	return p, nil
 }
 
-// Address is the proxy's host:port, for the SDK's HostPort.
+// Address returns the proxy's host:port, for the SDK's HostPort.
 func (p *Temporal) Address() string { return p.addr }
 
 // Close stops the proxy, cutting the calls in flight.
@@ -56,13 +56,14 @@ func (p *Temporal) Close() error {
 // RPS_LIMIT, as the frontend answers a namespace over its rate limit, from now on.
 func (p *Temporal) Throttle(fraction float64, methods ...string) { p.throttle.set(fraction, methods) }
 
-// Calls is how many calls of method (its short name) reached the proxy, throttled ones included.
+// Calls counts the calls of method (its short name) that reached the proxy, throttled ones
+// included.
 func (p *Temporal) Calls(method string) int64 { return p.calls.get(method) }
 
-// AllCalls are the calls that reached the proxy, by method.
+// AllCalls counts the calls that reached the proxy, by method.
 func (p *Temporal) AllCalls() map[string]int64 { return p.calls.all() }
 
-// Throttled is how many calls of method the proxy answered with ResourceExhausted.
+// Throttled counts the calls of method the proxy answered with ResourceExhausted.
 func (p *Temporal) Throttled(method string) int64 { return p.throttled.get(method) }
 
 func (p *Temporal) forward(_ any, stream grpc.ServerStream) error {

@@ -91,7 +91,7 @@ type childCounts struct {
 	PerRef map[string]int64 `json:",omitempty"`
 }
 
-// Reads is the engine reads: Describe and Outcome calls.
+// Reads counts the engine reads: Describe and Outcome calls.
 func (c childCounts) Reads() int64 { return c.Describe + c.Outcome }
 
 func (c *counters) enter(r adapters.Ref) func() {

@@ -64,7 +64,7 @@ func Listen(target string) (*Proxy, error) {
 	return p, nil
 }
 
-// Addr is the proxy's host:port, for the client to dial instead of the target.
+// Addr returns the proxy's host:port, for the client to dial instead of the target.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Set replaces the faults, for open connections and new ones.

@@ -82,8 +82,8 @@ type (
 // Answer is how a question was answered.
 type Answer struct{ askwire.Answer }
 
-// Refusal is the failure to end with when the question key was not accepted: nil when it was, a
-// terminal error named adapters.DeclinedError or adapters.DismissedError otherwise, the names
+// Refusal returns the failure to end with when the question key was not accepted: nil when it was,
+// a terminal error named adapters.DeclinedError or adapters.DismissedError otherwise, the names
 // taskgate's other engines give these failures too.
 func (a Answer) Refusal(key string) error {
 	switch a.Action {
@@ -95,7 +95,7 @@ func (a Answer) Refusal(key string) error {
 	return Fail(adapters.DismissedError, fmt.Sprintf("the question %q was dismissed", key))
 }
 
-// Fail is a terminal error that reaches the MCP client as a failure called name, with cause as
+// Fail returns a terminal error that reaches the MCP client as a failure called name, with cause as
 // its message.
 func Fail(name, cause string) error {
 	return restate.ToTerminalError(errors.New(cause), restate.WithMetadata(MetadataError, name))

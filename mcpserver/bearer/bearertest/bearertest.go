@@ -65,7 +65,7 @@ func New(t testing.TB, name string) *Issuer {
 	return is
 }
 
-// KeyID is the id of the issuer's i-th key.
+// KeyID returns the id of the issuer's i-th key.
 func KeyID(i int) string { return "key-" + string(rune('a'+i)) }
 
 // Rotate adds a new key, which signs from now on.
@@ -79,7 +79,7 @@ func (is *Issuer) Rotate(t testing.TB) {
 	is.keys = append(is.keys, k)
 }
 
-// Token is an access token for subject, valid for an hour for audience, with the scopes
+// Token signs an access token for subject, valid for an hour for audience, with the scopes
 // (space-separated); edit, when set, changes its claims and header before it is signed.
 func (is *Issuer) Token(t testing.TB, subject, audience, scopes string, edit func(*Claims, *jose.SignerOptions)) string {
 	t.Helper()
