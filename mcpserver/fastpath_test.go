@@ -116,11 +116,7 @@ func TestFastPathAnswersAsGoSDK(t *testing.T) {
 	waitFor(t, c, protocolError, "failed")
 
 	modern, legacy := headers("2026-07-28", "tasks/get"), headers("2025-11-25", "")
-	served := []struct {
-		name   string
-		body   string
-		header http.Header
-	}{
+	served := []pathCase{
 		{"running", taskGetBody(1, running, modernMeta), modern},
 		{"completed, a result to escape", taskGetBody(2, echoed, modernMeta), modern},
 		{"tool error", taskGetBody(3, toolError, modernMeta), modern},
@@ -137,27 +133,7 @@ func TestFastPathAnswersAsGoSDK(t *testing.T) {
 		{"2025-11-25 unknown task", taskGetBody(10, "nope", ""), legacy},
 		{"2025-11-25 with Mcp-Method", taskGetBody(11, running, ""), headers("2025-11-25", "tasks/get")},
 	}
-	for _, tc := range served {
-		t.Run(tc.name, func(t *testing.T) {
-			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
-			wantRec := obs.last()
-			before := sdkServed.Load()
-			got := exchangeWith(t, fast.URL, tc.body, tc.header)
-			if sdkServed.Load() != before {
-				t.Fatalf("the fast path left the request to go-sdk")
-			}
-			compare(t, got, want)
-			if rec := obs.last(); rec != wantRec {
-				t.Errorf("observed %+v, go-sdk's path %+v", rec, wantRec)
-			}
-		})
-	}
-
-	left := []struct {
-		name   string
-		body   string
-		header http.Header
-	}{
+	left := []pathCase{
 		{"another method", `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"taskId":"nope"}}`, legacy},
 		{"a member too many", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"nope"},"x":1}`, legacy},
 		{"a fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"tasks/get","params":{"taskId":"nope"}}`, legacy},
@@ -182,17 +158,8 @@ func TestFastPathAnswersAsGoSDK(t *testing.T) {
 		{"a Host not loopback", taskGetBody(1, running, ""), func() http.Header { h := headers("2025-11-25", ""); h.Set("Host", "taskgate.example"); return h }()},
 		{"a long body", taskGetBody(1, running, `{"pad":"`+strings.Repeat("x", 2000)+`"}`), legacy},
 	}
-	for _, tc := range left {
-		t.Run("left to go-sdk: "+tc.name, func(t *testing.T) {
-			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
-			before := sdkServed.Load()
-			got := exchangeWith(t, fast.URL, tc.body, tc.header)
-			if sdkServed.Load() != before+1 {
-				t.Fatalf("the fast path answered it: %d %s", got.status, got.body)
-			}
-			compare(t, got, want)
-		})
-	}
+	bothPaths(t, fast.URL, sdk.URL, &sdkServed, obs, func(body string) string { return body },
+		func(got, want mcpserver.Request) bool { return got == want }, served, left)
 }
 
 func compare(t *testing.T, got, want httpExchange) {
@@ -243,44 +210,14 @@ func TestFastStartAnswersAsGoSDK(t *testing.T) {
 	defer sdk.Close()
 	echo := `{"seconds":0,"text":"<b>&</b> é"}`
 	modern := startHeaders("2026-07-28", "wait_and_echo")
-	served := []struct {
-		name   string
-		body   string
-		header http.Header
-	}{
+	served := []pathCase{
 		{"a start", startBody(1, "wait_and_echo", echo, modernMeta), modern},
 		{"a string id", startBody("s-1", "wait_and_echo", echo, modernMeta), modern},
 		{"a tool that may run as a task", startBody(2, "echo_optional", echo, modernMeta), startHeaders("2026-07-28", "echo_optional")},
 		{"arguments that do not fit", startBody(3, "wait_and_echo", `{"seconds":"soon"}`, modernMeta), modern},
 		{"capabilities go-sdk reads", startBody(4, "wait_and_echo", echo, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1","icons":[]},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`), modern},
 	}
-	for _, tc := range served {
-		t.Run(tc.name, func(t *testing.T) {
-			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
-			wantRec := obs.last()
-			before := sdkServed.Load()
-			got := exchangeWith(t, fast.URL, tc.body, tc.header)
-			if sdkServed.Load() != before {
-				t.Fatalf("the fast path left the call to go-sdk")
-			}
-			got.body, want.body = fresh.ReplaceAllString(got.body, "X"), fresh.ReplaceAllString(want.body, "X")
-			compare(t, got, want)
-			rec := obs.last()
-			if (rec.Execution == adapters.Ref{}) != (wantRec.Execution == adapters.Ref{}) {
-				t.Errorf("observed the execution %v, go-sdk's path %v", rec.Execution, wantRec.Execution)
-			}
-			rec.Execution, wantRec.Execution = adapters.Ref{}, adapters.Ref{}
-			if rec != wantRec {
-				t.Errorf("observed %+v, go-sdk's path %+v", rec, wantRec)
-			}
-		})
-	}
-
-	left := []struct {
-		name   string
-		body   string
-		header http.Header
-	}{
+	left := []pathCase{
 		{"a tool that may not run as a task", startBody(1, "quick_echo", echo, modernMeta), startHeaders("2026-07-28", "quick_echo")},
 		{"a tool that asks first", startBody(1, "echo_after_asking", `{}`, modernMeta), startHeaders("2026-07-28", "echo_after_asking")},
 		{"an unknown tool", startBody(1, "nope", echo, modernMeta), startHeaders("2026-07-28", "nope")},
@@ -293,15 +230,54 @@ func TestFastStartAnswersAsGoSDK(t *testing.T) {
 		{"2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_and_echo","arguments":` + echo + `,"task":{}}}`, headers("2025-11-25", "")},
 		{"another Mcp-Method", startBody(1, "wait_and_echo", echo, modernMeta), func() http.Header { h := modern.Clone(); h.Set("Mcp-Method", "tasks/get"); return h }()},
 	}
+	// Each start starts an execution of its own: the records agree but for which.
+	sameBut := func(got, want mcpserver.Request) bool {
+		started := (got.Execution == adapters.Ref{}) == (want.Execution == adapters.Ref{})
+		got.Execution, want.Execution = adapters.Ref{}, adapters.Ref{}
+		return started && got == want
+	}
+	bothPaths(t, fast.URL, sdk.URL, &sdkServed, obs, func(body string) string { return fresh.ReplaceAllString(body, "X") }, sameBut, served, left)
+}
+
+// pathCase is one request of an equivalence test: its body and headers.
+type pathCase struct {
+	name   string
+	body   string
+	header http.Header
+}
+
+// bothPaths sends each request of served through go-sdk alone (sdk) and through the handler with
+// the fast path (fast), and expects the fast path to answer it as go-sdk did, once same has read
+// both bodies, with a record of the request that recordsMatch; and each of left to be left to
+// go-sdk, and answered as go-sdk alone answers it.
+func bothPaths(t *testing.T, fast, sdk string, sdkServed *atomic.Int64, obs *observed, same func(string) string,
+	recordsMatch func(got, want mcpserver.Request) bool, served, left []pathCase) {
+	t.Helper()
+	for _, tc := range served {
+		t.Run(tc.name, func(t *testing.T) {
+			want := exchangeWith(t, sdk, tc.body, tc.header)
+			wantRec := obs.last()
+			before := sdkServed.Load()
+			got := exchangeWith(t, fast, tc.body, tc.header)
+			if sdkServed.Load() != before {
+				t.Fatalf("the fast path left the request to go-sdk")
+			}
+			got.body, want.body = same(got.body), same(want.body)
+			compare(t, got, want)
+			if rec := obs.last(); !recordsMatch(rec, wantRec) {
+				t.Errorf("observed %+v, go-sdk's path %+v", rec, wantRec)
+			}
+		})
+	}
 	for _, tc := range left {
 		t.Run("left to go-sdk: "+tc.name, func(t *testing.T) {
-			want := exchangeWith(t, sdk.URL, tc.body, tc.header)
+			want := exchangeWith(t, sdk, tc.body, tc.header)
 			before := sdkServed.Load()
-			got := exchangeWith(t, fast.URL, tc.body, tc.header)
+			got := exchangeWith(t, fast, tc.body, tc.header)
 			if sdkServed.Load() != before+1 {
 				t.Fatalf("the fast path answered it: %d %s", got.status, got.body)
 			}
-			got.body, want.body = fresh.ReplaceAllString(got.body, "X"), fresh.ReplaceAllString(want.body, "X")
+			got.body, want.body = same(got.body), same(want.body)
 			compare(t, got, want)
 		})
 	}

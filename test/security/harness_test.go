@@ -233,3 +233,45 @@ func trickle(ctx context.Context, t *testing.T, url, bearer string, size int, an
 		}
 	}()
 }
+
+// modernTask starts tool as a 2026-07-28 task of bearer's and waits until it asks; it returns the
+// task id.
+func modernTask(t *testing.T, d *dev, bearer, tool string, args map[string]any) string {
+	t.Helper()
+	meta, h := modern("tools/call", tool)
+	created := must(t, d.url, bearer, rpc("tools/call", map[string]any{"name": tool, "arguments": args, "_meta": meta}), h...)
+	var task struct{ TaskID string }
+	if json.Unmarshal(created.msg.Result, &task); task.TaskID == "" {
+		t.Fatalf("starting %s: %s", tool, created)
+	}
+	if status := awaitTask(t, d, bearer, task.TaskID, "input_required"); status != "input_required" {
+		t.Fatalf("%s: the task is %s, want input_required", tool, status)
+	}
+	return task.TaskID
+}
+
+// awaitTask polls bearer's 2026-07-28 task for up to 30 s until its status is want, and returns
+// the last status seen (the last answer, when it had none).
+func awaitTask(t *testing.T, d *dev, bearer, id, want string) string {
+	t.Helper()
+	meta, h := modern("tasks/get", id)
+	seen := ""
+	for deadline := time.Now().Add(30 * time.Second); seen != want && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		a := must(t, d.url, bearer, rpc("tasks/get", map[string]any{"taskId": id, "_meta": meta}), h...)
+		var status struct{ Status string }
+		if json.Unmarshal(a.msg.Result, &status); status.Status != "" {
+			seen = status.Status
+		} else {
+			seen = a.String()
+		}
+	}
+	return seen
+}
+
+// answerTask answers question key of a 2026-07-28 task with content, as bearer (tasks/update).
+func answerTask(t *testing.T, d *dev, bearer, id, key string, content map[string]any) answer {
+	t.Helper()
+	meta, h := modern("tasks/update", id)
+	return must(t, d.url, bearer, rpc("tasks/update", map[string]any{"taskId": id, "_meta": meta,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": content}}}), h...)
+}

@@ -81,39 +81,6 @@ func askMachine(t *testing.T, endpoint string) *string {
 	return out.StateMachineArn
 }
 
-// modernTask starts tool as a 2026-07-28 task and waits until it asks; it returns the task id.
-func modernTask(t *testing.T, d *dev, tool string, args map[string]any) string {
-	t.Helper()
-	meta, h := modern("tools/call", tool)
-	created := must(t, d.url, aliceKey, rpc("tools/call", map[string]any{"name": tool, "arguments": args, "_meta": meta}), h...)
-	var task struct{ TaskID string }
-	if json.Unmarshal(created.msg.Result, &task); task.TaskID == "" {
-		t.Fatalf("starting %s: %s", tool, created)
-	}
-	if status := awaitTask(t, d, task.TaskID, "input_required"); status != "input_required" {
-		t.Fatalf("%s: the task is %s, want input_required", tool, status)
-	}
-	return task.TaskID
-}
-
-// awaitTask polls a 2026-07-28 task for up to 30 s until its status is want, and returns the last
-// status seen (the last answer, when it had none).
-func awaitTask(t *testing.T, d *dev, id, want string) string {
-	t.Helper()
-	meta, h := modern("tasks/get", id)
-	seen := ""
-	for deadline := time.Now().Add(30 * time.Second); seen != want && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		a := must(t, d.url, aliceKey, rpc("tasks/get", map[string]any{"taskId": id, "_meta": meta}), h...)
-		var status struct{ Status string }
-		if json.Unmarshal(a.msg.Result, &status); status.Status != "" {
-			seen = status.Status
-		} else {
-			seen = a.String()
-		}
-	}
-	return seen
-}
-
 // within posts body, waiting at most 20 s for the answer: what it saw, and the answer when one came.
 func within(d *dev, body string, headers ...string) (string, *answer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -129,7 +96,7 @@ func within(d *dev, body string, headers ...string) (string, *answer) {
 // oversizedAnswer: a 3 MiB reason (the question's schema sets no maxLength) is refused at once,
 // saying the limit, and the workflow can still be answered.
 func oversizedAnswer(t *testing.T, r *results, d *dev) {
-	id := modernTask(t, d, "approve_deployment", map[string]any{"version": "v1", "env": "dev"})
+	id := modernTask(t, d, aliceKey, "approve_deployment", map[string]any{"version": "v1", "env": "dev"})
 	defer func() {
 		meta, h := modern("tasks/cancel", id)
 		must(t, d.url, aliceKey, rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": meta}), h...)
@@ -149,7 +116,7 @@ func oversizedAnswer(t *testing.T, r *results, d *dev) {
 		"-32602 at once, naming Temporal's limit", seen, refused && !strings.Contains(seen, "no answer"))
 
 	seen, a = update(map[string]any{"approve": true, "reason": "ship it"})
-	status := awaitTask(t, d, id, "completed")
+	status := awaitTask(t, d, aliceKey, id, "completed")
 	r.add(t, "4 answer size", "then a normal answer to the same task", "delivered, and the task completes",
 		fmt.Sprintf("%s; the task %s", seen, status), a != nil && a.served() && status == "completed")
 }
@@ -157,7 +124,7 @@ func oversizedAnswer(t *testing.T, r *results, d *dev) {
 // outputNotJSON: an execution whose output is not JSON (moto takes NaN from SendTaskSuccess, as
 // Step Functions would not) is answered with a failure, not a request that hangs.
 func outputNotJSON(t *testing.T, r *results, d *dev, endpoint string, machine *string) {
-	id := modernTask(t, d, "ask_and_echo", map[string]any{"message": "Ship it?"})
+	id := modernTask(t, d, aliceKey, "ask_and_echo", map[string]any{"message": "Ship it?"})
 	e, err := stepfunctions.New(context.Background(), stepfunctions.Config{Region: "us-east-1", Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +137,7 @@ func outputNotJSON(t *testing.T, r *results, d *dev, endpoint string, machine *s
 	if _, err := e.Client().SendTaskSuccess(context.Background(), &sfn.SendTaskSuccessInput{TaskToken: token, Output: aws.String(`{"confirm":NaN}`)}); err != nil {
 		t.Fatal(err)
 	}
-	status := awaitTask(t, d, id, "completed")
+	status := awaitTask(t, d, aliceKey, id, "completed")
 	seen, a := within(d, rpc("tasks/result", map[string]any{"taskId": id}))
 	var res struct {
 		IsError bool

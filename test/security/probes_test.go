@@ -2,7 +2,6 @@ package security
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -285,24 +284,12 @@ func modern(method, name string) (meta map[string]any, headers []string) {
 
 // questionSchema: a workflow's question whose schema refers to a file cannot be answered.
 func questionSchema(t *testing.T, r *results, d *dev) {
-	meta, h := modern("tools/call", "bad_question")
-	created := must(t, d.url, aliceKey, rpc("tools/call", map[string]any{"name": "bad_question", "arguments": map[string]any{"message": "Deploy?"}, "_meta": meta}), h...)
-	var task struct{ TaskID string }
-	if json.Unmarshal(created.msg.Result, &task); task.TaskID == "" {
-		t.Fatalf("starting bad_question: %s", created)
-	}
-	meta, h = modern("tasks/get", task.TaskID)
-	var status struct{ Status string }
-	for deadline := time.Now().Add(30 * time.Second); status.Status != "input_required" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		json.Unmarshal(must(t, d.url, aliceKey, rpc("tasks/get", map[string]any{"taskId": task.TaskID, "_meta": meta}), h...).msg.Result, &status)
-	}
-	meta, h = modern("tasks/update", task.TaskID)
-	answered := must(t, d.url, aliceKey, rpc("tasks/update", map[string]any{"taskId": task.TaskID, "_meta": meta,
-		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}), h...)
+	id := modernTask(t, d, aliceKey, "bad_question", map[string]any{"message": "Deploy?"})
+	answered := answerTask(t, d, aliceKey, id, "confirm", map[string]any{"confirm": true})
 	r.add(t, "6 schemas", "answer a workflow's question whose schema has $ref: file://SECRET", "refused: the file is never read, the question cannot be asked",
-		fmt.Sprintf("%s (the task was %s)", answered, status.Status), status.Status == "input_required" && !answered.served())
-	meta, h = modern("tasks/cancel", task.TaskID)
-	must(t, d.url, aliceKey, rpc("tasks/cancel", map[string]any{"taskId": task.TaskID, "_meta": meta}), h...)
+		answered.String(), !answered.served())
+	meta, h := modern("tasks/cancel", id)
+	must(t, d.url, aliceKey, rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": meta}), h...)
 }
 
 // mappingSchema: validate refuses a mapping schema that refers to a file by an absolute URL.

@@ -138,27 +138,14 @@ func hiddenCursor(t *testing.T, r *results, d *dev) {
 // task her token with it started.
 func scopesOnEveryRequest(t *testing.T, r *results, d *dev, is *bearertest.Issuer) {
 	granted, lacking := is.Token(t, "carol", audience, "deploy", nil), is.Token(t, "carol", audience, "", nil)
-	meta, h := modern("tools/call", "deploy_scoped")
-	created := must(t, d.url, granted, rpc("tools/call", map[string]any{"name": "deploy_scoped", "arguments": map[string]any{"version": "1.0", "env": "prod"}, "_meta": meta}), h...)
-	var task struct{ TaskID string }
-	if json.Unmarshal(created.msg.Result, &task); task.TaskID == "" {
-		t.Fatalf("starting deploy_scoped: %s", created)
-	}
-	meta, h = modern("tasks/get", task.TaskID)
-	var status struct{ Status string }
-	for deadline := time.Now().Add(30 * time.Second); status.Status != "input_required" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		json.Unmarshal(must(t, d.url, granted, rpc("tasks/get", map[string]any{"taskId": task.TaskID, "_meta": meta}), h...).msg.Result, &status)
-	}
-	meta, h = modern("tasks/update", task.TaskID)
-	answered := must(t, d.url, lacking, rpc("tasks/update", map[string]any{"taskId": task.TaskID, "_meta": meta,
-		"inputResponses": map[string]any{"approve": map[string]any{"action": "accept", "content": map[string]any{"approve": true}}}}), h...)
-	meta, h = modern("tasks/get", task.TaskID)
-	json.Unmarshal(must(t, d.url, granted, rpc("tasks/get", map[string]any{"taskId": task.TaskID, "_meta": meta}), h...).msg.Result, &status)
+	id := modernTask(t, d, granted, "deploy_scoped", map[string]any{"version": "1.0", "env": "prod"})
+	answered := answerTask(t, d, lacking, id, "approve", map[string]any{"approve": true})
+	status := awaitTask(t, d, granted, id, "input_required")
 	r.add(t, "2 scopes", "carol's JWT without scope deploy answers her deploy_scoped task's question (tasks/update)",
-		"refused (-32602, the scope named), the task still asks", fmt.Sprintf("%s; then %s", answered, status.Status),
-		answered.code() == -32602 && strings.Contains(answered.body, "deploy") && status.Status == "input_required")
-	meta, h = modern("tasks/cancel", task.TaskID)
-	must(t, d.url, granted, rpc("tasks/cancel", map[string]any{"taskId": task.TaskID, "_meta": meta}), h...)
+		"refused (-32602, the scope named), the task still asks", fmt.Sprintf("%s; then %s", answered, status),
+		answered.code() == -32602 && strings.Contains(answered.body, "deploy") && status == "input_required")
+	meta, h := modern("tasks/cancel", id)
+	must(t, d.url, granted, rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": meta}), h...)
 }
 
 // keyedTags: alice's execution id carries no tag that her name alone gives.
