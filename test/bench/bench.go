@@ -305,8 +305,61 @@ type answer struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
 }
 
-// call sends one request and decodes its answer; a JSON-RPC error is an error.
+// A request whose error taskgate marks retryable (data.retryable: the engine did not answer, a
+// read budget is spent) is sent again, as a client does: after the error's retryAfterMs, or after
+// a pause growing from 250 ms to 2 s when it names none, at most retryTries times and within
+// retryFor; after that, or on any other error, the bench fails. A start sent again may have
+// started an execution the first time as well: that one ends on its own, or with the engines.
+const (
+	retryTries = 8
+	retryFor   = 2 * time.Minute
+)
+
+// retried counts the requests sent again, for the run's header.
+var retried atomic.Int64
+
+// call sends a request, again while its error is retryable (above), and decodes its answer.
 func call(ctx context.Context, c *mcpclient.Client, method string, params map[string]any) (answer, error) {
+	start, pause := time.Now(), 250*time.Millisecond
+	for try := 1; ; try++ {
+		a, err := callOnce(ctx, c, method, params)
+		wait, ok := retryable(err)
+		if !ok {
+			return a, err
+		}
+		if wait == 0 {
+			wait, pause = pause, min(2*pause, 2*time.Second)
+		}
+		if try == retryTries || time.Since(start)+wait > retryFor {
+			return a, fmt.Errorf("%w (marked retryable, still failing after %d tries in %s)", err, try, time.Since(start).Round(time.Millisecond))
+		}
+		retried.Add(1)
+		sleep(ctx, wait)
+		if ctx.Err() != nil {
+			return a, err
+		}
+	}
+}
+
+// retryable reports whether taskgate marked err retryable, and when it said to retry (0: it did
+// not say).
+func retryable(err error) (time.Duration, bool) {
+	var rerr *mcpclient.Error
+	if !errors.As(err, &rerr) {
+		return 0, false
+	}
+	var data struct {
+		Retryable    bool  `json:"retryable"`
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}
+	if json.Unmarshal(rerr.Data, &data) != nil || !data.Retryable {
+		return 0, false
+	}
+	return time.Duration(data.RetryAfterMs) * time.Millisecond, true
+}
+
+// callOnce sends a request once and decodes its answer; a JSON-RPC error is an error.
+func callOnce(ctx context.Context, c *mcpclient.Client, method string, params map[string]any) (answer, error) {
 	res, rerr, err := c.Call(ctx, method, params)
 	if err != nil {
 		return answer{}, err

@@ -264,7 +264,8 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 	}
 	b.stopChildren()
 	b.finishProfiles()
-	header = append(header, "load average after the run: "+loadAverage())
+	header = append(header, "load average after the run: "+loadAverage(),
+		fmt.Sprintf("requests answered with an error marked retryable and sent again: %d", retried.Load()))
 	rows := b.res.rows()
 	printTable(stdout, rows, opts.reps)
 	fmt.Fprintln(stdout)
