@@ -387,7 +387,7 @@ func (d *doc) tool(n ast.Node, path string) {
 		d.errorf(o.at, "a JSON Schema of the arguments, at least {type: object}", "%s: missing required key %q", path, "inputSchema")
 	}
 	if se, present := o.m["outputSchema"]; present {
-		t.OutputSchema, _ = d.schema(se)
+		t.OutputSchema, t.outputSchema = d.schema(se)
 	}
 	if te, present := o.m["input"]; present {
 		t.Input = d.transform(te)

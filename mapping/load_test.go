@@ -81,7 +81,7 @@ func TestLoadNoPaths(t *testing.T) {
 // withoutCode returns a copy of t without compiled parts, to compare with a literal.
 func withoutCode(t *Tool) Tool {
 	c := *t
-	c.inputSchema = nil
+	c.inputSchema, c.outputSchema = nil, nil
 	c.driver = nil
 	if t.Input != nil {
 		c.Input = &Transform{Source: t.Input.Source}

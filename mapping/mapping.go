@@ -109,8 +109,8 @@ type Tool struct {
 	// Source is where the tool is defined, "file:line".
 	Source string
 
-	inputSchema *compiled
-	driver      adapters.Driver
+	inputSchema, outputSchema *compiled
+	driver                    adapters.Driver
 }
 
 // PollIntervalAt returns the polling interval suggested for a task of this age: PollInterval until

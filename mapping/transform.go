@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/itchyny/gojq"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // transformTimeout bounds one run of a jq program, so that a program that loops cannot hold
@@ -66,19 +67,39 @@ func (t *Tool) EngineInput(args json.RawMessage) (json.RawMessage, error) {
 }
 
 // StructuredResult turns the engine output into the tool's structured result: through the
-// Result program, or unchanged. An absent output is null.
+// Result program, or unchanged; then checked against the outputSchema, when the tool has one. An
+// absent output is null.
 func (t *Tool) StructuredResult(output json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(output)) == 0 {
 		output = json.RawMessage("null")
 	}
-	if t.Result == nil {
-		return output, nil
+	out := output
+	if t.Result != nil {
+		var err error
+		if out, err = t.Result.run(output); err != nil {
+			return nil, fmt.Errorf("tool %q: result transform: %w", t.Name, err)
+		}
 	}
-	out, err := t.Result.run(output)
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: result transform: %w", t.Name, err)
+	if err := t.checkResult(out); err != nil {
+		return nil, fmt.Errorf("tool %q: the result does not fit its outputSchema: %w", t.Name, err)
 	}
 	return out, nil
+}
+
+// checkResult says whether a structured result fits the tool's outputSchema, when it has one: the
+// error names the field at fault.
+func (t *Tool) checkResult(structured json.RawMessage) error {
+	if t.outputSchema == nil {
+		return nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
+	if err != nil {
+		return err
+	}
+	if err := t.outputSchema.Validate(v); err != nil {
+		return t.outputSchema.explain(err, v, "result", "result field")
+	}
+	return nil
 }
 
 // ResultText returns the text content of a structured result: what the Text program yields (a

@@ -415,3 +415,47 @@ func TestKnowsNoMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsThatBreakTheirSchemaFail: an output that is not what the tool's outputSchema
+// promises ends the task failed, saying which field is at fault.
+func TestResultsThatBreakTheirSchemaFail(t *testing.T) {
+	set, err := mapping.Parse("tools.yaml", []byte(`
+engines:
+  mem: {memory: {}}
+tools:
+  - name: echo_count
+    description: Promises a number, echoes a text.
+    engine: mem
+    job: {program: echo}
+    inputSchema: {type: object}
+    outputSchema: {type: object, properties: {text: {type: number}}, required: [text]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := set.Engines["mem"].Config.Open(t.Context(), adapters.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	keys, _ := token.ParseKeys(token.NewKey("k1"))
+	sealed, _ := token.NewSealed(keys)
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := set.Tool("echo_count")
+	task, err := svc.Start(context.Background(), tasks.StartRequest{Tool: tool, Args: json.RawMessage(`{"seconds": 0, "text": "three"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !task.Ended() {
+		if task, err = svc.Read(context.Background(), task.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = `echo_count succeeded, but its output could not be turned into the tool result: tool "echo_count": the result does not fit its outputSchema: result field "text": has type string, want number`
+	if task.Failure == nil || task.Failure.Message != want || task.Result != nil {
+		t.Fatalf("the task: failure %+v, result %+v; want the failure %q", task.Failure, task.Result, want)
+	}
+}
