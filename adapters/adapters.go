@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -341,6 +342,29 @@ func ScopedKey(key, caller string) string {
 func CallerTag(caller string) string {
 	sum := sha256.Sum256([]byte(caller))
 	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+// StartedSuffix reports whether s is what adapters write after a caller's tag in the id of an
+// execution they start: a fresh UUID in its canonical lowercase form, or keyed and hexLen
+// lowercase hex digits (a hash of the idempotency key). Owns checks it whole: a mere prefix is not
+// enough, since anyone who may start executions on the engine could name one after a caller's tag.
+func StartedSuffix(s, keyed string, hexLen int) bool {
+	if h, ok := strings.CutPrefix(s, keyed); ok {
+		return len(h) == hexLen && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Errors every adapter wraps (with %w) so that callers can tell cases apart with errors.Is.

@@ -317,14 +317,7 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 // callersID reports whether id is one Start gives for j and caller (a prefix is not enough).
 func callersID(j job, id, caller string) bool {
 	rest, ok := strings.CutPrefix(id, j.program+"/"+adapters.CallerTag(caller)+"/")
-	if !ok {
-		return false
-	}
-	if h, ok := strings.CutPrefix(rest, "k-"); ok {
-		return len(h) == 32 && strings.Trim(h, "0123456789abcdef") == ""
-	}
-	u, err := uuid.Parse(rest)
-	return err == nil && u.String() == rest
+	return ok && adapters.StartedSuffix(rest, "k-", 32)
 }
 
 // lookup finds an execution, under e.mu.

@@ -87,12 +87,7 @@ func validTaskKey(k string) bool {
 	if len(k) <= n || k[n] != '-' || strings.ContainsFunc(k[:n], notBase64URL) {
 		return false
 	}
-	rest := k[n+1:]
-	if h, ok := strings.CutPrefix(rest, keyedPart); ok {
-		return len(h) == 32 && strings.Trim(h, "0123456789abcdef") == ""
-	}
-	u, err := uuid.Parse(rest)
-	return err == nil && u.String() == rest
+	return adapters.StartedSuffix(k[n+1:], keyedPart, 32)
 }
 
 func notBase64URL(c rune) bool {

@@ -52,14 +52,7 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 // who may start executions on the engine could name one after a caller's tag.
 func callersName(name, caller string) bool {
 	rest, ok := strings.CutPrefix(name, adapters.CallerTag(caller)+"-")
-	if !ok {
-		return false
-	}
-	if h, ok := strings.CutPrefix(rest, "k-"); ok {
-		return len(h) == 40 && strings.Trim(h, "0123456789abcdef") == ""
-	}
-	u, err := uuid.Parse(rest)
-	return err == nil && u.String() == rest
+	return ok && adapters.StartedSuffix(rest, "k-", 40)
 }
 
 // ownsTarget reports whether r is an execution of t's state machine, whoever started it.

@@ -369,25 +369,7 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 // the namespace could name one after a caller's tag.
 func callersWorkflowID(w workflow, id, caller string) bool {
 	rest, ok := strings.CutPrefix(id, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
-	if !ok {
-		return false
-	}
-	if h, ok := strings.CutPrefix(rest, keyIDPrefix); ok {
-		return isLowerHex(h, 32)
-	}
-	return isUUID(rest)
-}
-
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return ok && adapters.StartedSuffix(rest, keyIDPrefix, 32)
 }
 
 // Run starts an execution and waits for its outcome.
