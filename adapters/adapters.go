@@ -307,6 +307,16 @@ type Sweeper interface {
 	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
 }
 
+// Sampler is an Engine that reads the inputs of the most recent executions of a target, whoever
+// started them: for inferring a tool's inputSchema from what really ran (taskgate discover
+// --infer) and for telling when what runs no longer fits it (drift checks). It is optional.
+type Sampler interface {
+	// Samples reads the inputs of at most n of the latest executions of t, newest first, each a
+	// JSON value. It reads, never changes, and makes as few engine calls as the engine allows (a
+	// listing, then one read per execution where the listing does not carry the input).
+	Samples(ctx context.Context, t Target, n int) ([]json.RawMessage, error)
+}
+
 // SweepIDs is how many executions one page of a sweep by id names (a visibility query, an SQL
 // IN list).
 const SweepIDs = 100
