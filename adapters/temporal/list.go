@@ -1,7 +1,9 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -62,69 +64,76 @@ func listed(info *workflowpb.WorkflowExecutionInfo) (l adapters.Listed, ok bool)
 	return adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st}, true
 }
 
-// Sweep reads the workflows of a page of refs (adapters.SweepIDs of them) from the visibility
-// store by their ids (WorkflowId IN ...), each chain as its latest run; a KeyRef (no run) stands
-// for its workflow id's newest chain. A page is "OFFSET.TOKEN": the chunk's offset into refs and
-// visibility's own page within the chunk (a chain that continued as new often has many runs).
+// Sweep reads one page of the running workflows that taskgate started of t's type and task queue
+// (visibility, up to sweepPage, each chain as its latest run) and shows those of refs it holds; a
+// KeyRef (no run) stands for its workflow id's running chain. A workflow of refs that no page
+// shows has ended, continued as new under another chain, or is too young to be listed: Describe
+// tells which. It costs a page per sweepPage running workflows of the type, whatever the number
+// of refs, where a query by ids would cost a page per hundred refs.
 func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
 	w, err := workflowOf(t)
 	if err != nil {
 		return nil, "", err
 	}
-	at, inner, _ := strings.Cut(page, ".")
-	chunk, next, err := adapters.SweepChunk(refs, at)
-	if err != nil {
-		return nil, "", fmt.Errorf("temporal: sweep %s: %w", w.typ, err)
+	prefix := idPrefix + w.typ + "/"
+	if strings.ContainsAny(prefix+w.queue, `'\`) {
+		return nil, "", fmt.Errorf("temporal: sweep %s: %w: a workflow type or task queue with ' or \\ cannot be listed", w.typ, adapters.ErrInvalid)
 	}
-	wanted, ids := map[string]adapters.Ref{}, map[string]bool{}
-	var quoted []string
-	for _, r := range chunk {
-		id, _, ok := WorkflowOf(r)
-		if !ok || strings.ContainsAny(id, `'\`) {
-			return nil, "", fmt.Errorf("temporal: sweep %s: %w: %q is no workflow this adapter started", w.typ, adapters.ErrInvalid, r.ID)
-		}
-		if !ids[id] {
-			ids[id] = true
-			quoted = append(quoted, "'"+id+"'")
-		}
-		wanted[r.ID] = r
-	}
-	if len(quoted) == 0 {
-		return nil, next, nil
-	}
-	token, err := base64.RawURLEncoding.DecodeString(inner)
-	if err != nil {
+	token, ok := sweepToken(page)
+	if !ok {
 		return nil, "", fmt.Errorf("temporal: sweep %s: %w: not a page this adapter gave", w.typ, adapters.ErrInvalid)
 	}
 	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: e.namespace, PageSize: sweepPage, NextPageToken: token,
-		Query: "WorkflowId IN (" + strings.Join(quoted, ", ") + ")",
+		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND TaskQueue = '%s' AND ExecutionStatus = 'Running'", prefix, w.queue),
 	})
 	if err != nil {
 		return nil, "", e.fail(ctx, "sweep "+w.typ, err)
 	}
+	asked := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		asked[r.ID] = true
+	}
 	var out []adapters.Listed
-	shown := map[adapters.Ref]bool{}
 	for _, info := range resp.GetExecutions() {
 		l, ok := listed(info)
 		if !ok {
 			continue
 		}
-		r, asked := wanted[l.Ref.ID]
-		if !asked {
-			r, asked = wanted[info.GetExecution().GetWorkflowId()+"/"]
-		}
-		if asked && !shown[r] { // runs come newest first: a reused id's older chains are not asked
-			shown[r] = true
-			out = append(out, adapters.Listed{Ref: r, Status: l.Status})
+		for _, id := range []string{l.Ref.ID, info.GetExecution().GetWorkflowId() + "/"} {
+			if asked[id] {
+				out = append(out, adapters.Listed{Ref: adapters.Ref{ID: id}, Status: l.Status})
+			}
 		}
 	}
-	if more := resp.GetNextPageToken(); len(more) > 0 {
-		next = at + "." + base64.RawURLEncoding.EncodeToString(more)
-	}
-	return out, next, nil
+	return out, sweepPageOf(resp.GetNextPageToken()), nil
 }
 
-// sweepPage is how many runs one page of a sweep reads: every chain of its chunk, and runs that
-// continued as new besides.
-const sweepPage = 4 * adapters.SweepIDs
+// sweepPageOf writes visibility's page token as a page of a sweep ("" after the last): the token
+// behind a check sum, so that a page no sweep gave is refused here rather than by the server, which
+// answers an internal error for a token it cannot read.
+func sweepPageOf(token []byte) string {
+	if len(token) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(token)
+	return base64.RawURLEncoding.EncodeToString(append(sum[:4:4], token...))
+}
+
+// sweepToken reads a page that sweepPageOf wrote (nil for "").
+func sweepToken(page string) ([]byte, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(page)
+	switch {
+	case err != nil:
+		return nil, false
+	case len(b) == 0:
+		return nil, true
+	case len(b) < 5:
+		return nil, false
+	}
+	sum := sha256.Sum256(b[4:])
+	return b[4:], bytes.Equal(sum[:4], b[:4])
+}
+
+// sweepPage is how many running workflows one page of a sweep reads: visibility's largest page.
+const sweepPage = 1000
