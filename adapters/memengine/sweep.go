@@ -1,0 +1,32 @@
+package memengine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/taskgate/taskgate/adapters"
+)
+
+// Sweep reads a page of refs (adapters.SweepIDs of them) as a listing shows them: their state
+// without questions or messages.
+func (e *Engine) Sweep(_ context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	if _, err := jobOf(t); err != nil {
+		return nil, "", err
+	}
+	chunk, next, err := adapters.SweepChunk(refs, page)
+	if err != nil {
+		return nil, "", fmt.Errorf("memory: sweep: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, "", errClosed
+	}
+	var listed []adapters.Listed
+	for _, r := range chunk {
+		if x, err := e.lookup(r); err == nil {
+			listed = append(listed, adapters.Listed{Ref: r, Status: adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
+		}
+	}
+	return listed, next, nil
+}
