@@ -56,6 +56,12 @@ type Options struct {
 	// Ended, when set, is told the first time a read tells that an execution ended; an execution
 	// that has dropped out of the cache may be told again.
 	Ended Ended
+	// Sweep, when set (and Size is not 0), reads many executions of a target at once: the running
+	// executions that reads asked about in the last Interest (default 2 minutes) are then swept
+	// every SweepEvery (default 1s) until the Engine closes, so that their readings stay fresh
+	// at the cost of a listing page per round rather than a read per execution.
+	Sweep                Sweep
+	SweepEvery, Interest time.Duration
 }
 
 const (
@@ -75,6 +81,9 @@ type Engine struct {
 	cache              *lru.Cache[entry]
 	syncOnly           sync.Map // target name -> bool, from Check
 	describes, outcome served
+	sweeps             *sweeper
+	watchMu            sync.Mutex
+	watchers           map[string]chan struct{} // by key, closed at the next change: Changed
 }
 
 // New shares, reuses and keeps the reads of e as o says.
@@ -86,7 +95,9 @@ func New(e adapters.Engine, o Options) *Engine {
 	if o.Bytes > 0 {
 		cache = lru.NewWeighed(o.Size, o.Bytes, weigh)
 	}
-	return &Engine{Engine: e, opts: o, cache: cache}
+	c := &Engine{Engine: e, opts: o, cache: cache}
+	c.startSweeps(o)
+	return c
 }
 
 // entry is what the cache knows of one execution.
@@ -101,6 +112,8 @@ type entry struct {
 	due, window time.Duration
 	// hold: no engine read before then (a throttle's retry-after); the reading answers until.
 	hold time.Time
+	// swept is when a sweep last showed the execution running: the reading is true as of then.
+	swept time.Time
 	// outcome is the ended execution's outcome, once read.
 	outcome *adapters.Outcome
 }
@@ -224,27 +237,56 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		now := time.Now()
 		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
-				return e.answer(v, now, left, p, paced), nil
+				st := e.answer(v, now, left, p, paced)
+				if !st.State.Terminal() {
+					e.follow(t, r, p, paced)
+				}
+				return st, nil
 			}
 		}
 		st, err, answered := e.read(ctx, t, r, k, p, paced)
+		if err == nil && !st.State.Terminal() {
+			e.follow(t, r, p, paced)
+		}
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
 		}
 		if v, ok := e.cache.Get(k); ok && !v.status.ReadAt.IsZero() {
 			now := time.Now()
 			e.describes.stale.Add(1)
+			v.status.ReadAt = latest(v.status.ReadAt, v.swept)
 			v.status.NextReadAt = latest(v.hold, now)
+			e.follow(t, r, p, paced)
 			return v.status, nil
 		}
 		after := retryAfter(err)
-		if time.Now().Add(after).After(deadline) {
+		if e.sweeps != nil { // the next round reads it, as a page of a listing or by a confirmation
+			e.follow(t, r, p, paced)
+			e.hurry()
+			after = min(after, time.Until(deadline))
+		} else if time.Now().Add(after).After(deadline) {
 			return adapters.Status{}, err
 		}
-		if adapters.Sleep(ctx, after) != nil {
+		if after <= 0 {
+			return adapters.Status{}, err
+		}
+		if e.sleep(ctx, t, r, after) != nil {
 			return adapters.Status{}, ctx.Err()
 		}
 	}
+}
+
+// sleep waits d, or until a sweep or another read records a change of r, or ctx ends (its error).
+func (e *Engine) sleep(ctx context.Context, t adapters.Target, r adapters.Ref, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.Changed(t, r):
+	case <-timer.C:
+	}
+	return nil
 }
 
 // answer is a cached entry as the answer to a read at now, counted.
@@ -259,6 +301,12 @@ func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace,
 		e.describes.fresh.Add(1)
 	}
 	v.status.NextReadAt = now.Add(left)
+	if !v.swept.IsZero() {
+		v.status.ReadAt = latest(v.status.ReadAt, v.swept)
+		if next := e.nextSweep(); next.Before(v.status.NextReadAt) {
+			v.status.NextReadAt = latest(next, now)
+		}
+	}
 	return v.status
 }
 
@@ -280,6 +328,7 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 			e.cache.Update(k, func(old *entry) {
 				old.status, old.born, old.due, old.window, old.hold = v.status, v.born, v.due, v.window, time.Time{}
 			})
+			e.changed(k)
 		case errors.Is(err, adapters.ErrThrottled):
 			hold := time.Now().Add(retryAfter(err))
 			e.cache.Update(k, func(v *entry) { v.hold = hold })
@@ -374,6 +423,9 @@ func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k
 	if first && e.opts.Ended != nil {
 		e.opts.Ended(ctx, t, r, s)
 	}
+	if first {
+		e.changed(k)
+	}
 }
 
 // Start takes a start without an idempotency key as the first reading of the new execution:
@@ -417,7 +469,7 @@ func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (a
 		default:
 			return adapters.Outcome{}, err
 		}
-		if err := adapters.Sleep(ctx, max(next, 10*time.Millisecond)); err != nil {
+		if err := e.sleep(ctx, t, r, max(next, 10*time.Millisecond)); err != nil {
 			return adapters.Outcome{}, err
 		}
 	}
@@ -446,7 +498,7 @@ func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartR
 // known of an end stays).
 func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
 	err := e.Engine.Cancel(ctx, t, r, reason)
-	e.cache.DeleteIf(key(t, r), unended)
+	e.forget(key(t, r))
 	return err
 }
 
@@ -454,8 +506,15 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 // answered (what is known of an end stays).
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, q string, a adapters.Answer) error {
 	err := e.Engine.Answer(ctx, t, r, q, a)
-	e.cache.DeleteIf(key(t, r), unended)
+	e.forget(key(t, r))
 	return err
+}
+
+// forget drops the running reading of k, and wakes whoever waits for a change: the next read
+// reads the engine.
+func (e *Engine) forget(k string) {
+	e.cache.DeleteIf(k, unended)
+	e.changed(k)
 }
 
 // Len is the number of cached executions.

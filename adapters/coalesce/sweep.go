@@ -1,0 +1,303 @@
+package coalesce
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
+)
+
+// Sweep reads one page of the listing of many executions of a target in one engine call: an
+// adapters.Sweeper's Sweep, through the decorators that charge it to the read budget.
+type Sweep func(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
+
+const (
+	// defaultSweepEvery is how often the followed executions of a target are swept.
+	defaultSweepEvery = time.Second
+	// defaultInterest is how long a read keeps a running execution among those swept.
+	defaultInterest = 2 * time.Minute
+	// sweepPages bounds the pages of one target's sweep in one round.
+	sweepPages = 100
+)
+
+// sweeper follows the running executions that reads asked about recently, per target, and keeps
+// their readings fresh a listing page at a time: a round every Options.SweepEvery, or sooner when
+// a read finds nothing to answer with. What a listing shows running refreshes the reading's time;
+// an execution listed as ended, or no longer listed, is confirmed by a point read (which reads its
+// end and tells Ended) before anyone is told.
+type sweeper struct {
+	sweep          Sweep
+	every, lasting time.Duration
+	kick           chan struct{}
+	stop           context.CancelFunc
+	done           chan struct{}
+	nextRound      atomic.Int64 // unix nanoseconds of the next round
+
+	mu       sync.Mutex
+	followed map[string]*followed // by target name
+
+	rounds, pages, confirms, failures atomic.Uint64
+}
+
+// followed is a target and the executions of it being swept.
+type followed struct {
+	target adapters.Target
+	refs   map[adapters.Ref]interest
+}
+
+// interest is why an execution is swept, and until when.
+type interest struct {
+	since, until time.Time
+	pace         pace.Pace
+	paced        bool
+}
+
+// SweepCounts are what an Engine's sweeps have done since New.
+type SweepCounts struct {
+	// Rounds of all targets, Pages read, Confirms made (point reads of executions a sweep no longer
+	// showed running), and Failures (sweeps that the engine or the budget refused).
+	Rounds, Pages, Confirms, Failures uint64
+	// Followed is how many running executions the sweeps follow now.
+	Followed int
+}
+
+// startSweeps starts the rounds of o.Sweep, when set.
+func (e *Engine) startSweeps(o Options) {
+	if o.Sweep == nil || o.Size <= 0 {
+		return
+	}
+	s := &sweeper{sweep: o.Sweep, every: cmp.Or(o.SweepEvery, defaultSweepEvery), lasting: cmp.Or(o.Interest, defaultInterest),
+		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	e.sweeps = s
+	go e.sweepRounds(ctx)
+}
+
+// SweepCounts reads the sweeps' counters (all zero without Options.Sweep).
+func (e *Engine) SweepCounts() SweepCounts {
+	s := e.sweeps
+	if s == nil {
+		return SweepCounts{}
+	}
+	s.mu.Lock()
+	n := 0
+	for _, f := range s.followed {
+		n += len(f.refs)
+	}
+	s.mu.Unlock()
+	return SweepCounts{Rounds: s.rounds.Load(), Pages: s.pages.Load(), Confirms: s.confirms.Load(), Failures: s.failures.Load(), Followed: n}
+}
+
+// follow keeps r among the executions swept for a while after a read that found it running.
+func (e *Engine) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bool) {
+	s := e.sweeps
+	if s == nil {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.followed[t.Name]
+	if !ok {
+		f = &followed{target: t, refs: map[adapters.Ref]interest{}}
+		s.followed[t.Name] = f
+	}
+	in, ok := f.refs[r]
+	if !ok {
+		in.since = now
+	}
+	in.until, in.pace, in.paced = now.Add(s.lasting), p, paced
+	f.refs[r] = in
+}
+
+// hurry asks for a round soon: a read found nothing to answer with and the budget is spent.
+func (e *Engine) hurry() {
+	if s := e.sweeps; s != nil {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sweptUntil is when the next round will have refreshed a swept reading: zero without sweeps.
+func (e *Engine) nextSweep() time.Time {
+	if s := e.sweeps; s != nil {
+		return time.Unix(0, s.nextRound.Load())
+	}
+	return time.Time{}
+}
+
+// sweepRounds runs a round every s.every, and sooner when hurried (at most four times as often),
+// until the Engine closes.
+func (e *Engine) sweepRounds(ctx context.Context) {
+	s := e.sweeps
+	defer close(s.done)
+	for {
+		s.nextRound.Store(time.Now().Add(s.every).UnixNano())
+		timer := time.NewTimer(s.every)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-s.kick:
+			timer.Stop()
+			if adapters.Sleep(ctx, s.every/4) != nil {
+				return
+			}
+		}
+		e.sweepRound(ctx)
+	}
+}
+
+// sweepRound sweeps every target once.
+func (e *Engine) sweepRound(ctx context.Context) {
+	s := e.sweeps
+	s.rounds.Add(1)
+	for _, f := range e.toSweep(time.Now()) {
+		if err := e.sweepTarget(ctx, f); err != nil {
+			s.failures.Add(1)
+		}
+	}
+}
+
+// toSweep is a copy of what is followed now, without the executions that nobody asked about for a
+// while or whose end is known.
+func (e *Engine) toSweep(now time.Time) []followed {
+	s := e.sweeps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []followed
+	for name, f := range s.followed {
+		refs := map[adapters.Ref]interest{}
+		for r, in := range f.refs {
+			if v, ok := e.cache.Get(key(f.target, r)); now.After(in.until) || ok && endKnown(v) {
+				delete(f.refs, r)
+				continue
+			}
+			refs[r] = in
+		}
+		if len(f.refs) == 0 {
+			delete(s.followed, name)
+			continue
+		}
+		out = append(out, followed{target: f.target, refs: refs})
+	}
+	return out
+}
+
+// sweepTarget reads the listing of f's executions page by page, refreshes the readings of those it
+// shows running, and confirms the others by point reads. An execution followed for less than two
+// rounds that no page shows yet is left for the next round: a listing catches up with a start
+// late.
+func (e *Engine) sweepTarget(ctx context.Context, f followed) error {
+	s := e.sweeps
+	refs := make([]adapters.Ref, 0, len(f.refs))
+	for r := range f.refs {
+		refs = append(refs, r)
+	}
+	slices.SortFunc(refs, func(a, b adapters.Ref) int { return cmp.Compare(a.ID, b.ID) })
+	at := time.Now()
+	running := make(map[adapters.Ref]bool, len(refs))
+	page := ""
+	for range sweepPages {
+		listed, next, err := s.sweep(ctx, f.target, refs, page)
+		if err != nil {
+			return err
+		}
+		s.pages.Add(1)
+		for _, l := range listed {
+			if in, ok := f.refs[l.Ref]; ok && !l.Status.State.Terminal() {
+				running[l.Ref] = true
+				e.swept(f.target, l.Ref, l.Status, at, in)
+			}
+		}
+		if page = next; page == "" {
+			break
+		}
+	}
+	young := at.Add(-2 * s.every)
+	for _, r := range refs {
+		in := f.refs[r]
+		if running[r] || in.since.After(young) {
+			continue
+		}
+		s.confirms.Add(1)
+		k := key(f.target, r)
+		if _, err, _ := e.read(ctx, f.target, r, k, in.pace, in.paced); errors.Is(err, adapters.ErrThrottled) {
+			return err
+		}
+	}
+	return nil
+}
+
+// swept records that a listing made at showed r running with st. A reading it had keeps its
+// details (a listing is coarser: no questions, no progress) and is now known true as of at; one it
+// had not is made from the listing, good for the task's polling interval as a point read is.
+func (e *Engine) swept(t adapters.Target, r adapters.Ref, st adapters.Status, at time.Time, in interest) {
+	k := key(t, r)
+	changed := false
+	e.cache.Update(k, func(v *entry) {
+		switch {
+		case endKnown(*v):
+		case v.status.ReadAt.IsZero():
+			st.ReadAt = at
+			*v = e.reading(st, in.pace, in.paced)
+			changed = true
+		case v.status.State == adapters.Submitted && st.State != adapters.Submitted:
+			v.status.State, v.status.Native, v.status.Message, v.status.Updated = st.State, st.Native, st.Message, st.Updated
+			v.swept, changed = at, true
+		default:
+			v.swept = latest(v.swept, at)
+		}
+	})
+	if changed {
+		e.changed(k)
+	}
+}
+
+// Changed returns a channel that is closed at the next change that the Engine records of the
+// execution: a new reading by a point read, a change of state a sweep shows, its end. Whoever
+// follows a task waits on it rather than polling.
+func (e *Engine) Changed(t adapters.Target, r adapters.Ref) <-chan struct{} {
+	k := key(t, r)
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	c, ok := e.watchers[k]
+	if !ok {
+		if e.watchers == nil {
+			e.watchers = map[string]chan struct{}{}
+		}
+		c = make(chan struct{})
+		e.watchers[k] = c
+	}
+	return c
+}
+
+// changed wakes whoever waits on Changed of k.
+func (e *Engine) changed(k string) {
+	e.watchMu.Lock()
+	c, ok := e.watchers[k]
+	delete(e.watchers, k)
+	e.watchMu.Unlock()
+	if ok {
+		close(c)
+	}
+}
+
+// Close stops the sweeps, then closes the engine under them.
+func (e *Engine) Close() error {
+	if s := e.sweeps; s != nil {
+		s.stop()
+		<-s.done
+	}
+	return e.Engine.Close()
+}

@@ -1,0 +1,127 @@
+package coalesce
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/memengine"
+)
+
+// pointReads counts the Describe calls that reach an engine, and throttles them all when told to.
+type pointReads struct {
+	*memengine.Engine
+	describes atomic.Int64
+	throttle  atomic.Bool
+}
+
+func (p *pointReads) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	p.describes.Add(1)
+	if p.throttle.Load() {
+		return adapters.Status{}, &adapters.Throttle{RetryAfter: 5 * time.Second}
+	}
+	return p.Engine.Describe(ctx, t, r)
+}
+
+// sweeping is an Engine over memengine that sweeps every 100 ms, and the engine under it.
+func sweeping(t *testing.T, o Options) (*Engine, *pointReads) {
+	t.Helper()
+	mem := &pointReads{Engine: memengine.New(memengine.Options{})}
+	o.Sweep, o.SweepEvery = mem.Sweep, 100*time.Millisecond
+	e := New(mem, o)
+	t.Cleanup(func() { e.Close() })
+	return e, mem
+}
+
+func startRunning(t *testing.T, mem *pointReads, job adapters.Target, n int) []adapters.Ref {
+	t.Helper()
+	refs := make([]adapters.Ref, n)
+	for i := range refs {
+		r, err := mem.Start(context.Background(), job, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[i] = r
+	}
+	return refs
+}
+
+func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
+	ended := make(chan adapters.State, 10)
+	e, mem := sweeping(t, Options{Size: 1000, Fresh: time.Hour, Ended: func(_ context.Context, _ adapters.Target, _ adapters.Ref, s adapters.State) { ended <- s }})
+	job := memengine.Job(memengine.Echo, 0)
+	refs := startRunning(t, mem, job, 150)
+	ctx := context.Background()
+	for _, r := range refs {
+		if _, err := e.Describe(ctx, job, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := time.Now()
+	time.Sleep(600 * time.Millisecond)
+	if n := mem.describes.Load(); n != 150 {
+		t.Fatalf("%d point reads for 150 executions read once each and then swept; want 150", n)
+	}
+	c := e.SweepCounts()
+	if c.Followed != 150 || c.Rounds < 3 || c.Pages < 2*(c.Rounds-1) || c.Confirms != 0 {
+		t.Fatalf("sweep counts %+v: want 150 followed, two pages (150 refs of 100 a page) for each of at least three rounds, no confirmation", c)
+	}
+	st, err := e.Describe(ctx, job, refs[7])
+	if err != nil || st.State != adapters.Working || !st.ReadAt.After(read.Add(300*time.Millisecond)) {
+		t.Fatalf("Describe after sweeps: %+v, %v; want working, true as of a sweep after the first read", st, err)
+	}
+
+	changed := e.Changed(job, refs[42])
+	if err := mem.Cancel(ctx, job, refs[42], "test"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the end of a swept execution was not noticed within 2 s")
+	}
+	if s := <-ended; s != adapters.Cancelled {
+		t.Fatalf("Ended told %v, want cancelled", s)
+	}
+	if st, err := e.Describe(ctx, job, refs[42]); err != nil || st.State != adapters.Cancelled {
+		t.Fatalf("Describe after the end was swept: %+v, %v", st, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if c := e.SweepCounts(); c.Confirms != 1 || c.Followed != 149 {
+		t.Fatalf("sweep counts %+v after one end: want one confirmation and 149 followed", c)
+	}
+}
+
+func TestAReadWithNoReadingIsAnsweredByTheNextSweep(t *testing.T) {
+	e, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Wait: 3 * time.Second})
+	job := memengine.Job(memengine.Echo, 0)
+	r := startRunning(t, mem, job, 1)[0]
+	mem.throttle.Store(true)
+	begin := time.Now()
+	st, err := e.Describe(context.Background(), job, r)
+	if err != nil || st.State != adapters.Working {
+		t.Fatalf("Describe with every point read throttled: %+v, %v; want working, from a sweep", st, err)
+	}
+	if took := time.Since(begin); took > time.Second {
+		t.Fatalf("a read with no reading took %v; want the next sweep's, well under a second", took)
+	}
+}
+
+func TestSweepsForgetWhatNobodyAsksAbout(t *testing.T) {
+	e, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Interest: 200 * time.Millisecond})
+	job := memengine.Job(memengine.Echo, 0)
+	for _, r := range startRunning(t, mem, job, 3) {
+		if _, err := e.Describe(context.Background(), job, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	pages := e.SweepCounts().Pages
+	time.Sleep(300 * time.Millisecond)
+	if c := e.SweepCounts(); c.Followed != 0 || c.Pages != pages {
+		t.Fatalf("sweep counts %+v, %d pages before: want nothing followed and no page read once nobody asks", c, pages)
+	}
+}
