@@ -317,6 +317,17 @@ type Sampler interface {
 	Samples(ctx context.Context, t Target, n int) ([]json.RawMessage, error)
 }
 
+// Accounted is an Engine that names the quota its reads spend: an AWS account and region, a
+// namespace of one Temporal frontend. Engine blocks whose engines name the same account share one
+// read budget, since the quota they protect is the account's. It is optional; an engine without
+// it has a budget of its own.
+type Accounted interface {
+	// Account names the account, the same text for every engine that spends the same quota. It
+	// makes at most one engine call, at start (Step Functions asks STS whose credentials it has
+	// when no role names the account), and never one for a read.
+	Account(ctx context.Context) (string, error)
+}
+
 // SweepIDs is how many executions one page of a sweep by id names (a visibility query, an SQL
 // IN list).
 const SweepIDs = 100

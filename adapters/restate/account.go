@@ -1,0 +1,6 @@
+package restate
+
+import "context"
+
+// Account is the Restate cluster, named by its admin API.
+func (e *Engine) Account(context.Context) (string, error) { return "restate:" + e.admin, nil }

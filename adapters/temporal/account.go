@@ -1,0 +1,9 @@
+package temporal
+
+import "context"
+
+// Account is the frontend's address and the namespace: the quotas of a Temporal frontend are
+// per namespace.
+func (e *Engine) Account(context.Context) (string, error) {
+	return "temporal:" + e.address + "/" + e.namespace, nil
+}
