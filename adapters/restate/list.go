@@ -56,66 +56,57 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	return listed, next, nil
 }
 
-// Sweep reads the invocations of a page of refs (adapters.SweepIDs of them) from sys_invocation in
-// one query, by their invocation ids (a KeyRef's by its task key: the newest invocation that
-// carries it). Every row is checked to carry its Ref's task key, as a read checks it.
+// Sweep reads one page of the handler's invocations that have not completed (sys_invocation, up
+// to sweepPage, in the order of their ids; a page is the last id of the one before) and shows
+// those of refs it holds; a KeyRef stands for the newest invocation that carries its task key.
+// An invocation of refs that no page shows has completed: Describe reads how. It costs a query
+// per sweepPage invocations in flight, whatever the number of refs.
 func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
 	h, err := handlerOf(t)
 	if err != nil {
 		return nil, "", err
 	}
 	what := "sweep " + t.Name
-	chunk, next, err := adapters.SweepChunk(refs, page)
-	if err != nil {
-		return nil, "", fmt.Errorf("restate: %s: %w", what, err)
+	after := ""
+	if page != "" {
+		if !validInvocation(page) {
+			return nil, "", fmt.Errorf("restate: %s: %w: %q is not a page of this sweep", what, adapters.ErrInvalid, page)
+		}
+		after = " AND id > " + literal(page)
 	}
 	byInvocation, byKey := map[string]adapters.Ref{}, map[string]adapters.Ref{}
-	var ids, keys []string
-	for _, r := range chunk {
+	for _, r := range refs {
 		p, ok := parseRef(r)
 		switch {
 		case !ok || p.service != h.service || p.handler != h.handler:
 			return nil, "", fmt.Errorf("restate: %s: %w: %q is no invocation of %s", what, adapters.ErrInvalid, r.ID, t.Name)
 		case p.invocation == "":
 			byKey[p.key] = r
-			keys = append(keys, literal(p.key))
 		default:
 			byInvocation[p.invocation] = r
-			ids = append(ids, literal(p.invocation))
 		}
 	}
-	if len(chunk) == 0 {
-		return nil, "", nil
-	}
-	svc, err := e.service(ctx, what, h.service)
-	if err != nil {
-		return nil, "", err
-	}
-	var which []string
-	if len(ids) > 0 {
-		which = append(which, "id IN ("+strings.Join(ids, ", ")+")")
-	}
-	if len(keys) > 0 {
-		which = append(which, svc.keyColumn()+" IN ("+strings.Join(keys, ", ")+")")
-	}
 	sql := "SELECT " + invocationColumns + " FROM sys_invocation WHERE target_service_name = " + literal(h.service) +
-		" AND target_handler_name = " + literal(h.handler) + " AND (" + strings.Join(which, " OR ") + ")" +
-		" ORDER BY created_at DESC LIMIT " + strconv.Itoa(4*adapters.SweepIDs)
+		" AND target_handler_name = " + literal(h.handler) + " AND status != 'completed'" + after +
+		" ORDER BY id LIMIT " + strconv.Itoa(sweepPage)
 	var rows []invocation
 	if err := e.query(ctx, what, sql, &rows); err != nil {
 		return nil, "", err
 	}
-	shown := map[adapters.Ref]bool{}
 	var listed []adapters.Listed
 	for _, inv := range rows {
-		r, ok := byInvocation[inv.ID]
-		if !ok {
-			r, ok = byKey[inv.taskKey()]
+		for _, r := range []adapters.Ref{byInvocation[inv.ID], byKey[inv.taskKey()]} {
+			if p, ok := parseRef(r); ok && inv.taskKey() == p.key {
+				listed = append(listed, adapters.Listed{Ref: r, Status: inv.status()})
+			}
 		}
-		if p, _ := parseRef(r); ok && !shown[r] && inv.taskKey() == p.key {
-			shown[r] = true
-			listed = append(listed, adapters.Listed{Ref: r, Status: inv.status()})
-		}
+	}
+	next := ""
+	if len(rows) == sweepPage {
+		next = rows[len(rows)-1].ID
 	}
 	return listed, next, nil
 }
+
+// sweepPage is how many invocations in flight one page of a sweep reads.
+const sweepPage = 1000
