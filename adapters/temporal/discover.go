@@ -97,7 +97,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	fs.StringVar(&f.profile, "profile", "", "the Temporal CLI profile to read (TEMPORAL_PROFILE)")
 	fs.StringVar(&f.prefix, "prefix", "", "only workflow types whose name starts with this")
 	f.since = 7 * 24 * time.Hour
-	fs.Var(positiveDuration{&f.since}, "since", "the window of workflow starts to look at (default 168h: a week)")
+	fs.Var(positiveDuration{&f.since}, "since", "look at the workflows started over the last `DURATION`, like 72h")
 	f.infer = draft.InferFlag(fs)
 	return f.run
 }
