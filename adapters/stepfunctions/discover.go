@@ -30,7 +30,9 @@ type Discovered struct {
 	Description string
 	// InputSchema is the JSON Schema of the input, from the tag "taskgate:inputSchema" or from
 	// "taskgate:inputSchema {...}" in the definition's Comment; nil when neither has one.
+	// SchemaFrom says which: "the tag taskgate:inputSchema" or "the definition's Comment".
 	InputSchema json.RawMessage
+	SchemaFrom  string
 }
 
 // Discover lists the state machines whose name starts with prefix and that carry every tag in
@@ -82,6 +84,7 @@ func (e *Engine) discover(ctx context.Context, sm types.StateMachineListItem, wa
 		if d.InputSchema, err = schemaObject([]byte(s)); err != nil {
 			return Discovered{}, false, fmt.Errorf("state machine %s: tag %s: %w", d.ARN, schemaMarker, err)
 		}
+		d.SchemaFrom = "the tag " + schemaMarker
 	}
 	if d.Type != "" && d.Description != "" && d.InputSchema != nil {
 		return d, true, nil
@@ -102,8 +105,8 @@ func (e *Engine) discover(ctx context.Context, sm types.StateMachineListItem, wa
 	if d.Description == "" {
 		d.Description = text
 	}
-	if d.InputSchema == nil {
-		d.InputSchema = schema
+	if d.InputSchema == nil && schema != nil {
+		d.InputSchema, d.SchemaFrom = schema, "the definition's Comment"
 	}
 	return d, true, nil
 }

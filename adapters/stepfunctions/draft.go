@@ -10,7 +10,10 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/draft"
 )
 
 var _ adapters.Discoverer = Driver{}
@@ -47,6 +50,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	prefix := fs.String("prefix", "", "only state machines whose name starts with this")
 	tags := tagFlag{}
 	fs.Var(tags, "tag", "only state machines with this tag `KEY=VALUE` (repeatable)")
+	infer := draft.InferFlag(fs)
 	return func(ctx context.Context, w, warn io.Writer) error {
 		e, err := New(ctx, cfg)
 		if err != nil {
@@ -59,9 +63,36 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 		if len(found) == 0 {
 			return fmt.Errorf("no state machine in %s matches (prefix %q, tags %v)", e.region, *prefix, map[string]string(tags))
 		}
+		samples, err := e.samplesOf(ctx, warn, found, *infer)
+		if err != nil {
+			return err
+		}
 		cfg.Region = e.region
-		return writeDraft(w, warn, found, cfg)
+		return writeDraft(w, warn, found, samples, *infer > 0, cfg)
 	}
+}
+
+// samplesOf reads the inputs of the n latest executions of each state machine, by ARN; an
+// Express state machine's cannot be read, which warn says.
+func (e *Engine) samplesOf(ctx context.Context, warn io.Writer, found []Discovered, n int) (map[string][]json.RawMessage, error) {
+	samples := map[string][]json.RawMessage{}
+	for _, d := range found {
+		if n == 0 {
+			break
+		}
+		if d.Type == string(types.StateMachineTypeExpress) {
+			fmt.Fprintf(warn, "taskgate: warning: %s is an Express state machine: Step Functions lists none of its executions, so --infer has no input to read\n", d.Name)
+			continue
+		}
+		t, err := StateMachine(d.ARN)
+		if err != nil {
+			return nil, err
+		}
+		if samples[d.ARN], err = draft.Sample(ctx, e, t, n); err != nil {
+			return nil, err
+		}
+	}
+	return samples, nil
 }
 
 var notToolChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -83,23 +114,17 @@ func toolName(name string, taken map[string]bool) string {
 	return n
 }
 
-// quote writes a string as a YAML scalar: JSON strings are valid YAML.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func writeDraft(w, warn io.Writer, found []Discovered, cfg Config) error {
+func writeDraft(w, warn io.Writer, found []Discovered, samples map[string][]json.RawMessage, infer bool, cfg Config) error {
 	var b strings.Builder
 	b.WriteString("# Drafted by `taskgate discover stepfunctions`. Review every tool (names, descriptions,\n")
 	b.WriteString("# input schemas) and check the result with `taskgate validate` before serving it.\n")
 	b.WriteString("version: 1\nengines:\n  aws:\n    stepfunctions:\n")
-	fmt.Fprintf(&b, "      region: %s\n", quote(cfg.Region))
+	fmt.Fprintf(&b, "      region: %s\n", draft.Quote(cfg.Region))
 	if cfg.Endpoint != "" {
-		fmt.Fprintf(&b, "      endpoint: %s\n", quote(cfg.Endpoint))
+		fmt.Fprintf(&b, "      endpoint: %s\n", draft.Quote(cfg.Endpoint))
 	}
 	if cfg.RoleARN != "" {
-		fmt.Fprintf(&b, "      roleArn: %s\n", quote(cfg.RoleARN))
+		fmt.Fprintf(&b, "      roleArn: %s\n", draft.Quote(cfg.RoleARN))
 	}
 	b.WriteString("tools:\n")
 	taken := map[string]bool{}
@@ -110,20 +135,15 @@ func writeDraft(w, warn io.Writer, found []Discovered, cfg Config) error {
 			desc = "Runs the Step Functions state machine " + d.Name + "."
 			fmt.Fprintf(warn, "taskgate: warning: %s has no description: the draft says only what it runs (tag it \"description\")\n", d.Name)
 		}
-		schema := d.InputSchema
-		if schema == nil {
-			schema = json.RawMessage(`{"type":"object"}`)
-			fmt.Fprintf(warn, "taskgate: warning: %s has no input schema: the draft accepts any object (tag it taskgate:inputSchema, or put `taskgate:inputSchema {...}` in its Comment)\n", d.Name)
-		}
-		compact, err := json.Marshal(schema)
-		if err != nil {
-			return fmt.Errorf("%s: input schema: %w", d.Name, err)
-		}
-		fmt.Fprintf(&b, "  - name: %s\n    description: %s\n    engine: aws\n    stateMachine: %s\n", name, quote(desc), quote(d.ARN))
+		fmt.Fprintf(&b, "  - name: %s\n    description: %s\n    engine: aws\n    stateMachine: %s\n", name, draft.Quote(desc), draft.Quote(d.ARN))
 		if d.Type == "EXPRESS" {
 			b.WriteString("    taskSupport: forbidden   # Express executions cannot be described later\n")
 		}
-		fmt.Fprintf(&b, "    inputSchema: %s\n", compact)
+		in := draft.Schema{Declared: d.InputSchema, DeclaredBy: d.SchemaFrom, Infer: infer, Samples: samples[d.ARN], Missing: "has no input schema",
+			Hint: " (tag it taskgate:inputSchema, or put `taskgate:inputSchema {...}` in its Comment)"}
+		if err := in.Write(&b, warn, d.Name); err != nil {
+			return err
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -101,5 +102,62 @@ func TestDiscoverFindsNothing(t *testing.T) {
 	want := `no state machine in us-east-1 matches (prefix "` + prefix + `", tags map[])`
 	if err == nil || err.Error() != want {
 		t.Errorf("discover: %v, want %s", err, want)
+	}
+}
+
+// TestDiscoverInfer: --infer drafts the input schema of a state machine that declares none from
+// its latest executions (whoever started them), says how many, and keeps a declared schema,
+// saying it wins; a state machine that never ran gets the open object and a warning.
+func TestDiscoverInfer(t *testing.T) {
+	endpoint := testenv.SFNEndpoint(t)
+	ctx := t.Context()
+	e, err := stepfunctions.New(ctx, stepfunctions.Config{Region: "us-east-1", Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "infer-" + uuid.NewString()[:8] + "-"
+	define := func(name, comment string, inputs ...string) {
+		def, _ := json.Marshal(map[string]any{"Comment": comment, "StartAt": "Done", "States": map[string]any{"Done": map[string]any{"Type": "Succeed"}}})
+		out, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(prefix + name), Definition: aws.String(string(def)),
+			RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-test")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, in := range inputs {
+			_, err := e.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: out.StateMachineArn, Input: aws.String(in), Name: aws.String(fmt.Sprint("run-", i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	define("orders", "Takes orders.", `{"sku":"A-1","qty":2,"gift":{"note":"hi"}}`, `{"sku":"B-2","qty":1}`, `{"sku":"C-3","qty":1.5,"rush":null}`)
+	define("typed", `Typed. taskgate:inputSchema {"type":"object","properties":{"id":{"type":"string"}}}`, `{"id":"x"}`, `{"id":"y"}`)
+	define("unused", "Never ran.")
+
+	var out, warn strings.Builder
+	if err := discover(t, "--region", "us-east-1", "--endpoint", endpoint, "--prefix", prefix, "--infer", "25")(ctx, &out, &warn); err != nil {
+		t.Fatalf("discover: %v\n%s", err, warn.String())
+	}
+	for _, want := range []string{
+		`    inputSchema: {"properties":{"gift":{"properties":{"note":{"type":"string"}},"required":["note"],"type":"object"},"qty":{"type":"number"},"rush":{"type":"null"},"sku":{"type":"string"}},"required":["qty","sku"],"type":"object"}   # inferred from the 3 latest inputs: review it` + "\n",
+		`    inputSchema: {"type":"object","properties":{"id":{"type":"string"}}}   # from the definition's Comment, which wins over the schema inferred from 2 inputs` + "\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the draft lacks\n%s\ndraft:\n%s", want, out.String())
+		}
+	}
+	if want := "taskgate: warning: " + prefix + "unused has no input schema and no execution to infer one from: the draft accepts any object"; !strings.Contains(warn.String(), want) {
+		t.Errorf("warnings lack %q:\n%s", want, warn.String())
+	}
+	if strings.Contains(out.String()+warn.String(), "A-1") {
+		t.Errorf("an input's value is in the draft or the warnings (it has no enum for 3 inputs):\n%s\n%s", out.String(), warn.String())
+	}
+	set, err := mapping.Parse("draft.yaml", []byte(out.String()))
+	if err != nil {
+		t.Fatalf("the draft does not load: %v\n%s", err, out.String())
+	}
+	orders, _ := set.Tool(prefix + "orders")
+	if err := orders.ValidateArguments(json.RawMessage(`{"qty":1}`)); err == nil || err.Error() != `argument "sku" is required` {
+		t.Errorf("the inferred schema does not check arguments: %v", err)
 	}
 }
