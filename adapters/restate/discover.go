@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/draft"
 )
 
 var _ adapters.Discoverer = Driver{}
@@ -26,6 +26,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	admin := fs.String("admin", "", "the admin API URL (default: $RESTATE_ADMIN_URL, else "+defaultAdmin+")")
 	tokenName := fs.String("auth-token-env", "", "the NAME of the variable that holds an API token (Restate Cloud)")
 	prefix := fs.String("prefix", "", "only services whose name starts with this")
+	infer := draft.InferFlag(fs)
 	return func(ctx context.Context, w, warn io.Writer) error {
 		block := &engineBlock{ingress: *ingress, admin: *admin, tokenEnv: *tokenName}
 		opened, err := block.Open(ctx, adapters.OpenOptions{})
@@ -43,7 +44,8 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 			return fmt.Errorf("no service registered in Restate at %s has a name that starts with %q", e.admin, *prefix)
 		}
 		block.ingress, block.admin = e.ingress, e.admin
-		return writeDraft(w, warn, block, services)
+		sample := func(t adapters.Target) ([]json.RawMessage, error) { return draft.Sample(ctx, e, t, *infer) }
+		return writeDraft(w, warn, block, services, sample, *infer > 0)
 	}
 }
 
@@ -67,11 +69,6 @@ func (e *Engine) listServices(ctx context.Context) ([]service, error) {
 	return out.Services, nil
 }
 
-var (
-	wordStart  = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-	notToolRun = regexp.MustCompile(`[^a-z0-9]+`)
-)
-
 // toolName is the tool of a handler: the service's name in snake case, and the handler's unless
 // it is run.
 func toolName(service, handler string, taken map[string]bool) string {
@@ -79,28 +76,19 @@ func toolName(service, handler string, taken map[string]bool) string {
 	if handler != "run" {
 		name += "_" + handler
 	}
-	base := strings.Trim(notToolRun.ReplaceAllString(strings.ToLower(wordStart.ReplaceAllString(name, "${1}_${2}")), "_"), "_")
-	n := base
-	for i := 2; taken[n]; i++ {
-		n = fmt.Sprintf("%s_%d", base, i)
-	}
-	taken[n] = true
-	return n
+	return draft.SnakeName(name, taken)
 }
 
-// quote writes a string as a YAML scalar: JSON strings are valid YAML.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+// sampler reads the inputs of a target's latest invocations (none without --infer).
+type sampler func(adapters.Target) ([]json.RawMessage, error)
 
-func writeDraft(w, warn io.Writer, block *engineBlock, services []service) error {
+func writeDraft(w, warn io.Writer, block *engineBlock, services []service, sample sampler, infer bool) error {
 	var b strings.Builder
 	b.WriteString("# Drafted by `taskgate discover restate`. Review every tool (names, descriptions, schemas)\n")
 	b.WriteString("# and check the result with `taskgate validate --engines` before serving it.\n")
-	fmt.Fprintf(&b, "version: 1\nengines:\n  restate:\n    restate:\n      ingress: %s\n      admin: %s\n", quote(block.ingress), quote(block.admin))
+	fmt.Fprintf(&b, "version: 1\nengines:\n  restate:\n    restate:\n      ingress: %s\n      admin: %s\n", draft.Quote(block.ingress), draft.Quote(block.admin))
 	if block.tokenEnv != "" {
-		fmt.Fprintf(&b, "      authTokenEnv: %s\n", quote(block.tokenEnv))
+		fmt.Fprintf(&b, "      authTokenEnv: %s\n", draft.Quote(block.tokenEnv))
 	}
 	b.WriteString("tools:\n")
 	taken, drafted := map[string]bool{}, 0
@@ -111,7 +99,7 @@ func writeDraft(w, warn io.Writer, block *engineBlock, services []service) error
 				fmt.Fprintf(warn, "taskgate: warning: %s/%s is left out: %v\n", s.Name, h.Name, err)
 				continue
 			}
-			if err := draftTool(&b, warn, s, h, toolName(s.Name, h.Name, taken)); err != nil {
+			if err := draftTool(&b, warn, s, h, toolName(s.Name, h.Name, taken), sample, infer); err != nil {
 				return err
 			}
 			drafted++
@@ -124,52 +112,30 @@ func writeDraft(w, warn io.Writer, block *engineBlock, services []service) error
 	return err
 }
 
-func draftTool(b *strings.Builder, warn io.Writer, s service, h handlerMeta, name string) error {
+func draftTool(b *strings.Builder, warn io.Writer, s service, h handlerMeta, name string, sample sampler, infer bool) error {
 	desc := h.Documentation
 	if desc == "" {
 		desc = s.Documentation
 	}
+	what := s.Name + "/" + h.Name
 	if desc == "" {
-		desc = fmt.Sprintf("Invokes the Restate handler %s/%s.", s.Name, h.Name)
-		fmt.Fprintf(warn, "taskgate: warning: %s/%s has no documentation: the draft says only what it invokes\n", s.Name, h.Name)
+		desc = fmt.Sprintf("Invokes the Restate handler %s.", what)
+		fmt.Fprintf(warn, "taskgate: warning: %s has no documentation: the draft says only what it invokes\n", what)
 	}
 	fmt.Fprintf(b, "  - name: %s\n    description: %s\n    engine: restate\n    invoke: {service: %s, handler: %s}\n",
-		name, quote(desc), quote(s.Name), quote(h.Name))
-	input, wrapped, err := inputSchema(h.Input)
+		name, draft.Quote(desc), draft.Quote(s.Name), draft.Quote(h.Name))
+	samples, err := sample(Handler(s.Name, h.Name, Cancel))
 	if err != nil {
-		return fmt.Errorf("%s/%s: input schema: %w", s.Name, h.Name, err)
+		return err
 	}
-	switch {
-	case input == nil:
-		fmt.Fprintf(warn, "taskgate: warning: %s/%s declares no input schema: the draft accepts any object\n", s.Name, h.Name)
-		input = json.RawMessage(`{"type":"object"}`)
-	case wrapped:
-		// Tool arguments are an object: a handler that takes another value gets it as "input".
-		b.WriteString("    input: .input\n")
+	in := draft.Schema{Declared: cleanSchema(h.Input), DeclaredBy: "the handler's JSON schema", Infer: infer, Samples: samples, Missing: "declares no input schema"}
+	if err := in.Write(b, warn, what); err != nil {
+		return err
 	}
-	fmt.Fprintf(b, "    inputSchema: %s\n", input)
-	if output := cleanSchema(h.Output); isObjectSchema(output) {
+	if output := cleanSchema(h.Output); draft.IsObject(output) {
 		fmt.Fprintf(b, "    outputSchema: %s\n", output)
 	}
 	return nil
-}
-
-// inputSchema is the tool's input schema for a handler's: the same when it is an object, else an
-// object of one required property, input, that holds it (wrapped). Nil when it declares none.
-func inputSchema(s json.RawMessage) (schema json.RawMessage, wrapped bool, err error) {
-	s = cleanSchema(s)
-	if s == nil {
-		return nil, false, nil
-	}
-	if isObjectSchema(s) {
-		return s, false, nil
-	}
-	var v any
-	if err := json.Unmarshal(s, &v); err != nil {
-		return nil, false, err
-	}
-	out, err := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"input": v}, "required": []string{"input"}})
-	return out, true, err
 }
 
 // cleanSchema compacts a schema as an SDK declared it, without the keys that only name it ("$id",
@@ -191,13 +157,6 @@ func cleanSchema(s json.RawMessage) json.RawMessage {
 	}
 	out, _ := json.Marshal(m) // a map of valid JSON values always marshals, keys sorted
 	return out
-}
-
-func isObjectSchema(s json.RawMessage) bool {
-	var m struct {
-		Type any `json:"type"`
-	}
-	return s != nil && json.Unmarshal(s, &m) == nil && m.Type == "object"
 }
 
 // onlySelfReferences reports whether every definition is {"$ref": "#"}, as Go's schema reflection
