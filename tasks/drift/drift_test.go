@@ -122,7 +122,7 @@ func TestMonitor(t *testing.T) {
 		return a
 	}}))
 	m := drift.NewMonitor(drift.NewChecker(svc, 20), 0, log)
-	if d := m.Detail(); d != "drift: not checked yet (every 0s)\n" {
+	if d := m.Detail(); d != "" {
 		t.Errorf("detail before a check: %q", d)
 	}
 	start(t, mem, "echo", `{"text": "a"}`)
@@ -151,6 +151,8 @@ level=WARN msg="drift check: drifted" tool=echo check=inputs was=fits detail="dr
 		"drift: 2 of 4 tools drifted, checked ",
 		`drift: tool "echo": target fits; inputs drifted: field "text" is required by the inputSchema, but 1 of 2 recent inputs lack it` + "\n",
 		`drift: tool "shout": target fits; inputs skipped: its input: program`,
+		`drift: tool "idle": target drifted (the server's log says why); inputs fits` + "\n",
+		`drift: tool "gone": target unknown: not checked (the server's log says why); inputs unknown: not checked (the server's log says why)` + "\n",
 	} {
 		if !strings.Contains(detail, line) {
 			t.Errorf("detail:\n%s\nwant a line with %q", detail, line)

@@ -120,13 +120,14 @@ func (m *Monitor) Reports() []Report {
 }
 
 // Detail says what the latest checks found, a line a tool after a line that says when they were
-// made, for the detailed /readyz.
+// made (nothing before the first check), for the detailed /readyz: the fields at fault, but not the engine's words, which name
+// addresses and accounts and are for the log.
 func (m *Monitor) Detail() string {
 	m.mu.Lock()
 	reports, checked := m.reports, m.checked
 	m.mu.Unlock()
 	if checked.IsZero() {
-		return fmt.Sprintf("drift: not checked yet (every %s)\n", m.every)
+		return "" // nothing to say yet: readiness answers as it did without drift checks
 	}
 	drifted := 0
 	for _, r := range reports {
@@ -137,7 +138,18 @@ func (m *Monitor) Detail() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "drift: %d of %d tools drifted, checked %s (every %s)\n", drifted, len(reports), checked.UTC().Format(time.RFC3339), m.every)
 	for _, r := range reports {
-		fmt.Fprintf(&b, "drift: tool %q: target %s; inputs %s\n", r.Tool.Name, r.Target.Summary(), r.Inputs.Summary())
+		fmt.Fprintf(&b, "drift: tool %q: target %s; inputs %s\n", r.Tool.Name, r.Target.public(), r.Inputs.public())
 	}
 	return b.String()
+}
+
+// public is Summary without the engine's words.
+func (c Check) public() string {
+	switch {
+	case c.State == Unknown:
+		return "unknown: not checked (the server's log says why)"
+	case c.State == Drifted && len(c.Findings) == 0:
+		return "drifted (the server's log says why)"
+	}
+	return c.Summary()
 }
