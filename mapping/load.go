@@ -256,6 +256,12 @@ func (d *doc) at(n ast.Node) string {
 	return fmt.Sprintf("%s:%d:%d", d.file, line, col)
 }
 
+// position is where n is in the file.
+func (d *doc) position(n ast.Node) Position {
+	line, col := position(n)
+	return Position{File: d.file, Line: line, Col: col}
+}
+
 // engine reads one engine block: its one key names the driver that reads the rest. Even when
 // the block has problems, the kind is known when the key is, so that tools can be checked.
 func (d *doc) engine(e entry) *engineDef {
@@ -362,6 +368,7 @@ func (d *doc) tool(n ast.Node, path string) {
 	for _, ds := range d.l.drivers {
 		if te, ok := o.m[ds.info.TargetKey]; ok {
 			def.targets[ds.info.TargetKey] = te.at(te.keyAt)
+			t.TargetAt = d.position(te.at(te.keyAt))
 		}
 	}
 	if ts, te, ok := o.str("taskSupport", false); ok {
@@ -382,6 +389,7 @@ func (d *doc) tool(n ast.Node, path string) {
 	t.MaxStaleness = o.durationOr("maxStaleness", 0, minPollInterval, false)
 	t.TTL = o.durationOr("ttl", defaultTTL, time.Nanosecond, true)
 	if se, present := o.m["inputSchema"]; present {
+		t.InputSchemaAt = d.position(se.at(se.keyAt))
 		t.InputSchema, t.inputSchema = d.schema(se)
 	} else {
 		d.errorf(o.at, "a JSON Schema of the arguments, at least {type: object}", "%s: missing required key %q", path, "inputSchema")

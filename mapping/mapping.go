@@ -108,9 +108,23 @@ type Tool struct {
 	ProtocolErrors []string
 	// Source is where the tool is defined, "file:line".
 	Source string
+	// InputSchemaAt is where its inputSchema key is, TargetAt its target's key (job:,
+	// workflow: ...): where a check against the engine reports what it finds.
+	InputSchemaAt, TargetAt Position
 
 	inputSchema, outputSchema *compiled
 	driver                    adapters.Driver
+}
+
+// Position is a place in a mapping file; Line and Col are 1-based.
+type Position struct {
+	File      string
+	Line, Col int
+}
+
+// Problem is a problem found at p, as validate prints it: "file:line:col: msg (hint)".
+func (p Position) Problem(msg, hint string) Error {
+	return Error{File: p.File, Line: p.Line, Col: p.Col, Msg: msg, Hint: hint}
 }
 
 // PollIntervalAt returns the polling interval suggested for a task of this age: PollInterval until

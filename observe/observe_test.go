@@ -29,6 +29,7 @@ import (
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/observe"
 	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/drift"
 	"github.com/taskgate/taskgate/tasks/token"
 )
 
@@ -59,6 +60,7 @@ type served struct {
 	srv     *mcpserver.Server
 	engine  *temporal.Engine
 	tokens  token.Codec
+	drift   *drift.Monitor
 }
 
 func serve(t *testing.T, tel *observe.Telemetry, addr string, files ...string) *served {
@@ -85,12 +87,14 @@ func serve(t *testing.T, tel *observe.Telemetry, addr string, files ...string) *
 		t.Fatal(err)
 	}
 	tel.Watch(svc)
+	mon := drift.NewMonitor(drift.NewChecker(svc, 5), time.Hour, nil)
+	tel.WatchDrift(mon.Answers)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
 	mux.Handle("/metrics", tel.Metrics())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	return &served{url: hs.URL + "/mcp", metrics: hs.URL + "/metrics", srv: srv, engine: eng, tokens: sealed}
+	return &served{url: hs.URL + "/mcp", metrics: hs.URL + "/metrics", srv: srv, engine: eng, tokens: sealed, drift: mon}
 }
 
 // scrape reads /metrics: each series by name and labels ("name{a=x,b=y}"), counters and
@@ -214,7 +218,6 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 
 	tel.Retried("local-temporal") // Temporal's client does not retry on its own: the series at 0
 	m := scrape(t, s.metrics)
-	dashboardNamesSeries(t, m)
 	for _, want := range []struct {
 		name   string
 		labels []string
@@ -268,6 +271,16 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 	// The engine saw exactly the describes that no shortcut answered.
 	if calls, reads := sum(m, "taskgate_engine_call_duration_seconds", "operation=describe"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=engine"); calls != reads || calls == 0 {
 		t.Errorf("%v describe calls reached the engine, but %v reads were served by one", calls, reads)
+	}
+	// A drift check reports each tool's state, and spends the read budget without a refusal.
+	s.drift.CheckNow(t.Context())
+	after := scrape(t, s.metrics)
+	dashboardNamesSeries(t, after)
+	if got, checked := sum(after, "taskgate_tool_drift", "check=target", "tool=wait_and_echo"), sum(after, "taskgate_tool_drift_checked_timestamp_seconds", "check=target", "tool=wait_and_echo"); got != 0 || checked < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Errorf("taskgate_tool_drift of wait_and_echo's target = %v, checked at %v; want 0 (the example worker polls its queue), just now", got, checked)
+	}
+	if spent := sum(after, "taskgate_engine_read_tokens_total") - sum(m, "taskgate_engine_read_tokens_total"); spent <= 0 || sum(after, "taskgate_engine_read_refusals_total") != 0 {
+		t.Errorf("a drift check spent %v tokens, with %v refusals; want some, and none", spent, sum(after, "taskgate_engine_read_refusals_total"))
 	}
 	t.Logf("%d requests, %d polls; describes: %v engine, %v shared, %v fresh, %v cached", requests, polls,
 		sum(m, "taskgate_engine_reads_total", "operation=describe", "served=engine"), sum(m, "taskgate_engine_reads_total", "operation=describe", "served=shared"),

@@ -27,6 +27,9 @@ type Readiness struct {
 	// Reason words a failed check for the prober, who must not see what is for the log (engine
 	// addresses, tool sources); nil: the same words for every failure.
 	Reason func(error) string
+	// Detail, when set, says more after the answer, ready or not, in lines of its own (what the
+	// drift checks found): nothing in it changes the answer.
+	Detail func() string
 
 	flight  singleflight.Group
 	mu      sync.Mutex
@@ -41,10 +44,20 @@ func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if r.Reason != nil {
 			reason = r.Reason(err)
 		}
-		http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "not ready: "+reason+"\n"+r.detail())
 		return
 	}
-	io.WriteString(w, "ready\n")
+	io.WriteString(w, "ready\n"+r.detail())
+}
+
+func (r *Readiness) detail() string {
+	if r.Detail == nil {
+		return ""
+	}
+	return r.Detail()
 }
 
 // state is the standing answer, checked again once it is older than the TTL.

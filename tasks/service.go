@@ -77,9 +77,11 @@ type Service struct {
 	now    func() time.Time
 	// engines are the decorated engines by block name; reads and budgets, their decorators that
 	// report what they did (budgets only for the blocks with a budget).
-	engines  map[string]adapters.Engine
-	reads    map[string]*coalesce.Engine
-	budgets  map[string]*budget.Engine
+	engines map[string]adapters.Engine
+	reads   map[string]*coalesce.Engine
+	budgets map[string]*budget.Engine
+	// samplers are the drivers of the blocks that read recent inputs (samples.go).
+	samplers map[string]adapters.Sampler
 	observer Observer
 	callers  callers
 	// unknownKeys are client keys that named no execution (a shortcut only).
@@ -98,7 +100,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
 		now: time.Now, engines: map[string]adapters.Engine{}, reads: map[string]*coalesce.Engine{},
-		budgets: map[string]*budget.Engine{}, observer: cfg.Observer, unknownKeys: newUnknownKeys(), callers: newCallers(cfg.Tokens.Secrets())}
+		budgets: map[string]*budget.Engine{}, samplers: map[string]adapters.Sampler{}, observer: cfg.Observer, unknownKeys: newUnknownKeys(), callers: newCallers(cfg.Tokens.Secrets())}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -127,6 +129,9 @@ func New(cfg Config) (*Service, error) {
 		}
 		if _, done := s.engines[t.Engine]; done {
 			continue
+		}
+		if sm, ok := e.(adapters.Sampler); ok {
+			s.samplers[t.Engine] = sm
 		}
 		// The decorators, from the driver out: what reaches the engine is measured and charged to
 		// the caller whose request makes it; reads are made within the block's read budget, when
@@ -211,21 +216,30 @@ func (s *Service) CheckTargets(ctx context.Context) ([]string, error) {
 	var warnings []string
 	var problems []error
 	for _, t := range s.set.Tools {
-		info, err := s.engines[t.Engine].Check(ctx, t.Target)
-		switch {
-		case err != nil:
-			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine, Err: err})
-			continue
-		case info.SyncOnly != "" && t.TaskSupport != mapping.TaskForbidden:
-			problems = append(problems, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine,
-				Err: fmt.Errorf("%s, so it cannot back a task: set `taskSupport: forbidden`", info.SyncOnly)})
+		info, err := s.CheckTarget(ctx, t)
+		if err != nil {
+			problems = append(problems, err)
 		}
-		s.retention.Store(t.Name, info.Retention)
 		for _, w := range info.Warnings {
 			warnings = append(warnings, fmt.Sprintf("tool %q: %s", t.Name, w))
 		}
 	}
 	return warnings, errors.Join(problems...)
+}
+
+// CheckTarget asks the tool's engine whether its target exists and can be served as mapped; the
+// error is a *TargetError.
+func (s *Service) CheckTarget(ctx context.Context, t *mapping.Tool) (adapters.TargetInfo, error) {
+	info, err := s.engines[t.Engine].Check(ctx, t.Target)
+	if err != nil {
+		return info, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine, Err: err}
+	}
+	s.retention.Store(t.Name, info.Retention)
+	if info.SyncOnly != "" && t.TaskSupport != mapping.TaskForbidden {
+		return info, &TargetError{Tool: t.Name, Source: t.Source, Engine: t.Engine,
+			Err: fmt.Errorf("%s, so it cannot back a task: set `taskSupport: forbidden`", info.SyncOnly)}
+	}
+	return info, nil
 }
 
 // Reads are, by engine block name, the engine reads the service has made since New, by how each

@@ -231,6 +231,27 @@ func (e *Engine) makeRead(ctx context.Context, n int) error {
 	}
 }
 
+// Spend waits until the bucket holds n tokens and spends them: for reads that no client waits
+// on (a drift check's), which take no turn ahead of anyone and count no refusal.
+func (e *Engine) Spend(ctx context.Context, n int) error {
+	for {
+		e.mu.Lock()
+		e.refill(time.Now())
+		if e.holds(e.tokens, n) && e.holds(e.made, n) {
+			e.tokens -= float64(n)
+			e.made -= float64(n)
+			e.spent.Add(uint64(n))
+			e.mu.Unlock()
+			return nil
+		}
+		wait := max(e.until(e.tokens, n), e.until(e.made, n))
+		e.mu.Unlock()
+		if err := adapters.Sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
 // throttled cuts the rate after the engine throttled a read, at most once a second, and says
 // when to retry.
 func (e *Engine) throttled(err error) error {

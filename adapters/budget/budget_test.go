@@ -263,3 +263,32 @@ func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 		t.Errorf("an outcome of three calls with a burst of one: %v, want it read", err)
 	}
 }
+
+// Reads no client waits on wait for their tokens: they are never refused, count no refusal, and
+// leave the bucket as a client's reads of as many calls would.
+func TestSpendWaitsForTheTokens(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
+	ctx := context.Background()
+	start := time.Now()
+	if err := e.Spend(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Spend(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond || waited > time.Second {
+		t.Errorf("spending 5 tokens of a burst of 3 at 10/s took %v, want about 200ms", waited)
+	}
+	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a read right after: %v, want refused: the tokens are spent", err)
+	}
+	if s := e.Stats(); s.Spent != 5 || s.Refused != 1 {
+		t.Errorf("stats %+v, want 5 tokens spent and only the client's read refused", s)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := e.Spend(done, 3); !errors.Is(err, context.Canceled) {
+		t.Errorf("Spend with its context ended = %v", err)
+	}
+}

@@ -27,6 +27,9 @@
 // polls: its executions stay Submitted, and Check warns. A job's timeout ends its executions
 // TIMED_OUT.
 //
+// Samples reads the inputs of a program's latest executions, whoever started them
+// (adapters.Sampler).
+//
 // Every Open starts an empty engine: executions live as long as it, and only ended ones are
 // forgotten, retention after they end. A closed engine, or one opened with unavailable: true,
 // answers every call with adapters.ErrUnavailable, as an engine whose server is down.
@@ -105,7 +108,8 @@ func New(o Options) *Engine {
 // execution is one run of a program. Its fields after done are guarded by Engine.mu.
 type execution struct {
 	program string
-	sum     [sha256.Size]byte // of the compacted input
+	input   []byte            // compacted
+	sum     [sha256.Size]byte // of input
 	started time.Time
 	timers  []*time.Timer
 
@@ -203,7 +207,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 		return adapters.Ref{ID: id}, nil
 	}
 	now := time.Now()
-	x := &execution{program: j.program, sum: sum, started: now, updated: now,
+	x := &execution{program: j.program, input: compact.Bytes(), sum: sum, started: now, updated: now,
 		state: adapters.Submitted, native: waiting, done: make(chan struct{})}
 	e.execs[id] = x
 	if j.timeout > 0 {

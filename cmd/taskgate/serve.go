@@ -22,6 +22,7 @@ import (
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/observe"
 	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/drift"
 	"github.com/taskgate/taskgate/tasks/token"
 )
 
@@ -44,6 +45,10 @@ type transportFlags struct {
 	// requireEngines (serve's flag) exits at startup when an engine does not answer, instead of
 	// serving while /readyz answers 503.
 	requireEngines bool
+	// driftEvery and driftSamples (serve's flags): how often to check the targets and recent
+	// inputs against the mapping (0: never), and how many inputs of each target to read.
+	driftEvery   time.Duration
+	driftSamples int
 }
 
 // serverSetup is what the task service, the MCP server and its HTTP handler are built with: the
@@ -62,6 +67,8 @@ type serverSetup struct {
 	// audit log, always at info; a nil logger is made on stderr by loggers.
 	log, serverLog, audit *slog.Logger
 	tel                   *observe.Telemetry
+	// drift repeats the drift checks (serve with --drift-every); nil when none run.
+	drift *drift.Monitor
 }
 
 // check validates the flags before anything connects, and reads --no-task-clients.
@@ -75,6 +82,9 @@ func (f transportFlags) check() (mcpserver.NoTaskMode, error) {
 	}
 	if f.cacheBudget == 0 {
 		return mode, usageError{"--cache-budget 0: give the bytes of readings and outcomes to keep, or -1 to keep none"}
+	}
+	if f.driftEvery < 0 || f.driftSamples < 0 {
+		return mode, usageError{fmt.Sprintf("--drift-every %s, --drift-samples %d: give how often to check for drift (0: never) and how many recent inputs of each target to read (0: none)", f.driftEvery, f.driftSamples)}
 	}
 	return mode, nil
 }
@@ -197,6 +207,8 @@ func newServeCmd() *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "mapping file or folder (repeatable)")
 	cmd.Flags().BoolVar(&tf.requireEngines, "require-engines", false, "exit at startup when an engine does not answer (default: serve, /readyz answering 503 until it does)")
+	cmd.Flags().DurationVar(&tf.driftEvery, "drift-every", time.Hour, "check every tool's target and the inputs of its latest executions against the mapping this often, and once 10s after start (metric taskgate_tool_drift, /readyz on --ops-http); 0: never")
+	cmd.Flags().IntVar(&tf.driftSamples, "drift-samples", drift.DefaultSamples, "how many of each target's latest executions a drift check reads the inputs of; 0: none")
 	tf.register(cmd.Flags(), "")
 	return cmd
 }
@@ -362,11 +374,26 @@ func operations(mux *http.ServeMux, svc *tasks.Service, s *serverSetup, details 
 	}}
 	if details {
 		ready.Reason = notReadyReason
+		if s.drift != nil {
+			ready.Detail = s.drift.Detail
+		}
 	}
 	mux.Handle("/readyz", ready)
 	if s.tel != nil && details {
 		mux.Handle("/metrics", s.tel.Metrics())
 	}
+}
+
+// watchDrift repeats the drift checks every --drift-every, for the metrics and /readyz.
+func watchDrift(ctx context.Context, svc *tasks.Service, tf transportFlags, s *serverSetup) {
+	if tf.driftEvery <= 0 {
+		return
+	}
+	s.drift = drift.NewMonitor(drift.NewChecker(svc, tf.driftSamples), tf.driftEvery, s.log)
+	if s.tel != nil {
+		s.tel.WatchDrift(s.drift.Answers)
+	}
+	go s.drift.Run(ctx)
 }
 
 // serveOperations serves operations on addr (--ops-http) until ctx ends.
@@ -431,6 +458,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 		s.log.Warn("serving before the engines answer: /readyz answers 503 until they do, checked again with backoff (--require-engines exits instead)", "error", err)
 		go awaitEngines(ctx, svc, s.log, stderr)
 	}
+	watchDrift(ctx, svc, tf, s)
 	if tf.opsHTTP != "" {
 		if err := serveOperations(ctx, tf.opsHTTP, svc, s, stderr); err != nil {
 			return err

@@ -92,11 +92,15 @@ tools:
 `},
 		{"no paths", nil, 2, "", "taskgate: validate needs mapping files, or folders of them\n\nUsage:\n  taskgate validate [--engines] FILE_OR_DIR... [flags]\n"},
 		{"unknown flag", []string{"-x", good}, 2, "", "taskgate: unknown shorthand flag: 'x' in -x\n"},
-		{"engines", []string{"--engines", good}, 0, "ok: 2 tools, 1 engine in " + good + ", every target checked against its engine\n", ""},
-		{"engine warnings", []string{"--engines", unserved}, 0, "ok: 1 tool, 1 engine in " + unserved + ", every target checked against its engine\n",
-			`taskgate: warning: tool "idle": no program "nobody": its executions stay submitted (the memory engine runs echo, fail, ask, ask-two and steps)` + "\n"},
+		{"engines", []string{"--engines", good}, 0, "ok: 2 tools, 1 engine in " + good + ", every target checked against its engine with the inputs of its 20 latest executions\n", ""},
+		{"engines, no inputs", []string{"--engines", "--samples", "0", single}, 0, "ok: 1 tool, 1 engine in " + single + ", every target checked against its engine\n",
+			filepath.Join(single, "one.yaml") + `:9:5: note: tool "echo": recent inputs not checked: the inputs check is off (0 samples)` + "\n"},
+		{"bad format", []string{"--format", "yaml", good}, 2, "", "taskgate: --format \"yaml\": want text or json\n"},
+		{"bad samples", []string{"--engines", "--samples", "-1", good}, 2, "", "taskgate: --samples -1: give how many recent inputs of each target to read, or 0 to read none\n"},
+		{"engine warnings", []string{"--engines", unserved}, 0, "ok: 1 tool, 1 engine in " + unserved + ", every target checked against its engine with the inputs of its 20 latest executions\n",
+			filepath.Join(unserved, "tools.yaml") + `:8:5: warning: tool "idle": target: no program "nobody": its executions stay submitted (the memory engine runs echo, fail, ask, ask-two and steps)` + "\n"},
 		{"engine down", []string{"--engines", down}, 1, "",
-			`tool "echo" (` + filepath.Join(down, "tools.yaml") + `:3): memory: engine unavailable: the engine is closed, or was opened unavailable` + "\n"},
+			filepath.Join(down, "tools.yaml") + `:6:5: tool "echo": engine "local" did not answer: memory: engine unavailable: the engine is closed, or was opened unavailable` + "\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -166,5 +170,79 @@ tools:
 	stderr.Reset()
 	if code := run(t.Context(), []string{"validate", file}, nil, &stdout, &stderr); code != 0 || stdout.String() != "ok: 1 tool, 1 engine in "+file+"\n" {
 		t.Errorf("validate with everything there: exit %d, stdout %q, stderr %q", code, &stdout, &stderr)
+	}
+}
+
+// TestValidateJSON: --format json writes every problem, warning and note as one JSON object on
+// standard output, with the same exit status as the text.
+func TestValidateJSON(t *testing.T) {
+	bad := writeFiles(t, map[string]string{"a.yaml": validEngines + `tools:
+  - name: echo
+    description: Echoes.
+    engine: locl
+    job: {program: echo}
+    inputSchema: {type: object}
+`})
+	unserved := writeFiles(t, map[string]string{"tools.yaml": validEngines + `tools:
+  - name: idle
+    description: Runs a program nothing runs.
+    engine: local
+    job: {program: nobody}
+    inputSchema: {type: object}
+    input: '{}'
+`})
+	file := filepath.Join(unserved, "tools.yaml")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{bad}, 1, `{
+  "ok": false,
+  "drift": false,
+  "findings": [
+    {
+      "file": "` + filepath.Join(bad, "a.yaml") + `",
+      "line": 7,
+      "col": 13,
+      "severity": "error",
+      "message": "tools[0].engine: no engine named \"locl\"",
+      "hint": "did you mean \"local\"? known engines: local"
+    }
+  ]
+}
+`},
+		{[]string{"--engines", unserved}, 0, `{
+  "ok": true,
+  "drift": false,
+  "summary": "ok: 1 tool, 1 engine in ` + unserved + `, every target checked against its engine with the inputs of its 20 latest executions",
+  "findings": [
+    {
+      "file": "` + file + `",
+      "line": 8,
+      "col": 5,
+      "severity": "warning",
+      "message": "tool \"idle\": target: no program \"nobody\": its executions stay submitted (the memory engine runs echo, fail, ask, ask-two and steps)",
+      "tool": "idle",
+      "check": "target"
+    },
+    {
+      "file": "` + file + `",
+      "line": 9,
+      "col": 5,
+      "severity": "note",
+      "message": "tool \"idle\": recent inputs not checked: its input: program turns the arguments into another engine input, so what runs is not what the inputSchema describes",
+      "tool": "idle",
+      "check": "inputs"
+    }
+  ]
+}
+`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), append([]string{"validate", "--format", "json"}, c.args...), nil, &stdout, &stderr)
+		if code != c.code || stdout.String() != c.want || stderr.Len() > 0 {
+			t.Errorf("validate --format json %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d:\n%s", c.args, code, &stdout, &stderr, c.code, c.want)
+		}
 	}
 }
