@@ -238,3 +238,28 @@ func TestCancelCancelsTheWorkflow(t *testing.T) {
 		t.Fatalf("Temporal status = %v, want CANCELED", st)
 	}
 }
+
+// statuses are the status of each notification, in order.
+func statuses(notified []map[string]any) []string {
+	var out []string
+	for _, n := range notified {
+		out = append(out, n["status"].(string))
+	}
+	return out
+}
+
+// TestTemporalTaskListenedToTheEnd: a listener is told of a Temporal workflow as it runs and at
+// its end, with its result.
+func TestTemporalTaskListenedToTheEnd(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.client(ext)
+	id := call(t, c, "wait_and_echo", map[string]any{"seconds": 2, "text": "from a workflow"})["taskId"].(string)
+	notified := rpctest.ListenToEnd(t, c, id)
+	got := statuses(notified)
+	if len(got) < 2 || got[0] != "working" || got[len(got)-1] != "completed" {
+		t.Fatalf("notified %v, want working, then completed", got)
+	}
+	if res := notified[len(notified)-1]["result"].(map[string]any); jsonOf(res["structuredContent"]) != `{"text":"from a workflow"}` {
+		t.Fatalf("the end carries %v", res)
+	}
+}

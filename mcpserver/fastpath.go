@@ -64,11 +64,15 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rd, ok := r.Context().Value(readingKey{}).(*reading)
 		var f *fastRequest
-		if ok && (rd.method == fastMethod || rd.method == fastStart) {
+		if ok && (rd.method == fastMethod || rd.method == fastStart || rd.method == listenMethod) {
 			f = s.readFast(r, rd, checkHost)
 		}
-		if f == nil {
+		switch {
+		case f == nil:
 			sdk.ServeHTTP(w, r)
+			return
+		case rd.method == listenMethod:
+			s.serveListen(w, r, f, serverInfo)
 			return
 		}
 		res, err := serve(r.Context(), rd.method, f.req)
@@ -93,7 +97,7 @@ type fastRequest struct {
 // poll's params have exactly taskId (a string) and, optionally, _meta (an object); a start's are
 // those of startParams.
 func (s *Server) readFast(r *http.Request, rd *reading, checkHost bool) *fastRequest {
-	if len(rd.body) > fastMaxBody {
+	if len(rd.body) > fastMaxBody && rd.method != listenMethod {
 		return nil
 	}
 	h := r.Header
@@ -138,6 +142,12 @@ func (s *Server) readFast(r *http.Request, rd *reading, checkHost bool) *fastReq
 			return nil
 		}
 		meta, req = p.Meta, &mcp.ServerRequest[*mcp.CallToolParamsRaw]{Params: p, Extra: extra}
+	case listenMethod:
+		p, ok := listenParamsOf(rd.params)
+		if !ok || !modern {
+			return nil
+		}
+		meta, req = p.Meta, &mcp.ServerRequest[*listenParams]{Params: p, Extra: extra}
 	}
 	metaVersion, versioned := meta[mcp.MetaKeyProtocolVersion]
 	if modern {
@@ -346,6 +356,48 @@ func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, s
 	}
 	h["Content-Type"] = eventStream
 	w.Write(slices.Concat([]byte(eventPrefix), data, []byte(eventSuffix)))
+}
+
+// serveListen serves subscriptions/listen on the request's own event stream (listen.go), through
+// the middleware as every request; its result, or its refusal, is answered as respond answers.
+func (s *Server) serveListen(w http.ResponseWriter, r *http.Request, f *fastRequest, serverInfo []byte) {
+	stream := &listenEvents{w: w, rc: http.NewResponseController(w)}
+	serve := s.middleware(func(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+		releaseBody(ctx) // what the listen keeps of its body is its task ids
+		return s.listen(ctx, f.id, req.GetParams().(*listenParams), stream, s.closing)
+	})
+	res, err := serve(r.Context(), listenMethod, f.req)
+	f.respond(w, s.impl, serverInfo, res, err)
+}
+
+// listenEvents is a listen's HTTP response, written as server-sent events.
+type listenEvents struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func (e *listenEvents) send(_ context.Context, msg *jsonrpc.Request) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return e.write(slices.Concat([]byte(eventPrefix), data, []byte(eventSuffix)))
+}
+
+// keepAlive writes a comment, which clients skip.
+func (e *listenEvents) keepAlive() error { return e.write([]byte(": keep-alive\n\n")) }
+
+func (e *listenEvents) write(b []byte) error {
+	if !e.started {
+		h := e.w.Header()
+		h["Cache-Control"], h["Connection"], h["Content-Type"] = noCache, keepAlive, eventStream
+		e.started = true
+	}
+	if _, err := e.w.Write(b); err != nil {
+		return err
+	}
+	return e.rc.Flush()
 }
 
 // The headers of every answer, shared: net/http only reads them.

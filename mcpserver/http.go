@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -205,7 +206,9 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 		} else {
 			body, held, err = f.readBody(w, r, principal)
 		}
-		defer f.bodies.give(principal, held)
+		var giveOnce sync.Once
+		give := func() { giveOnce.Do(func() { f.bodies.give(principal, held) }) }
+		defer give()
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.Is(err, errOwnBodies), errors.Is(err, errAllBodies):
@@ -247,6 +250,7 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 		r.ContentLength = int64(len(rd.body))
 		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
 		ctx = context.WithValue(ctx, maxWaitKey{}, f.maxWait)
+		ctx = context.WithValue(ctx, releaseBodyKey{}, give)
 		refused := &methodNotFound{}
 		ctx = context.WithValue(ctx, refusalKey{}, refused)
 		next.ServeHTTP(refusalWriter{w, refused}, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
@@ -378,6 +382,17 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrp
 // readingKey carries the front's reading of a request to the fast path, which so reads neither
 // the body nor its method again.
 type readingKey struct{}
+
+// releaseBodyKey carries what gives back a request's share of the body budget before the request
+// ends: a long-lived one (a listen) that has read what it needs of its body holds no more of it.
+type releaseBodyKey struct{}
+
+// releaseBody gives back the share of the body budget that the request ctx serves holds.
+func releaseBody(ctx context.Context) {
+	if give, ok := ctx.Value(releaseBodyKey{}).(func()); ok {
+		give()
+	}
+}
 
 // maxWaitKey carries the longest an HTTP request may wait for a workflow (0: no bound).
 type maxWaitKey struct{}

@@ -63,7 +63,7 @@ var methods = map[string]string{}
 
 func init() {
 	for _, m := range []string{"initialize", "ping", "tools/list", "tools/call", "tasks/get", "tasks/cancel", "tasks/update",
-		"tasks/result", "tasks/list", "tools/async/status", "tools/async/result", "server/discover", "logging/setLevel",
+		"tasks/result", "tasks/list", "subscriptions/listen", "tools/async/status", "tools/async/result", "server/discover", "logging/setLevel",
 		"notifications/initialized", "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed"} {
 		methods[m] = m
 	}

@@ -7,6 +7,7 @@ package mcpserver
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -71,6 +72,9 @@ type Server struct {
 	rates *rateLimits
 	// conns are the open stdio connections.
 	conns conns
+	// closing closes when the server shuts down (Shutdown), which ends the listen streams.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New builds a server. It makes no engine call.
@@ -78,7 +82,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Tasks == nil {
 		return nil, fmt.Errorf("mcpserver: a task service is required")
 	}
-	s := &Server{tasks: cfg.Tasks, log: cfg.Logger, now: time.Now, noTask: cfg.NoTaskClients, observer: cfg.Observer}
+	s := &Server{tasks: cfg.Tasks, log: cfg.Logger, now: time.Now, noTask: cfg.NoTaskClients, observer: cfg.Observer,
+		closing: make(chan struct{})}
 	if s.noTask == "" {
 		s.noTask = NoTaskHandles
 	}

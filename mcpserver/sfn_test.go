@@ -524,3 +524,18 @@ func TestStepFunctionsThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 		t.Errorf("budget %+v, want Step Functions' default %+v", s.Budget, stepfunctions.DefaultBudget)
 	}
 }
+
+// TestStepFunctionsTaskListenedToTheEnd: a listener is told of a Step Functions execution as it
+// runs and at its end, with its result.
+func TestStepFunctionsTaskListenedToTheEnd(t *testing.T) {
+	c := newSFNEnv(t).server(t)
+	id := call(t, c, "sfn_wait_and_echo", map[string]any{"seconds": 2, "text": "from a state machine"})["taskId"].(string)
+	notified := rpctest.ListenToEnd(t, c, id)
+	got := statuses(notified)
+	if len(got) < 2 || got[0] != "working" || got[len(got)-1] != "completed" {
+		t.Fatalf("notified %v, want working, then completed", got)
+	}
+	if res := notified[len(notified)-1]["result"].(map[string]any); jsonOf(res["structuredContent"]) != `{"text":"from a state machine"}` {
+		t.Fatalf("the end carries %v", res)
+	}
+}

@@ -185,9 +185,23 @@ type stdioConn struct {
 	cancels *cancels
 	// refusals are the -32601 errors of requests not yet answered, by request id (keepRefusal).
 	refusals sync.Map
+	// listens are the listens served on the connection, by request id; listening counts them
+	// until they have answered, and closed refuses more once the connection closes.
+	listens   sync.Map
+	listening sync.WaitGroup
+	closed    bool
 }
 
+// Close ends the connection's listens with their results, then the connection.
 func (c *stdioConn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.listens.Range(func(_, l any) bool {
+		l.(*stdioListen).stop()
+		return true
+	})
+	c.listening.Wait()
 	c.s.conns.m.Delete(c.id)
 	return c.Connection.Close()
 }
@@ -214,9 +228,87 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		return c.prepare(req), nil
+		if req = c.prepare(req); req.Method == listenMethod && req.IsCall() {
+			c.serveListen(req)
+			continue
+		}
+		return req, nil
 	}
 }
+
+// stdioListen is a listen served on a stdio connection: stop ends it with its result.
+type stdioListen struct {
+	end  chan struct{}
+	once sync.Once
+}
+
+func (l *stdioListen) stop() { l.once.Do(func() { close(l.end) }) }
+
+// serveListen serves a subscriptions/listen request apart from go-sdk (listen.go): its
+// notifications and its answer go on the connection's output. It ends when its tasks have, when
+// the client cancels it (notifications/cancelled), or when the connection closes, which the
+// server's shutdown does: each time with its result.
+func (c *stdioConn) serveListen(req *jsonrpc.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	l := &stdioListen{end: make(chan struct{})}
+	c.listens.Store(req.ID, l)
+	c.listening.Add(1)
+	go func() {
+		defer c.listening.Done()
+		defer c.listens.Delete(req.ID)
+		res, err := c.listen(req, l.end)
+		c.answer(req.ID, res, err)
+	}()
+}
+
+// listen reads the request's params and serves it through the middleware, as go-sdk would.
+func (c *stdioConn) listen(req *jsonrpc.Request, end <-chan struct{}) (mcp.Result, error) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &members) != nil || members == nil {
+		return nil, errListenParams(`params must be an object, like {"notifications": {"taskIds": ["..."]}}`)
+	}
+	p, ok := listenParamsOf(members)
+	if !ok {
+		return nil, errListenParams("_meta must be an object")
+	}
+	serve := c.s.middleware(func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+		return c.s.listen(ctx, req.ID, p, c, end)
+	})
+	return serve(context.Background(), listenMethod, &mcp.ServerRequest[*listenParams]{Params: p})
+}
+
+// answer writes the answer to request id, its result named by the server as go-sdk names it.
+func (c *stdioConn) answer(id jsonrpc.ID, res mcp.Result, err error) {
+	resp := &jsonrpc.Response{ID: id}
+	if err == nil {
+		meta := res.GetMeta()
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[mcp.MetaKeyServerInfo] = c.s.impl
+		res.SetMeta(meta)
+		resp.Result, err = encodeJSON(res)
+	}
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the listen could not be served"}
+		}
+		resp.Result, resp.Error = nil, rpcErr
+	}
+	c.Connection.Write(context.Background(), resp)
+}
+
+// send and keepAlive make the connection a listen's stream; stdio needs no keep-alive.
+func (c *stdioConn) send(ctx context.Context, msg *jsonrpc.Request) error {
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *stdioConn) keepAlive() error { return nil }
 
 // prepare applies the rewrite to one request and remembers what the connection needs of it.
 func (c *stdioConn) prepare(req *jsonrpc.Request) *jsonrpc.Request {
@@ -260,6 +352,9 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 	}
 	if cancel, ok := c.cancels.take(id); ok {
 		cancel()
+	}
+	if l, ok := c.listens.Load(id); ok {
+		l.(*stdioListen).stop()
 	}
 }
 

@@ -104,13 +104,18 @@ func (s *Service) Read(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Describe(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := s.fetchResult(ctx, t); err != nil {
+	if err := s.refresh(ctx, t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// refresh reads an opened task again: its status and, once it has ended, its result.
+func (s *Service) refresh(ctx context.Context, t *Task) error {
+	if err := s.Describe(ctx, t); err != nil {
+		return err
+	}
+	return s.fetchResult(ctx, t)
 }
 
 // Describe reads the engine state of t's execution into t.Status. A "not found" shortly after

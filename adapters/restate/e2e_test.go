@@ -287,3 +287,21 @@ func TestNativeIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestListenedToTheEnd: a listener is told of a Restate invocation as it runs and at its end,
+// with its result.
+func TestListenedToTheEnd(t *testing.T) {
+	c := serve(t, nil).http(tasksExtension)
+	id := call(t, c, "restate_wait_and_echo", map[string]any{"seconds": 2, "text": "from Restate"})["taskId"].(string)
+	notified := rpctest.ListenToEnd(t, c, id)
+	var got []string
+	for _, n := range notified {
+		got = append(got, n["status"].(string))
+	}
+	if len(got) < 2 || got[0] != "working" || got[len(got)-1] != "completed" {
+		t.Fatalf("notified %v, want working, then completed", got)
+	}
+	if res := notified[len(notified)-1]["result"].(map[string]any); jsonOf(res["structuredContent"]) != `{"text":"from Restate"}` {
+		t.Fatalf("the end carries %v", res)
+	}
+}

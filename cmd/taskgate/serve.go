@@ -479,6 +479,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 		return fmt.Errorf("--http %s: %w", tf.http, err)
 	}
 	hs := httpServer(srv, svc, a, s)
+	hs.RegisterOnShutdown(srv.Shutdown) // listen streams end with their result, and Shutdown need not wait for them
 	ln = mcpserver.GuardFraming(hs, ln)
 	go func() {
 		<-ctx.Done()

@@ -132,9 +132,36 @@ type HTTP struct {
 	Client *http.Client
 }
 
+// Notified is given each notification that comes on a request's stream before its response.
+type Notified func(method string, params json.RawMessage)
+
+// A Streamer is a Transport that hands over the notifications on a request's stream, such as those
+// of subscriptions/listen.
+type Streamer interface {
+	Stream(ctx context.Context, id int, method string, params any, header http.Header, notified Notified) (result json.RawMessage, rpcErr *Error, err error)
+}
+
+// Listen sends subscriptions/listen for the notifications filter asks for (like {"taskIds": [...]})
+// and hands each notification on its stream to notified until the stream ends, with the listen's
+// result (the server ended it) or an error. The transport must be a Streamer.
+func (c *Client) Listen(ctx context.Context, filter map[string]any, notified Notified) (json.RawMessage, *Error, error) {
+	s, ok := c.T.(Streamer)
+	if !ok {
+		return nil, nil, fmt.Errorf("subscriptions/listen: the transport %T streams no notifications", c.T)
+	}
+	id, params, header := c.Request("subscriptions/listen", map[string]any{"notifications": filter})
+	return s.Stream(ctx, id, "subscriptions/listen", params, header, notified)
+}
+
 // RoundTrip posts one request. Its errors name the method, and say what to check: whether a
 // server runs at the URL, whether the URL is an MCP endpoint.
 func (h HTTP) RoundTrip(ctx context.Context, id int, method string, params any, header http.Header) (json.RawMessage, *Error, error) {
+	return h.Stream(ctx, id, method, params, header, nil)
+}
+
+// Stream posts one request, handing the notifications before its response to notified (nil:
+// skipped).
+func (h HTTP) Stream(ctx context.Context, id int, method string, params any, header http.Header, notified Notified) (json.RawMessage, *Error, error) {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", method, err)
@@ -163,7 +190,7 @@ func (h HTTP) RoundTrip(ctx context.Context, id int, method string, params any, 
 	defer resp.Body.Close()
 	var r *response
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && resp.StatusCode == http.StatusOK {
-		r, err = readEvents(resp.Body, id)
+		r, err = readEvents(resp.Body, id, notified)
 		// A server ends the stream after the response: read to its end, so that the connection
 		// can carry the next request.
 		io.Copy(io.Discard, resp.Body)
@@ -214,10 +241,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("HTTP %s from %s: %q (%s)", e.Status, e.URL, e.Body, hint)
 }
 
-// readEvents reads a server-sent event stream up to the response to request id, skipping the
-// notifications and other messages before it. An event's data is its data lines joined by
-// newlines, "data:" with or without a space after it, lines ending in LF or CRLF.
-func readEvents(body io.Reader, id int) (*response, error) {
+// readEvents reads a server-sent event stream up to the response to request id, handing the
+// notifications before it to notified and skipping other messages. An event's data is its data
+// lines joined by newlines, "data:" with or without a space after it, lines ending in LF or CRLF.
+func readEvents(body io.Reader, id int, notified Notified) (*response, error) {
 	want := strconv.Itoa(id)
 	br := bufio.NewReader(body)
 	var data []byte
@@ -232,6 +259,7 @@ func readEvents(body io.Reader, id int) (*response, error) {
 			if json.Unmarshal(data, &r) == nil && string(r.ID) == want {
 				return &r, nil
 			}
+			notify(data, notified)
 			data = data[:0]
 		}
 		if err == io.EOF {
@@ -240,6 +268,18 @@ func readEvents(body io.Reader, id int) (*response, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+}
+
+// notify hands msg to notified when it is a notification.
+func notify(msg []byte, notified Notified) {
+	var n struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if notified != nil && json.Unmarshal(msg, &n) == nil && n.ID == nil && n.Method != "" {
+		notified(n.Method, n.Params)
 	}
 }
 
@@ -255,7 +295,13 @@ type Stdio struct {
 // ErrNotJSONRPC is wrapped by Stdio when the server writes a line that is not JSON-RPC.
 var ErrNotJSONRPC = errors.New("standard output carries something other than JSON-RPC")
 
-func (s *Stdio) RoundTrip(_ context.Context, id int, method string, params any, _ http.Header) (json.RawMessage, *Error, error) {
+func (s *Stdio) RoundTrip(ctx context.Context, id int, method string, params any, header http.Header) (json.RawMessage, *Error, error) {
+	return s.Stream(ctx, id, method, params, header, nil)
+}
+
+// Stream sends one request and reads up to its response, handing the notifications on the way to
+// notified (nil: skipped). No other request is sent meanwhile.
+func (s *Stdio) Stream(_ context.Context, id int, method string, params any, _ http.Header, notified Notified) (json.RawMessage, *Error, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
@@ -278,6 +324,7 @@ func (s *Stdio) RoundTrip(_ context.Context, id int, method string, params any, 
 		if string(r.ID) == want {
 			return r.Result, r.Error, nil
 		}
+		notify(line, notified)
 	}
 }
 

@@ -20,13 +20,13 @@ func TestReadEvents(t *testing.T) {
 			": a comment\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"ok\":true}}\n\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := readEvents(strings.NewReader(stream), 7)
+			r, err := readEvents(strings.NewReader(stream), 7, nil)
 			if err != nil || string(r.Result) != `{"ok":true}` {
 				t.Fatalf("got %+v, %v", r, err)
 			}
 		})
 	}
-	if _, err := readEvents(strings.NewReader("data: {\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{}}\n\n"), 7); err == nil || !strings.Contains(err.Error(), "closed the event stream without answering") {
+	if _, err := readEvents(strings.NewReader("data: {\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{}}\n\n"), 7, nil); err == nil || !strings.Contains(err.Error(), "closed the event stream without answering") {
 		t.Errorf("a stream without the response: %v", err)
 	}
 }

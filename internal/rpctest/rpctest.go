@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,4 +163,39 @@ func (c *Conn) Notify(t testing.TB, method string, params any) {
 	if err := c.C.Write(context.Background(), &jsonrpc.Request{Method: method, Params: raw}); err != nil {
 		t.Fatalf("notify %s: %v", method, err)
 	}
+}
+
+// ListenToEnd listens over c's HTTP transport on the task id, declaring the tasks extension, until
+// the stream ends (within a minute), and returns the notifications/tasks it carried, in order. It
+// fails the test unless the listen acknowledged id and ended with its result.
+func ListenToEnd(t testing.TB, c *Client, id string) []map[string]any {
+	t.Helper()
+	h, ok := c.T.(HTTP)
+	if !ok {
+		t.Fatalf("ListenToEnd listens over HTTP, not %T", c.T)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var acked []string
+	var notified []map[string]any
+	lc := mcpclient.Modern(mcpclient.HTTP{URL: h.URL, Header: h.Header}, "io.modelcontextprotocol/tasks")
+	res, rerr, err := lc.Listen(ctx, map[string]any{"taskIds": []string{id}}, func(method string, params json.RawMessage) {
+		switch method {
+		case "notifications/subscriptions/acknowledged":
+			var ack struct{ Notifications struct{ TaskIDs []string } }
+			json.Unmarshal(params, &ack)
+			acked = ack.Notifications.TaskIDs
+		case "notifications/tasks":
+			var n map[string]any
+			json.Unmarshal(params, &n)
+			notified = append(notified, n)
+		}
+	})
+	if err != nil || rerr != nil || res == nil {
+		t.Fatalf("listening on %s: %v %v", id, err, rerr)
+	}
+	if len(acked) != 1 || acked[0] != id {
+		t.Fatalf("the listen acknowledged %v, want %s", acked, id)
+	}
+	return notified
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,9 +180,71 @@ func (r *run) start(ctx context.Context) (t taskResult, result json.RawMessage, 
 	return t, raw, nil
 }
 
-// follow shows the task's progress and answers its questions until it ends, polling, and
-// returns the result of a completed task. Ctrl-C cancels the task.
+// follow shows the task's progress and answers its questions until it ends, listening where the
+// server offers it and polling otherwise, and returns the result of a completed task. Ctrl-C
+// cancels the task.
 func (r *run) follow(ctx context.Context, t taskResult) (result json.RawMessage, err error) {
+	for !t.terminal() {
+		listened, err := r.listen(ctx, &t)
+		if err != nil {
+			return nil, err
+		}
+		if !listened {
+			break
+		}
+	}
+	return r.poll(ctx, t)
+}
+
+// errStopListening ends a listen whose task asks what polling asks better: a question left for
+// later, asked again after a while whether or not the task changes.
+var errStopListening = errors.New("polling from here")
+
+// listen follows t on a subscriptions/listen stream, showing each notification and answering the
+// questions, until the stream ends. listened is false when it told nothing: the server does not
+// listen (an older one, or one that did not acknowledge the task), the stream failed, or a
+// question was left for later; polling goes on from t then. A stream that ended with its task
+// still running (the server shut down) is listened to again, on whichever replica answers.
+func (r *run) listen(ctx context.Context, t *taskResult) (listened bool, err error) {
+	listenCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	acknowledged := false
+	_, rerr, lerr := r.c.c.Listen(listenCtx, map[string]any{"taskIds": []string{t.TaskID}}, func(method string, params json.RawMessage) {
+		switch method {
+		case "notifications/subscriptions/acknowledged":
+			var ack struct{ Notifications struct{ TaskIDs []string } }
+			json.Unmarshal(params, &ack)
+			if acknowledged = slices.Contains(ack.Notifications.TaskIDs, t.TaskID); !acknowledged {
+				stop(errStopListening)
+			}
+		case "notifications/tasks":
+			var next taskResult
+			if json.Unmarshal(params, &next) != nil || next.TaskID != t.TaskID || next.Status == "" {
+				return
+			}
+			*t = next
+			listened = true
+			r.disp.show(t.Status, t.StatusMessage)
+			if t.Status != "input_required" {
+				return
+			}
+			if _, err := r.asker.answerOpen(ctx, r.c, t); err != nil || r.asker.putOff(t) {
+				stop(errStopListening) // polling asks again, or ends the call with err
+			}
+		}
+	})
+	switch {
+	case ctx.Err() != nil:
+		r.disp.end("interrupted")
+		return false, r.cancel(t.TaskID)
+	case lerr != nil || rerr != nil || !acknowledged:
+		return false, nil
+	}
+	return listened, nil
+}
+
+// poll polls t until it ends, showing its progress and answering its questions.
+func (r *run) poll(ctx context.Context, t taskResult) (result json.RawMessage, err error) {
 	var failingSince time.Time
 	for {
 		r.disp.show(t.Status, t.StatusMessage)

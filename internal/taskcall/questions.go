@@ -79,11 +79,14 @@ type asker struct {
 	shown   map[string]bool      // questions whose message was printed, until answered
 	later   map[string]time.Time // questions put off, until when
 	refused map[string]string    // the server's words on the last answer it refused, by key
+	// sent are the questions answered: a reading taken before the engine had an answer may show
+	// its question still open, and a key is never asked twice (the extension says to track them).
+	sent map[string]bool
 }
 
 func newAsker(given map[string]json.RawMessage, term *prompter, w io.Writer, disp display) *asker {
 	return &asker{given: given, term: term, w: w, disp: disp,
-		shown: map[string]bool{}, later: map[string]time.Time{}, refused: map[string]string{}}
+		shown: map[string]bool{}, later: map[string]time.Time{}, refused: map[string]string{}, sent: map[string]bool{}}
 }
 
 // unanswered is a question that ends the call without an answer.
@@ -155,6 +158,12 @@ func (a *asker) refuse(key, msg string) {
 func (a *asker) answered(key string) {
 	delete(a.shown, key)
 	delete(a.refused, key)
+	a.sent[key] = true
+}
+
+// putOff reports whether one of t's open questions was put off for later.
+func (a *asker) putOff(t *taskResult) bool {
+	return slices.ContainsFunc(t.InputRequests.keys, func(key string) bool { return !a.later[key].IsZero() && !a.sent[key] })
 }
 
 // beforeStart answers the questions a tool asks before it starts: while tools/call (raw) answers
@@ -202,7 +211,7 @@ func (a *asker) beforeStart(ctx context.Context, raw json.RawMessage, params map
 // answer went.
 func (a *asker) answerOpen(ctx context.Context, c *Client, t *taskResult) (sent bool, err error) {
 	for _, key := range a.order(t.InputRequests.keys) {
-		if time.Now().Before(a.later[key]) {
+		if time.Now().Before(a.later[key]) || a.sent[key] {
 			continue
 		}
 		for {

@@ -1,0 +1,218 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/tasks/token"
+)
+
+// Tools whose tasks a listener follows: one of steps with progress, one that asks, one whose ids
+// expire at once, and one of alice's only.
+const watchedTools = `
+engines:
+  mem: {memory: {}}
+tools:
+  - name: release
+    description: Three steps, each saying so.
+    engine: mem
+    job: {program: steps}
+    pollInterval: 100ms
+    inputSchema: {type: object, properties: {version: {type: string}, stepSeconds: {type: number}}, required: [version, stepSeconds]}
+  - name: confirm
+    description: Asks, then echoes the answer.
+    engine: mem
+    job: {program: ask}
+    pollInterval: 100ms
+    inputSchema: {type: object, properties: {message: {type: string}}, required: [message]}
+  - name: brief
+    description: Its ids expire after a millisecond.
+    engine: mem
+    job: {program: echo}
+    ttl: 1ms
+    inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
+  - name: admin_echo
+    description: Alice's only.
+    engine: mem
+    job: {program: echo}
+    allow: {principals: [alice]}
+    pollInterval: 100ms
+    inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
+`
+
+func newWatched(t *testing.T) (*tasks.Service, *mapping.Set) {
+	t.Helper()
+	set, err := mapping.Parse("tools.yaml", []byte(watchedTools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := set.Engines["mem"].Config.Open(t.Context(), adapters.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	keys, _ := token.ParseKeys(token.NewKey("w1"))
+	sealed, _ := token.NewSealed(keys)
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, set
+}
+
+// collect reads updates until they end or the deadline passes.
+func collect(t *testing.T, updates <-chan *tasks.Task, within time.Duration) []*tasks.Task {
+	t.Helper()
+	var got []*tasks.Task
+	deadline := time.After(within)
+	for {
+		select {
+		case u, ok := <-updates:
+			if !ok {
+				return got
+			}
+			got = append(got, u)
+		case <-deadline:
+			t.Fatalf("the updates did not end within %s; got %d", within, len(got))
+		}
+	}
+}
+
+// TestWatchSendsEachChangeInOrderToTheEnd: the task as Read answers it, again at each step of its
+// progress, and its end with the result; then the updates close.
+func TestWatchSendsEachChangeInOrderToTheEnd(t *testing.T) {
+	svc, set := newWatched(t)
+	ctx := as("alice")
+	release, _ := set.Tool("release")
+	task, err := svc.Start(ctx, tasks.StartRequest{Tool: release, Args: json.RawMessage(`{"version": "1.2", "stepSeconds": 0.5}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acknowledged, updates := svc.Watch(ctx, []string{task.ID, task.ID})
+	if !slices.Equal(acknowledged, []string{task.ID}) {
+		t.Fatalf("acknowledged %v, want the task once", acknowledged)
+	}
+	var messages []string
+	got := collect(t, updates, 10*time.Second)
+	for _, u := range got {
+		if u.ID != task.ID {
+			t.Fatalf("an update of %s, want only %s", u.ID, task.ID)
+		}
+		messages = append(messages, u.Status.State.String()+": "+u.Message())
+	}
+	want := []string{"submitted: Started.", "working: step 1 of 3: compile", "working: step 2 of 3: test", "working: step 3 of 3: package", "succeeded: step 3 of 3: package"}
+	if !slices.Equal(messages, want) {
+		t.Fatalf("updates %q, want %q", messages, want)
+	}
+	if end := got[len(got)-1]; end.Result == nil || string(end.Result.Structured) != `{"status":"released","version":"1.2"}` {
+		t.Fatalf("the end carries %+v, want the release's result", end.Result)
+	}
+}
+
+// TestWatchSendsQuestionsAndTheAnswersEnd: input_required with its question, then the end the
+// answer brings.
+func TestWatchSendsQuestionsAndTheAnswersEnd(t *testing.T) {
+	svc, set := newWatched(t)
+	ctx := as("alice")
+	confirm, _ := set.Tool("confirm")
+	task, err := svc.Start(ctx, tasks.StartRequest{Tool: confirm, Args: json.RawMessage(`{"message": "Deploy?"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, updates := svc.Watch(ctx, []string{task.ID})
+	var asked *tasks.Task
+	for u := range updates {
+		if u.Status.State == adapters.InputRequired {
+			asked = u
+			break
+		}
+	}
+	if asked == nil || len(asked.Status.Inputs) != 1 || asked.Status.Inputs[0].Message != "Deploy?" {
+		t.Fatalf("the question came as %+v", asked)
+	}
+	opened, err := svc.Open(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := asked.Status.Inputs[0].Key
+	if _, err := svc.Answer(ctx, opened, tasks.Given(map[string]tasks.Answer{key: {Action: "accept", Content: json.RawMessage(`{"confirm": true}`)}})); err != nil {
+		t.Fatal(err)
+	}
+	rest := collect(t, updates, 10*time.Second)
+	if len(rest) != 1 || rest[0].Status.State != adapters.Succeeded || rest[0].Result == nil || string(rest[0].Result.Structured) != `{"confirm": true}` {
+		t.Fatalf("after the answer: %d updates, the first %+v (result %+v), want the one end with the answer as its result", len(rest), rest[0], rest[0].Result)
+	}
+}
+
+// TestWatchLeavesOutIdsItCannotOpenAlike: another caller's id, a forged one, an expired one and
+// one through a tool the caller may not use are all left out, and nothing of them is sent.
+func TestWatchLeavesOutIdsItCannotOpenAlike(t *testing.T) {
+	svc, set := newWatched(t)
+	alice, bob := as("alice"), as("bob")
+	start := func(ctx context.Context, tool, args string) *tasks.Task {
+		t.Helper()
+		tl, _ := set.Tool(tool)
+		task, err := svc.Start(ctx, tasks.StartRequest{Tool: tl, Args: json.RawMessage(args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	alices := start(alice, "admin_echo", `{"seconds": 0.3, "text": "alice's"}`)
+	alicesRelease := start(alice, "release", `{"version": "a", "stepSeconds": 0.1}`)
+	expired := start(bob, "brief", `{"seconds": 0, "text": "gone"}`)
+	bobs := start(bob, "release", `{"version": "b", "stepSeconds": 0.1}`)
+	forged := bobs.ID[:len(bobs.ID)-4] + "AAAA"
+	time.Sleep(5 * time.Millisecond) // past the brief tool's ttl
+	acknowledged, updates := svc.Watch(bob, []string{alices.ID, alicesRelease.ID, forged, expired.ID, bobs.ID, "", "not-an-id"})
+	if !slices.Equal(acknowledged, []string{bobs.ID}) {
+		t.Fatalf("bob is acknowledged %v, want only his own task", acknowledged)
+	}
+	got := collect(t, updates, 10*time.Second)
+	for _, u := range got {
+		if u.ID != bobs.ID {
+			t.Fatalf("bob was told of %s", u.ID)
+		}
+	}
+	if len(got) == 0 || !got[len(got)-1].Ended() {
+		t.Fatalf("bob's own task was not followed to its end: %d updates", len(got))
+	}
+}
+
+// TestWatchEndsWithItsContext: cancelling the watch closes the updates and leaves no goroutine.
+func TestWatchEndsWithItsContext(t *testing.T) {
+	svc, set := newWatched(t)
+	release, _ := set.Tool("release")
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(as("alice"))
+	var ids []string
+	for range 20 {
+		task, err := svc.Start(ctx, tasks.StartRequest{Tool: release, Args: json.RawMessage(`{"version": "x", "stepSeconds": 60}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	acknowledged, updates := svc.Watch(ctx, ids)
+	if len(acknowledged) != len(ids) {
+		t.Fatalf("acknowledged %d of %d", len(acknowledged), len(ids))
+	}
+	for range ids { // each task's first update
+		<-updates
+	}
+	cancel()
+	collect(t, updates, 5*time.Second)
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left, %d before the watch:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
