@@ -10,7 +10,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 
-import { assert, config, devArgs, engines, marker, serverCrash, serverEnv, show, sleep, textOf } from "./lib.mjs";
+import { assert, config, devArgs, engines, marker, sfnEngine, serverCrash, serverEnv, show, sleep, textOf } from "./lib.mjs";
 
 export const NAME = "client@2.4.0+ext-tasks@0.2.2";
 const VERSION = "2026-07-28";
@@ -110,8 +110,42 @@ async function settle(execution) {
   return { outcome, statuses };
 }
 
+/** A listen (client.listen with the extension's taskIds) that receives the task to its end. */
+function listenCheck(transport, echo) {
+  return check(transport, `listen: notifications/tasks to the end: ${echo}`, () =>
+    using(transport, async ({ client, session }) => {
+      const text = marker("v2-listen");
+      const execution = await session.callTool(echo, { seconds: 2, text });
+      assert(execution.kind === "task", `the call answered ${execution.kind}, want a task`);
+      const taskId = execution.handle.taskId;
+      const statuses = [];
+      let ended;
+      const end = new Promise((resolve) => (ended = resolve));
+      // notifications/tasks is the extension's: the Client hands it to the fallback handler. (Its
+      // honoredFilter keeps only the filter members it knows, so it cannot show taskIds.)
+      client.fallbackNotificationHandler = async (n) => {
+        if (n.method !== "notifications/tasks" || n.params?.taskId !== taskId) return;
+        statuses.push(n.params.status);
+        if (!["working", "input_required"].includes(n.params.status)) ended(n.params);
+      };
+      const subscription = await client.listen({ taskIds: [taskId] });
+      try {
+        const timeout = sleep(30000).then(() => ({ timedOut: true }));
+        const task = await Promise.race([end, timeout]);
+        assert(!task.timedOut, `no end notified within 30 s; notified ${show(statuses)}`);
+        assert(task.status === "completed" && task.result?.structuredContent?.text === text, `notified end ${show(task)}, want completed with the echoed ${text}`);
+        return `notified ${statuses.join(" > ")}; text ${show(task.result.structuredContent.text)}`;
+      } finally {
+        await subscription.close();
+      }
+    }),
+  );
+}
+
+const check = (transport, name, fn) => ({ client: NAME, transport, name, fn });
+
 function checksFor(transport, engine) {
-  const c = (name, fn) => ({ client: NAME, transport, name, fn });
+  const c = (name, fn) => check(transport, name, fn);
   const echo = engine.tool("wait_and_echo"),
     fail = engine.tool("wait_and_fail"),
     approve = engine.tool("approve_deployment");
@@ -139,6 +173,8 @@ function checksFor(transport, engine) {
         return `task ${statuses.join(" > ")}; text ${show(outcome.result.structuredContent.text)}`;
       }),
     ),
+
+    listenCheck(transport, echo),
 
     c(`failure: ${fail}`, () =>
       using(transport, async ({ session }) => {
@@ -210,4 +246,8 @@ function checksFor(transport, engine) {
   ];
 }
 
-export const checks = engines.flatMap((e) => [...checksFor("http", e), ...checksFor("stdio", e)]);
+// Step Functions (the examples taskgate dev creates in the endpoint of --sfn-endpoint) is listened
+// to as well: the other checks there are the Go client's (cmd/taskgate).
+const listenToStepFunctions = (transport) => listenCheck(transport, sfnEngine.tool("wait_and_echo"));
+
+export const checks = engines.flatMap((e) => [...checksFor("http", e), ...checksFor("stdio", e)]).concat(["http", "stdio"].map(listenToStepFunctions));

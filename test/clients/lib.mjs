@@ -28,6 +28,9 @@ export const engines = [
   { name: "restate", tool: (n) => `restate_${n}` },
 ];
 
+/** The Step Functions examples (taskgate dev --sfn-endpoint), listened to only. */
+export const sfnEngine = { name: "stepfunctions", tool: (n) => `sfn_${n}` };
+
 function need(name) {
   const v = process.env[name];
   if (!v) {
@@ -44,7 +47,7 @@ export function serverEnv(base) {
 
 /** The arguments of `taskgate dev --stdio --restate`, with any extra flags. */
 export function devArgs(...extra) {
-  return ["dev", "--stdio", "--restate", ...extra];
+  return ["dev", "--stdio", "--restate", "--sfn-endpoint", need("SFN_ENDPOINT"), ...extra];
 }
 
 /** The panic line of a Go server's stderr and the first frames after it, else its last lines, on one line. */
