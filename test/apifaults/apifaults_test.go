@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/restate"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/adapters/temporal"
+	restateexamples "github.com/taskgate/taskgate/examples/restate"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -139,5 +142,38 @@ func TestTemporalThrottle(t *testing.T) {
 	}
 	if throttled != 2 || p.Calls("DescribeWorkflowExecution") != 4 {
 		t.Errorf("4 Describes at 50%%: %d throttled of %d calls, want 2 of 4", throttled, p.Calls("DescribeWorkflowExecution"))
+	}
+}
+
+// The Restate proxy counts each read of an invocation as one call of the SQL endpoint, apart
+// from the admin API's other calls, and passes them all through.
+func TestRestateAdminCounts(t *testing.T) {
+	ctx := testContext(t)
+	p, err := apifaults.NewRestateAdmin(testenv.RestateAdmin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, err := restate.New(restate.Config{Ingress: testenv.RestateIngress(t), Admin: p.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := restate.Handler(restateexamples.WaitAndEcho, restateexamples.RunHandler, restate.Kill)
+	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if st, err := e.Describe(ctx, echo, r); err != nil || st.State.Terminal() {
+			t.Fatalf("Describe through the proxy: %v %v, want a running invocation", st.State, err)
+		}
+	}
+	if err := e.Cancel(ctx, echo, r, "done"); err != nil {
+		t.Fatalf("Cancel through the proxy: %v", err)
+	}
+	// The Cancel reads the invocation first; the service's metadata is read once, by the first call.
+	want := map[string]int64{apifaults.RestateQuery: 4, "GET /services": 1, "PATCH /invocations": 1}
+	if got := p.AllCalls(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("calls through the proxy: %v, want %v", got, want)
 	}
 }
