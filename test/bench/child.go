@@ -70,17 +70,19 @@ type childConfig struct {
 
 // counters count the calls that reach the engines.
 type counters struct {
-	describe, outcome, start, cancel, wait atomic.Int64
-	perRefOn                               bool
-	mu                                     sync.Mutex
-	inFlight                               map[string]int
-	maxInFlight                            int
-	perRef                                 map[string]int64
+	describe, outcome, start, cancel, wait, sweep atomic.Int64
+	perRefOn                                      bool
+	mu                                            sync.Mutex
+	inFlight                                      map[string]int
+	maxInFlight                                   int
+	perRef                                        map[string]int64
 }
 
 // childCounts is what GET /debug/bench answers.
 type childCounts struct {
 	Describe, Outcome, Start, Cancel, Wait int64
+	// Sweep counts the listing pages read for many executions at once (adapters.Sweeper).
+	Sweep int64
 	// MaxInFlight is the most engine reads ever in flight at once for one execution, since the
 	// last ?reset=1.
 	MaxInFlight int
@@ -91,8 +93,8 @@ type childCounts struct {
 	PerRef map[string]int64 `json:",omitempty"`
 }
 
-// Reads counts the engine reads: Describe and Outcome calls.
-func (c childCounts) Reads() int64 { return c.Describe + c.Outcome }
+// Reads counts the engine reads: Describe, Outcome and Sweep calls.
+func (c childCounts) Reads() int64 { return c.Describe + c.Outcome + c.Sweep }
 
 func (c *counters) enter(r adapters.Ref) func() {
 	k := r.String()
@@ -115,7 +117,7 @@ func (c *counters) enter(r adapters.Ref) func() {
 func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	out := childCounts{Describe: c.describe.Load(), Outcome: c.outcome.Load(), Start: c.start.Load(),
-		Cancel: c.cancel.Load(), Wait: c.wait.Load()}
+		Cancel: c.cancel.Load(), Wait: c.wait.Load(), Sweep: c.sweep.Load()}
 	c.mu.Lock()
 	out.MaxInFlight = c.maxInFlight
 	if q.Get("reset") == "1" { // from now on: what is in flight now, and what comes
@@ -173,6 +175,26 @@ func (e counting) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref,
 func (e counting) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	e.c.wait.Add(1)
 	return e.Engine.Wait(ctx, t, r)
+}
+
+// countingSweeper is counting over a driver that reads many executions in one call: it keeps
+// that capability, which the task service finds on the engines it is given.
+type countingSweeper struct {
+	counting
+	sw adapters.Sweeper
+}
+
+func (e countingSweeper) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	e.c.sweep.Add(1)
+	return e.sw.Sweep(ctx, t, refs, page)
+}
+
+// count wraps a driver in counting, keeping its Sweeper.
+func count(eng adapters.Engine, c *counters) adapters.Engine {
+	if sw, ok := eng.(adapters.Sweeper); ok {
+		return countingSweeper{counting: counting{Engine: eng, c: c}, sw: sw}
+	}
+	return counting{Engine: eng, c: c}
 }
 
 // floorAnswers answer a tasks/get with the result the bench stored under the path's name (PUT), a
@@ -289,7 +311,7 @@ func serveChild(spec string) error {
 			return fmt.Errorf("engine %s: %w", name, err)
 		}
 		defer eng.Close()
-		engines[name], raw[name] = counting{Engine: eng, c: counts}, eng
+		engines[name], raw[name] = count(eng, counts), eng
 	}
 	keys, err := token.ParseKeys(cfg.Keys)
 	if err != nil {
