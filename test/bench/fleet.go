@@ -22,18 +22,20 @@ import (
 	"github.com/taskgate/taskgate/test/apifaults"
 )
 
-// Figure 7: a fleet of tasks on both engines, polled by many clients, against a small read budget;
-// a second run with the engines throttling a share of the reads in the middle third.
+// Figure 7: a fleet of tasks on the three engines, polled by many clients, against a small read
+// budget; a second run with the engines throttling a share of the reads in the middle third.
 //
 // The taskgate process reaches each engine through a proxy of test/apifaults, which counts the
-// calls that reach the engine and throttles the share asked of the reads (DescribeExecution,
-// GetExecutionHistory, DescribeWorkflowExecution, GetWorkflowExecutionHistory) as the engine
-// does. Its engine blocks have the figure's budget (-fleet-budget reads a second, a burst of one,
-// so that the reads of any 10 s window are at most ten times the budget). The tasks are started
-// through it (so it holds their first readings), each running a random length from a third of the
-// run to twice and a third of it, so that about a third of them end during the run. Each client
-// owns tasks of both engines and polls each of them in a loop of its own: half the clients wait
-// the pollIntervalMs of each answer, half poll every 250 ms.
+// calls that reach the engine and, for Step Functions and Temporal, throttles the share asked of
+// the reads (DescribeExecution, GetExecutionHistory, DescribeWorkflowExecution,
+// GetWorkflowExecutionHistory) as the engine does; Restate's admin API has no published limit to
+// imitate, so its reads (the SQL endpoint) are only counted. Its engine blocks have the figure's
+// budget (-fleet-budget reads a second, a burst of one, so that the reads of any 10 s window are
+// at most ten times the budget). The tasks are started through it (so it holds their first
+// readings), each running a random length from a third of the run to twice and a third of it, so
+// that about a third of them end during the run. Each client owns tasks of every engine and polls
+// each of them in a loop of its own: half the clients wait the pollIntervalMs of each answer, half
+// poll every 250 ms. Each client also listens for its tasks (fleetlisten.go).
 
 // The engine operations the proxies count as reads, and throttle.
 var (
@@ -41,9 +43,64 @@ var (
 	temporalReads = []string{"DescribeWorkflowExecution", "GetWorkflowExecutionHistory", "ListWorkflowExecutions"}
 )
 
+// fleetEngines are the fleet's engines, in the order of its tasks, rows and chart, and fleetTools
+// the tool that starts each one's tasks.
+var (
+	fleetEngines = []string{"sfn", "temporal", "restate"}
+	fleetTools   = map[string]string{"sfn": toolSFN, "temporal": toolEcho, "restate": toolRestate}
+)
+
+// fleetProxies are the proxies between the fleet's taskgate process and its engines.
+type fleetProxies struct {
+	sfn      *apifaults.StepFunctions
+	temporal *apifaults.Temporal
+	restate  *apifaults.RestateAdmin
+}
+
+func newFleetProxies(restateAdmin string) (*fleetProxies, error) {
+	p := &fleetProxies{}
+	var err error
+	if p.sfn, err = apifaults.NewStepFunctions(os.Getenv("SFN_ENDPOINT")); err != nil {
+		return nil, err
+	}
+	if p.temporal, err = apifaults.NewTemporal(os.Getenv("TEMPORAL_ADDRESS")); err != nil {
+		p.sfn.Close()
+		return nil, err
+	}
+	if p.restate, err = apifaults.NewRestateAdmin(restateAdmin); err != nil {
+		p.sfn.Close()
+		p.temporal.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *fleetProxies) close() {
+	p.sfn.Close()
+	p.temporal.Close()
+	p.restate.Close()
+}
+
+// reads counts the engine reads that reached each proxy so far.
+func (p *fleetProxies) reads() map[string]int64 {
+	return map[string]int64{"sfn": sumOps(p.sfn.Calls, sfnReads), "temporal": sumOps(p.temporal.Calls, temporalReads),
+		"restate": p.restate.Calls(apifaults.RestateQuery)}
+}
+
+// throttled counts the engine reads each proxy throttled so far.
+func (p *fleetProxies) throttled() map[string]int64 {
+	return map[string]int64{"sfn": sumOps(p.sfn.Throttled, sfnReads), "temporal": sumOps(p.temporal.Throttled, temporalReads)}
+}
+
+// throttle makes the proxies that can throttle answer fraction of the reads as throttled.
+func (p *fleetProxies) throttle(fraction float64) {
+	p.sfn.Throttle(fraction, sfnReads...)
+	p.temporal.Throttle(fraction, temporalReads...)
+}
+
 // fleetTask is one task of the fleet and what its client saw.
 type fleetTask struct {
-	engine  string // "sfn" or "temporal"
+	engine  string // of fleetEngines
 	id      string
 	ref     adapters.Ref
 	started time.Time
@@ -54,13 +111,15 @@ type fleetTask struct {
 	// read then.
 	seen     time.Time
 	interval time.Duration
+	// notified is when its client's listen stream first showed it ended (fleetlisten.go).
+	notified time.Time
 }
 
 // fleetRun is what one run measured.
 type fleetRun struct {
 	throttle float64
 	duration time.Duration
-	// reads are the engine reads per second of the run, by engine ("sfn", "temporal").
+	// reads are the engine reads per second of the run, by engine (of fleetEngines).
 	reads     map[string][]int
 	throttled map[string]int64
 	// window is the throttling window, in seconds from the start of the run.
@@ -77,20 +136,20 @@ type fleetRun struct {
 	// counts those seen later than the task's interval plus a second (or not at all).
 	delays []float64
 	late   int
+	// listeners is what the clients' listen streams saw.
+	listeners listening
 }
 
 func (b *bench) fleetFigure(ctx context.Context) error {
 	b.logf("fleet (figure 7)")
-	sp, err := apifaults.NewStepFunctions(os.Getenv("SFN_ENDPOINT"))
+	if err := b.ensureRestate(); err != nil {
+		return err
+	}
+	proxies, err := newFleetProxies(b.restate.admin)
 	if err != nil {
 		return err
 	}
-	defer sp.Close()
-	tp, err := apifaults.NewTemporal(os.Getenv("TEMPORAL_ADDRESS"))
-	if err != nil {
-		return err
-	}
-	defer tp.Close()
+	defer proxies.close()
 	if err := b.ensureWorker(ctx); err != nil {
 		return err
 	}
@@ -103,13 +162,17 @@ func (b *bench) fleetFigure(ctx context.Context) error {
 		throttles = append(throttles, b.opts.fleetThrottle)
 	}
 	var charted *fleetRun
+	var refused error
 	for _, throttle := range throttles {
-		run, err := b.fleetRun(ctx, sp, tp, set, throttle)
+		run, err := b.fleetRun(ctx, proxies, set, throttle)
 		if err != nil {
 			return err
 		}
 		b.fleetRows(run)
 		charted = run
+		if refused == nil {
+			refused = run.listeners.refused
+		}
 	}
 	if b.opts.fleetSVG != "" {
 		if err := writeFleetChart(b.opts.fleetSVG, charted, b.opts.fleetBudget, b.opts.fleetTasks, b.opts.fleetClients); err != nil {
@@ -117,21 +180,37 @@ func (b *bench) fleetFigure(ctx context.Context) error {
 		}
 		b.logf("  chart of the last run: %s", b.opts.fleetSVG)
 	}
-	b.res.note(7, "%d Step Functions executions (wait and echo) and %d Temporal workflows (wait and echo, on the bench's worker), started through one taskgate process (tools/call, 16 at a time) before each run; each waits a random length from a third of the run to twice and a third of it. %d clients (2026-07-28, over HTTP) each own an equal share of both engines' tasks and poll each in a loop of its own: the even clients wait the pollIntervalMs of each answer, the odd ones poll every 250 ms. Each run lasts %s.",
-		b.opts.fleetTasks, b.opts.fleetTasks, b.opts.fleetClients, b.opts.fleetDuration)
-	b.res.note(7, "The taskgate process reaches each engine through a proxy (test/apifaults: HTTP in front of the Step Functions endpoint, gRPC in front of the Temporal frontend), which counts the reads that reach the engine (DescribeExecution, GetExecutionHistory, ListExecutions; DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions) and, in the second run, answers %.0f%% of them in the run's middle third with ThrottlingException or ResourceExhausted, as the engines do. Each engine block's read budget is %g reads a second with a burst of 1 (the direct column); reads per second are counted in 10 s windows from the start of the run.",
+	n := b.opts.fleetTasks
+	b.res.note(7, "%d Step Functions executions (wait and echo), %d Temporal workflows (wait and echo, on the bench's worker) and %d Restate invocations (the example WaitAndEcho), started through one taskgate process (tools/call, 16 at a time) before each run; each waits a random length from a third of the run to twice and a third of it. %d clients (2026-07-28, over HTTP) each own an equal share of every engine's tasks and poll each in a loop of its own: the even clients wait the pollIntervalMs of each answer, the odd ones poll every 250 ms. Each run lasts %s.",
+		n, n, n, b.opts.fleetClients, b.opts.fleetDuration)
+	b.res.note(7, "The taskgate process reaches each engine through a proxy (test/apifaults: HTTP in front of the Step Functions endpoint and of Restate's admin API, gRPC in front of the Temporal frontend), which counts the reads that reach the engine (DescribeExecution, GetExecutionHistory, ListExecutions; DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions; Restate's SQL queries, POST /query) and, in the second run, answers %.0f%% of the Step Functions and Temporal reads in the run's middle third with ThrottlingException or ResourceExhausted, as the engines do (Restate publishes no limit of its admin API: its reads are never throttled). Each engine block's read budget is %g reads a second with a burst of 1 (the direct column); reads per second are counted in 10 s windows from the start of the run.",
 		b.opts.fleetThrottle*100, b.opts.fleetBudget)
 	b.res.note(7, "Client-side figures: an answer about a running task is stale when it is older (now - lastUpdatedAt) than the task's polling interval at its age (the mapping's curve: the reuse alone never serves one); staleness is that age. End to seen: from the engine's close time of an execution that ended during the run to the first answer that showed it ended; an end not seen by the end of the run counts with the time until then, and as late. Late: seen later than the task's interval plus a second, where the interval is how long the reading of the answer before was good for (from its lastUpdatedAt to the pollIntervalMs told with it: how often the engine was read for the task then); an end too close to the end of the run to be seen yet is left out. Client errors: any error answer or failed request (retryable ones included).")
+	b.res.note(7, "Listeners: each client also sends one subscriptions/listen (2026-07-28, the tasks extension declared) with notifications.taskIds = its tasks, and reads its event stream for the run (again when it ends or fails: a failure counts as a client error). End to notified: from the engine's close time to the first notifications/tasks that showed the task ended; an end not notified by the end of the run counts with the time until then, and in ends not notified, unless it came less than %s before the end of the run.", notifyGrace)
+	if refused != nil {
+		b.res.note(7, "This build does not push: %v. The notified rows are NaN.", refused)
+	}
 	return nil
 }
 
-// fleetRun starts the fleet, polls it for the run's duration and measures it.
-func (b *bench) fleetRun(ctx context.Context, sp *apifaults.StepFunctions, tp *apifaults.Temporal, set *mapping.Set, throttle float64) (*fleetRun, error) {
+// ensureRestate connects the bench to the Restate server when -engine left it out.
+func (b *bench) ensureRestate() error {
+	if b.restate.admin != "" {
+		return nil
+	}
+	var err error
+	b.restate, err = restateFromEnv(b.http)
+	return err
+}
+
+// fleetRun starts the fleet, polls and listens to it for the run's duration and measures it.
+func (b *bench) fleetRun(ctx context.Context, proxies *fleetProxies, set *mapping.Set, throttle float64) (*fleetRun, error) {
 	budget := adapters.Budget{ReadsPerSecond: b.opts.fleetBudget, Burst: 1}
 	label := fmt.Sprintf("fleet-%g", throttle*100)
 	c, err := b.startChild(ctx, label, childConfig{
-		Budgets: map[string]adapters.Budget{"temporal": budget, "aws": budget},
-		Env:     map[string]string{"TEMPORAL_ADDRESS": tp.Address(), "SFN_ENDPOINT": sp.URL()},
+		Budgets: map[string]adapters.Budget{"temporal": budget, "aws": budget, "restate": budget},
+		Env: map[string]string{"TEMPORAL_ADDRESS": proxies.temporal.Address(), "SFN_ENDPOINT": proxies.sfn.URL(),
+			"RESTATE_ADMIN_URL": proxies.restate.URL()},
 	})
 	if err != nil {
 		return nil, err
@@ -149,10 +228,10 @@ func (b *bench) fleetRun(ctx context.Context, sp *apifaults.StepFunctions, tp *a
 		clients[i] = b.modern(c.endpoint())
 	}
 	curves := map[string]*mapping.Tool{}
-	for _, name := range []string{toolSFN, toolEcho} {
-		curves[name], _ = set.Tool(name)
+	for engine, name := range fleetTools {
+		curves[engine], _ = set.Tool(name)
 	}
-	throttledBefore := map[string]int64{"sfn": sumOps(sp.Throttled, sfnReads), "temporal": sumOps(tp.Throttled, temporalReads)}
+	throttledBefore := proxies.throttled()
 
 	runCtx, stop := context.WithTimeout(ctx, run.duration)
 	defer stop()
@@ -161,66 +240,79 @@ func (b *bench) fleetRun(ctx context.Context, sp *apifaults.StepFunctions, tp *a
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		b.sampleReads(runCtx, run, sp, tp, t0)
+		sampleReads(runCtx, run.reads, proxies.reads, t0)
 	}()
 	if throttle > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sleep(runCtx, time.Duration(run.window[0]*float64(time.Second)))
-			sp.Throttle(throttle, sfnReads...)
-			tp.Throttle(throttle, temporalReads...)
+			proxies.throttle(throttle)
 			sleep(runCtx, time.Duration((run.window[1]-run.window[0])*float64(time.Second)))
-			sp.Throttle(0)
-			tp.Throttle(0)
+			proxies.throttle(0)
 		}()
 	}
-	for i, task := range tasks {
-		tool := map[string]*mapping.Tool{"sfn": curves[toolSFN], "temporal": curves[toolEcho]}[task.engine]
+	for i, own := range tasksByClient(tasks, len(clients)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run.poll(runCtx, clients[i%len(clients)], task, tool)
+			run.listeners.listen(runCtx, clients[i], own, run.countError)
+		}()
+	}
+	for i, task := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run.poll(runCtx, clients[i%len(clients)], task, curves[task.engine])
 		}()
 	}
 	wg.Wait()
 	end := time.Now()
-	sp.Throttle(0)
-	tp.Throttle(0)
-	run.throttled["sfn"] = sumOps(sp.Throttled, sfnReads) - throttledBefore["sfn"]
-	run.throttled["temporal"] = sumOps(tp.Throttled, temporalReads) - throttledBefore["temporal"]
+	proxies.throttle(0)
+	for engine, n := range proxies.throttled() {
+		run.throttled[engine] = n - throttledBefore[engine]
+	}
 	if err := b.endsSeen(ctx, run, tasks, end); err != nil {
 		return nil, err
 	}
 	b.stopChild(c)
 	b.cleanup()
-	b.logf("  run with %.0f%% of reads throttled: %d polls, %d answers of running tasks (%d stale), %d errors, %d ends (%d late); reads/s max over 10 s: sfn %.1f, temporal %.1f",
-		throttle*100, run.polls.Load(), run.answers, run.stale, run.errors, len(run.delays), run.late,
-		maxWindow(run.reads["sfn"], 10), maxWindow(run.reads["temporal"], 10))
+	b.logf("  run with %.0f%% of reads throttled: %d polls, %d answers of running tasks (%d stale), %d errors, %d ends (%d late, %s); reads/s max over 10 s: sfn %.1f, temporal %.1f, restate %.1f",
+		throttle*100, run.polls.Load(), run.answers, run.stale, run.errors, len(run.delays), run.late, run.listeners.summary(),
+		maxWindow(run.reads["sfn"], 10), maxWindow(run.reads["temporal"], 10), maxWindow(run.reads["restate"], 10))
 	if run.firstError != nil {
 		b.logf("  first client error: %v", run.firstError)
 	}
 	return run, nil
 }
 
-// startFleet starts the fleet's tasks through c, 16 at a time (the first half on Step Functions,
-// the second on Temporal), and shares them out to the clients: task i is client i mod clients's,
-// which follows pollIntervalMs when it is even.
+// countError counts a client error, keeping the first.
+func (run *fleetRun) countError(err error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.errors++
+	if run.firstError == nil {
+		run.firstError = err
+	}
+}
+
+// startFleet starts the fleet's tasks through c, 16 at a time (a block of -fleet-tasks per engine,
+// in the order of fleetEngines), and shares them out to the clients: task i is client i mod
+// clients's, which follows pollIntervalMs when it is even.
 func (b *bench) startFleet(ctx context.Context, c *child) ([]*fleetTask, error) {
 	n := b.opts.fleetTasks
-	tasks := make([]*fleetTask, 2*n)
+	tasks := make([]*fleetTask, len(fleetEngines)*n)
 	for i := range tasks {
 		d := b.opts.fleetDuration
 		length := d/3 + time.Duration(rand.Float64()*float64(2*d))
-		tasks[i] = &fleetTask{engine: []string{"sfn", "temporal"}[i/n], length: length.Round(time.Second),
+		tasks[i] = &fleetTask{engine: fleetEngines[i/n], length: length.Round(time.Second),
 			follows: (i%b.opts.fleetClients)%2 == 0}
 	}
 	client := b.modern(c.endpoint())
 	t0, retriedBefore := time.Now(), retried.Load()
 	err := parallel(len(tasks), 16, func(i int) error {
 		task := tasks[i]
-		tool := map[string]string{"sfn": toolSFN, "temporal": toolEcho}[task.engine]
-		id, err := b.start(ctx, client, tool, map[string]any{"seconds": int(task.length.Seconds()), "text": "fleet"})
+		id, err := b.start(ctx, client, fleetTools[task.engine], map[string]any{"seconds": int(task.length.Seconds()), "text": "fleet"})
 		if err != nil {
 			return fmt.Errorf("starting the fleet's task %d: %w", i, err)
 		}
@@ -233,6 +325,15 @@ func (b *bench) startFleet(ctx context.Context, c *child) ([]*fleetTask, error) 
 	}
 	b.logf("  started %d tasks on each engine in %s (%d requests sent again, marked retryable)", n, time.Since(t0).Round(time.Millisecond), retried.Load()-retriedBefore)
 	return tasks, nil
+}
+
+// tasksByClient are the tasks of each of n clients: task i is client i mod n's.
+func tasksByClient(tasks []*fleetTask, n int) [][]*fleetTask {
+	own := make([][]*fleetTask, n)
+	for i, task := range tasks {
+		own[i%n] = append(own[i%n], task)
+	}
+	return own
 }
 
 // poll is one task's client loop, until the task is seen ended or the run is over.
@@ -252,12 +353,7 @@ func (run *fleetRun) poll(ctx context.Context, c *mcpclient.Client, task *fleetT
 		now := time.Now()
 		next = 250 * time.Millisecond
 		if err != nil {
-			run.mu.Lock()
-			run.errors++
-			if run.firstError == nil {
-				run.firstError = err
-			}
-			run.mu.Unlock()
+			run.countError(err)
 			continue
 		}
 		if a.Status != "working" && a.Status != "input_required" {
@@ -281,16 +377,17 @@ func (run *fleetRun) poll(ctx context.Context, c *mcpclient.Client, task *fleetT
 	}
 }
 
-// sampleReads counts the engine reads the proxies passed, second by second, until ctx ends.
-func (b *bench) sampleReads(ctx context.Context, run *fleetRun, sp *apifaults.StepFunctions, tp *apifaults.Temporal, t0 time.Time) {
-	last := map[string]int64{"sfn": sumOps(sp.Calls, sfnReads), "temporal": sumOps(tp.Calls, temporalReads)}
+// sampleReads appends to perSecond, by engine, the reads that count (a running total by engine)
+// grew by in each second from t0, until ctx ends.
+func sampleReads(ctx context.Context, perSecond map[string][]int, count func() map[string]int64, t0 time.Time) {
+	last := count()
 	for s := 1; ; s++ {
 		sleep(ctx, time.Until(t0.Add(time.Duration(s)*time.Second)))
 		if ctx.Err() != nil {
 			return
 		}
-		for engine, now := range map[string]int64{"sfn": sumOps(sp.Calls, sfnReads), "temporal": sumOps(tp.Calls, temporalReads)} {
-			run.reads[engine] = append(run.reads[engine], int(now-last[engine]))
+		for engine, now := range count() {
+			perSecond[engine] = append(perSecond[engine], int(now-last[engine]))
 			last[engine] = now
 		}
 	}
@@ -305,7 +402,7 @@ func sumOps(count func(string) int64, ops []string) int64 {
 }
 
 // endsSeen reads, directly from the engines, when the tasks that could have ended by the end of
-// the run did, and how long their clients took to see it.
+// the run did, and how long their clients took to see it and to be told.
 func (b *bench) endsSeen(ctx context.Context, run *fleetRun, tasks []*fleetTask, end time.Time) error {
 	var mu sync.Mutex
 	return parallel(len(tasks), 16, func(i int) error {
@@ -317,6 +414,7 @@ func (b *bench) endsSeen(ctx context.Context, run *fleetRun, tasks []*fleetTask,
 		if err != nil || closed.IsZero() || closed.After(end) {
 			return err
 		}
+		run.listeners.record(task, closed, end)
 		seen, late := task.seen, false
 		if seen.IsZero() {
 			seen, late = end, true
@@ -338,6 +436,9 @@ func (b *bench) endsSeen(ctx context.Context, run *fleetRun, tasks []*fleetTask,
 
 // closedAt is when the task's execution ended, as its engine says; zero while it runs.
 func (b *bench) closedAt(ctx context.Context, task *fleetTask) (time.Time, error) {
+	if task.engine == "restate" {
+		return b.restateCompletedAt(ctx, invocationOf(task.ref))
+	}
 	if task.engine == "sfn" {
 		d, err := b.se.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(task.ref.ID)})
 		if err != nil {
@@ -370,6 +471,20 @@ func maxWindow(perSecond []int, w int) float64 {
 	return float64(most) / float64(w)
 }
 
+// meanWindow is the mean reads per second over the whole windows of w seconds of perSecond; NaN
+// when there is none.
+func meanWindow(perSecond []int, w int) float64 {
+	whole := len(perSecond) / w * w
+	if whole == 0 {
+		return math.NaN()
+	}
+	sum := 0
+	for _, n := range perSecond[:whole] {
+		sum += n
+	}
+	return float64(sum) / float64(whole)
+}
+
 // p95 is the 95th percentile (nearest rank) of v; NaN when empty.
 func p95(v []float64) float64 {
 	if len(v) == 0 {
@@ -389,8 +504,9 @@ func (b *bench) fleetRows(run *fleetRun) {
 	}
 	budget, none := b.opts.fleetBudget, math.NaN()
 	add := func(name, unit string, direct, taskgate float64) { b.res.add(7, name+suffix, unit, direct, taskgate) }
-	add("sfn engine reads per second, max over 10 s windows", "reads/s", budget, maxWindow(run.reads["sfn"], 10))
-	add("temporal engine reads per second, max over 10 s windows", "reads/s", budget, maxWindow(run.reads["temporal"], 10))
+	for _, engine := range fleetEngines {
+		add(engine+" engine reads per second, max over 10 s windows", "reads/s", budget, maxWindow(run.reads[engine], 10))
+	}
 	add("client errors", unitErrors, 0, float64(run.errors))
 	share := math.NaN()
 	if run.answers > 0 {
@@ -401,6 +517,12 @@ func (b *bench) fleetRows(run *fleetRun) {
 	add("end to seen terminal p95 (s)", "s", none, p95(run.delays))
 	add("ends seen later than the task's interval + 1 s", unitErrors, 0, float64(run.late))
 	add("ends during the run", "executions", none, float64(len(run.delays)))
+	notified, missed := none, none
+	if run.listeners.refused == nil {
+		notified, missed = p95(run.listeners.delays), float64(run.listeners.missed)
+	}
+	add("end to notified p95 (s)", "s", none, notified)
+	add("ends not notified", unitErrors, 0, missed)
 	add("client polls per second", "polls/s", none, float64(run.polls.Load())/run.duration.Seconds())
 	if run.throttle > 0 {
 		add("sfn engine reads throttled by the proxy", unitCount, none, float64(run.throttled["sfn"]))

@@ -11,9 +11,10 @@
 //  5. scale-out: one against two taskgate processes behind a round-robin client;
 //  6. engine economy: engine calls over a simulated two-hour task, default polling against a fixed
 //     1-second poll;
-//  7. fleet: thousands of tasks on both engines polled by hundreds of clients against a small read
-//     budget, engine reads per second against it, and a run with the engines throttling reads
-//     (it writes an SVG chart of the reads over time, -fleet-svg).
+//  7. fleet: thousands of tasks on the three engines polled by hundreds of clients, which also
+//     listen for them, against a small read budget: engine reads per second against it, how fresh
+//     the answers are, how soon an end is seen and notified, and a run with the engines
+//     throttling reads (it writes an SVG chart of the reads over time, -fleet-svg).
 //
 // taskgate runs in child processes of the bench (the bench binary run again; see child.go), so that
 // its memory, CPU and profiles are its own. Direct and taskgate samples are interleaved and every

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/restate"
@@ -78,22 +79,44 @@ func (b *bench) post(ctx context.Context, method, url string, body any, header h
 }
 
 // describeRestate is one query of the admin API for an invocation's status, what a client that
-// follows an invocation sends: the fastest form found, with ORDER BY ... LIMIT 1 (without it, the
-// same point read took 5 to 45 ms here: Restate's query engine then waits for its scans to end).
+// follows an invocation sends.
 func (b *bench) describeRestate(ctx context.Context, invocation string) (string, error) {
-	var out struct {
-		Rows []struct {
-			Status string `json:"status"`
-		} `json:"rows"`
+	var row struct {
+		Status string `json:"status"`
 	}
-	q := map[string]string{"query": "SELECT status FROM sys_invocation WHERE id = '" + invocation + "' ORDER BY created_at DESC LIMIT 1"}
+	err := b.queryInvocation(ctx, invocation, "status", &row)
+	return row.Status, err
+}
+
+// restateCompletedAt is when an invocation completed, as the admin API says; zero while it runs.
+func (b *bench) restateCompletedAt(ctx context.Context, invocation string) (time.Time, error) {
+	var row struct {
+		Completed *time.Time `json:"completed_at"`
+	}
+	if err := b.queryInvocation(ctx, invocation, "completed_at", &row); err != nil {
+		return time.Time{}, fmt.Errorf("reading when %s ended: %w", invocation, err)
+	}
+	if row.Completed == nil {
+		return time.Time{}, nil
+	}
+	return *row.Completed, nil
+}
+
+// queryInvocation reads columns of an invocation from the admin API's sys_invocation into row,
+// in the fastest form found, with ORDER BY ... LIMIT 1 (without it, the same point read took 5 to
+// 45 ms here: Restate's query engine then waits for its scans to end).
+func (b *bench) queryInvocation(ctx context.Context, invocation, columns string, row any) error {
+	var out struct {
+		Rows []json.RawMessage `json:"rows"`
+	}
+	q := map[string]string{"query": "SELECT " + columns + " FROM sys_invocation WHERE id = '" + invocation + "' ORDER BY created_at DESC LIMIT 1"}
 	if err := b.post(ctx, http.MethodPost, b.restate.admin+"/query", q, nil, &out); err != nil {
-		return "", err
+		return err
 	}
 	if len(out.Rows) != 1 {
-		return "", fmt.Errorf("the admin API has no invocation %s", invocation)
+		return fmt.Errorf("the admin API has no invocation %s", invocation)
 	}
-	return out.Rows[0].Status, nil
+	return json.Unmarshal(out.Rows[0], row)
 }
 
 // describeLikeTaskgate is the read of a running task that taskgate's Restate driver makes (its one

@@ -28,6 +28,20 @@ type Row struct {
 	figure int
 }
 
+// MarshalJSON writes a Taskgate that was not measured (NaN: a figure this build cannot make) as
+// null, which JSON can hold.
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row
+	out := struct {
+		plain
+		Taskgate *float64 `json:"taskgate"`
+	}{plain: plain(r)}
+	if !math.IsNaN(r.Taskgate) {
+		out.Taskgate = &r.Taskgate
+	}
+	return json.Marshal(out)
+}
+
 // unitErrors rows count failures: zero is the expected value, and they have no ratio (nor have
 // unitCPU rows: they are evidence of what saturated, not figures).
 const unitErrors = "errors"

@@ -22,7 +22,7 @@ const (
 
 // writeFleetChart writes the chart of run to path.
 func writeFleetChart(path string, run *fleetRun, budget float64, tasks, clients int) error {
-	engines := []struct{ key, title string }{{"sfn", "Step Functions"}, {"temporal", "Temporal"}}
+	engines := []struct{ key, title string }{{"sfn", "Step Functions"}, {"temporal", "Temporal"}, {"restate", "Restate"}}
 	var b strings.Builder
 	height := 70 + len(engines)*(panelHeight+panelTop+panelBottom)
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
@@ -31,14 +31,18 @@ func writeFleetChart(path string, run *fleetRun, budget float64, tasks, clients 
 	title := fmt.Sprintf("Engine reads per second against a read budget of %g per engine", budget)
 	about := fmt.Sprintf("%d tasks per engine, %d clients", tasks, clients)
 	if run.throttle > 0 {
-		about += fmt.Sprintf("; the engines throttle %.0f%% of reads in the shaded window", run.throttle*100)
+		about += fmt.Sprintf("; Step Functions and Temporal throttle %.0f%% of reads in the shaded window", run.throttle*100)
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", marginLeft, escape(title))
 	fmt.Fprintf(&b, `<text x="%d" y="40" fill="#555">%s.</text>`+"\n", marginLeft, escape(about))
 	fmt.Fprintf(&b, `<text x="%d" y="56" fill="#555">Grey: each second; blue: each 10 s window's average; red dashes: the budget.</text>`+"\n", marginLeft)
 	for i, e := range engines {
 		top := 70 + i*(panelHeight+panelTop+panelBottom)
-		panel(&b, top, e.title, run.reads[e.key], budget, run.window)
+		window := run.window
+		if _, throttles := run.throttled[e.key]; !throttles {
+			window = [2]float64{}
+		}
+		panel(&b, top, e.title, run.reads[e.key], budget, window)
 	}
 	b.WriteString("</svg>\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
