@@ -422,19 +422,29 @@ func (b *bench) runningTasks(ctx context.Context, c *child, n int) ([]string, er
 	}
 	more := n - len(b.running)
 	start := time.Now()
-	ids := make([]string, more)
-	client := b.modern(c.endpoint())
-	err := parallel(more, 16, func(i int) error {
+	ids, err := b.startRunning(ctx, b.modern(c.endpoint()), more, false)
+	if err != nil {
+		return nil, err
+	}
+	b.running = append(b.running, ids...)
+	b.logf("  started %d running tasks through %s in %s", more, c.label, time.Since(start).Round(time.Millisecond))
+	return b.running[:n], nil
+}
+
+// startRunning starts n Temporal tasks that stay in flight (bench_running) through client, 16 at
+// a time. remember: they are ended at the next cleanup; else only when the bench ends (the
+// caller adds them to b.running).
+func (b *bench) startRunning(ctx context.Context, client *mcpclient.Client, n int, remember bool) ([]string, error) {
+	ids := make([]string, n)
+	err := parallel(n, 16, func(i int) error {
 		var err error
-		ids[i], err = b.startTask(ctx, client, toolRunning, map[string]any{"seconds": 3 * 3600, "text": "in flight"}, false)
+		ids[i], err = b.startTask(ctx, client, toolRunning, map[string]any{"seconds": 3 * 3600, "text": "in flight"}, remember)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting running tasks: %w", err)
 	}
-	b.running = append(b.running, ids...)
-	b.logf("  started %d running tasks through %s in %s", more, c.label, time.Since(start).Round(time.Millisecond))
-	return b.running[:n], nil
+	return ids, nil
 }
 
 // Direct engine calls: what a client of the engine sends without taskgate.

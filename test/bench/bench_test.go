@@ -109,6 +109,10 @@ func TestShort(t *testing.T) {
 			want = append(want, "fleet: "+m+suffix)
 		}
 	}
+	for _, m := range []string{"temporal reads per second at 20 running", "temporal reads per second at 20 running, mean over 10 s windows",
+		"temporal staleness p95 at 20 running (s)", "client errors at 20 running"} {
+		want = append(want, "fleet: "+m)
+	}
 	for _, name := range want {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no row %q", name)

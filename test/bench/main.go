@@ -14,7 +14,9 @@
 //  7. fleet: thousands of tasks on the three engines polled by hundreds of clients, which also
 //     listen for them, against a small read budget: engine reads per second against it, how fresh
 //     the answers are, how soon an end is seen and notified, and a run with the engines
-//     throttling reads (it writes an SVG chart of the reads over time, -fleet-svg).
+//     throttling reads (it writes an SVG chart of the reads over time, -fleet-svg);
+//  8. fleet-scale: how the engine reads and the answers' age grow with the number of running
+//     Temporal workflows under the same budget (-fleet-scale-sizes).
 //
 // taskgate runs in child processes of the bench (the bench binary run again; see child.go), so that
 // its memory, CPU and profiles are its own. Direct and taskgate samples are interleaved and every
@@ -24,7 +26,7 @@
 // its own loopback.
 //
 //	./scripts/with-engines go run ./test/bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal] [-engine-latency 2ms]
-//	    [-fleet-duration 3m] [-fleet-svg FILE] [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
+//	    [-fleet-duration 3m] [-fleet-svg FILE] [-fleet-scale-sizes 1000,5000,10000] [-fleet-scale-duration 1m] [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
 import (
@@ -67,7 +69,7 @@ func main() {
 }
 
 // figureKeys are the names -only takes; "poll" stands for its four variants.
-var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy", "fleet"}
+var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy", "fleet", "fleet-scale"}
 
 type options struct {
 	short bool
@@ -91,6 +93,8 @@ type options struct {
 	fleetTasks, fleetClients   int
 	fleetBudget, fleetThrottle float64
 	fleetSVG                   string
+	fleetScaleSizes            []int         // the fleet-scale figure's numbers of running workflows
+	fleetScaleDuration         time.Duration // how long it polls at each
 	only                       map[string]bool
 	engines                    map[string]bool
 	// states are the task states of the poll figure: running, ended.
@@ -123,6 +127,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.fleetBudget, "fleet-budget", 10, "read budget of each engine block in the fleet figure, in reads per second")
 	fs.Float64Var(&o.fleetThrottle, "fleet-throttle", 0.2, "share of engine reads the proxies throttle in the middle third of the fleet figure's second run (0: no second run)")
 	fs.StringVar(&o.fleetSVG, "fleet-svg", "fleet.svg", "write the fleet figure's chart (its last run) to `FILE` (empty: no chart)")
+	scaleSizes := fs.String("fleet-scale-sizes", "1000,5000,10000", "running Temporal workflows at each step of the fleet-scale figure")
+	fs.DurationVar(&o.fleetScaleDuration, "fleet-scale-duration", time.Minute, "how long the fleet-scale figure polls at each size (at least 10s)")
 	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default, readings reused for the task's polling interval; negative: every poll asks the engine)")
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
 	engines := fs.String("engine", "temporal,sfn,restate", "engines of the poll and start figures: temporal, sfn, restate")
@@ -150,7 +156,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"duration": func() { o.duration = 400 * time.Millisecond }, "tasks": func() { o.tasks = 20 },
 			"memory-tasks": func() { *memory = "20,200" }, "economy-task": func() { o.economyTask = 2 * time.Minute },
 			"fleet-duration": func() { o.fleetDuration = 30 * time.Second }, "fleet-tasks": func() { o.fleetTasks = 30 },
-			"fleet-clients": func() { o.fleetClients = 6 },
+			"fleet-clients": func() { o.fleetClients = 6 }, "fleet-scale-sizes": func() { *scaleSizes = "20" },
+			"fleet-scale-duration": func() { o.fleetScaleDuration = 10 * time.Second },
 		} {
 			if !set(name) {
 				apply()
@@ -166,6 +173,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if !slices.IsSorted(o.memoryTasks) {
 		return o, fmt.Errorf("-memory-tasks must grow: %v", o.memoryTasks)
+	}
+	if o.fleetScaleSizes, err = ints(*scaleSizes); err != nil {
+		return o, fmt.Errorf("-fleet-scale-sizes: %w", err)
+	}
+	if !slices.IsSorted(o.fleetScaleSizes) {
+		return o, fmt.Errorf("-fleet-scale-sizes must grow: %v", o.fleetScaleSizes)
+	}
+	if o.fleetScaleDuration < 10*time.Second {
+		return o, fmt.Errorf("-fleet-scale-duration must be at least 10s (one window of the reads per second), not %s", o.fleetScaleDuration)
 	}
 	o.only = map[string]bool{}
 	for _, k := range strings.Split(*only, ",") {
@@ -250,6 +266,7 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 		{[]string{"scaleout"}, b.scaleOutFigure},
 		{[]string{"economy"}, b.economyFigure},
 		{[]string{"fleet"}, b.fleetFigure},
+		{[]string{"fleet-scale"}, b.fleetScaleFigure},
 		{[]string{"memory"}, b.memoryFigure},
 	}
 	for _, f := range figures {

@@ -153,8 +153,9 @@ func percentile(sorted []time.Duration, p float64) float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// figureNames start the names of each figure's rows.
-var figureNames = map[int]string{1: "poll", 2: "start", 3: "throughput", 4: "memory", 5: "scale-out", 6: "economy", 7: "fleet"}
+// figureNames start the names of each figure's rows (the fleet's growth is named as the fleet, as
+// issue 30 names its rows).
+var figureNames = map[int]string{1: "poll", 2: "start", 3: "throughput", 4: "memory", 5: "scale-out", 6: "economy", 7: "fleet", 8: "fleet"}
 
 // The figures, in the order of the issue.
 var figureTitles = map[int]string{
@@ -165,6 +166,7 @@ var figureTitles = map[int]string{
 	5: "5. Scale-out",
 	6: "6. Engine economy",
 	7: "7. Fleet",
+	8: "8. Fleet: how the cost grows",
 }
 
 func format(p *float64) string {
