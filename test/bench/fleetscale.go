@@ -81,15 +81,18 @@ func (b *bench) fleetScaleFigure(ctx context.Context) error {
 // duration, counting the engine reads (reads: their running total) each second.
 func (b *bench) pollScale(ctx context.Context, c *child, ids []string, reads func() int64) *scaleStep {
 	step := &scaleStep{}
-	runCtx, stop := context.WithTimeout(ctx, b.opts.fleetScaleDuration)
-	defer stop()
-	perSecond := map[string][]int{}
 	t0 := time.Now()
+	runCtx, stop := context.WithDeadline(ctx, t0.Add(b.opts.fleetScaleDuration))
+	defer stop()
+	// The sampler outlives the polls a little, so that it counts the last whole second too.
+	sampleCtx, stopSampling := context.WithDeadline(ctx, t0.Add(b.opts.fleetScaleDuration+200*time.Millisecond))
+	defer stopSampling()
+	perSecond := map[string][]int{}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sampleReads(runCtx, perSecond, func() map[string]int64 { return map[string]int64{"temporal": reads()} }, t0)
+		sampleReads(sampleCtx, perSecond, func() map[string]int64 { return map[string]int64{"temporal": reads()} }, t0)
 	}()
 	for range fleetScaleClients {
 		client := b.modern(c.endpoint())

@@ -87,7 +87,7 @@ func (r *results) add(figure int, name, unit string, direct, taskgate float64) {
 	if !math.IsNaN(direct) {
 		a.hasDirect = true
 		a.direct = append(a.direct, direct)
-		if unit != unitErrors && unit != unitCPU && unit != unitCount && direct > 0 {
+		if unit != unitErrors && unit != unitCPU && unit != unitCount && direct > 0 && !math.IsNaN(taskgate) {
 			a.ratios = append(a.ratios, taskgate/direct)
 		}
 	}
