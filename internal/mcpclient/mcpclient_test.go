@@ -2,11 +2,14 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadEvents(t *testing.T) {
@@ -73,5 +76,93 @@ func TestClientInfo(t *testing.T) {
 	}
 	if _, params, _ := Modern(nil).Request("tools/list", nil); params["_meta"].(map[string]any)["io.modelcontextprotocol/clientInfo"].(map[string]any)["name"] != "rpctest" {
 		t.Errorf("default clientInfo: %v", params["_meta"])
+	}
+}
+
+// listenServer answers subscriptions/listen as a server that pushes: an acknowledgement, a
+// keep-alive comment and a notification per status (one split over two data lines), each flushed
+// at once, then holds the stream open until the client goes, or, when end is set, closes it with
+// the response. Any other method gets a JSON error answer.
+func listenServer(t *testing.T, end bool) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ ID int }
+		json.NewDecoder(r.Body).Decode(&req)
+		if r.Header.Get("Mcp-Method") != "subscriptions/listen" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found"}}`, req.ID)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		events := []string{
+			`data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"taskIds":["t1"]}}}`,
+			`: keep-alive`,
+			`data: {"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t1","status":"working"}}`,
+			`data: {"jsonrpc":"2.0","method":"notifications/tasks",` + "\ndata: " + `"params":{"taskId":"t1","status":"completed"}}`,
+		}
+		for _, e := range events {
+			fmt.Fprintf(w, "%s\n\n", e)
+			w.(http.Flusher).Flush()
+		}
+		if end {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":%d}}}\n\n", req.ID, req.ID)
+			return
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Listen hands on every notification of the stream, in order, as it comes: before the response
+// when the server ends the stream, and until the caller's context ends when it does not.
+func TestListen(t *testing.T) {
+	want := []string{"notifications/subscriptions/acknowledged", "notifications/tasks t1 working", "notifications/tasks t1 completed"}
+	record := func(seen *[]string) Notified {
+		return func(method string, params json.RawMessage) {
+			var p struct{ TaskID, Status string }
+			json.Unmarshal(params, &p)
+			*seen = append(*seen, strings.TrimSpace(method+" "+p.TaskID+" "+p.Status))
+		}
+	}
+	filter := map[string]any{"taskIds": []string{"t1"}}
+
+	var ended []string
+	c := Modern(HTTP{URL: listenServer(t, true).URL}, "io.modelcontextprotocol/tasks")
+	res, rerr, err := c.Listen(t.Context(), filter, record(&ended))
+	if err != nil || rerr != nil || !strings.Contains(string(res), "subscriptionId") {
+		t.Errorf("a stream the server ends: %s, %v, %v", res, rerr, err)
+	}
+	if fmt.Sprint(ended) != fmt.Sprint(want) {
+		t.Errorf("a stream the server ends: notifications %q, want %q", ended, want)
+	}
+
+	var open []string
+	c = Modern(HTTP{URL: listenServer(t, false).URL}, "io.modelcontextprotocol/tasks")
+	ctx, cancel := context.WithCancel(t.Context())
+	seen := record(&open)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Listen(ctx, filter, func(method string, params json.RawMessage) {
+			if seen(method, params); len(open) == len(want) {
+				cancel()
+			}
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "subscriptions/listen: ") {
+			t.Errorf("a stream left open, its context cancelled after the notifications: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Listen did not return within 10 s of its context's end (notifications so far: %q)", open)
+	}
+	if fmt.Sprint(open) != fmt.Sprint(want) {
+		t.Errorf("a stream left open: notifications %q, want %q", open, want)
+	}
+
+	h := HTTP{URL: listenServer(t, true).URL}
+	if _, rerr, err := h.Stream(t.Context(), 1, "tasks/get", nil, nil, func(m string, _ json.RawMessage) { t.Errorf("a notification from a JSON answer: %s", m) }); err != nil || rerr == nil || rerr.Code != -32601 {
+		t.Errorf("a JSON error answer: %v, %v, want error -32601", rerr, err)
 	}
 }
