@@ -167,20 +167,25 @@ func (c *client) arguments(rec *record) (map[string]any, time.Duration) {
 // judges how it ended. ids are the ids the task answers to: each poll takes the next.
 func (c *client) follow(ctx context.Context, rec *record, ids []string, interval time.Duration, answer map[string]any) {
 	var cancelled, answered time.Time
+	listening, stop := context.WithCancel(ctx)
+	defer stop()
+	notified := c.listenTo(listening, ids[0])
+	var rd reading
 	for n := 0; ; n++ {
 		id := ids[n%len(ids)]
-		var rd reading
-		if err := c.retry(ctx, rec, "poll", func(ctx context.Context) error {
-			var err error
-			rd, err = c.poll(ctx, rec.engine, id)
-			return err
-		}); err != nil && ctx.Err() != nil {
-			return
-		} else if err != nil {
-			// A non-retryable error (counted): a real client would give up here; the soak goes
-			// on polling to learn whether the task was lost.
-			sleep(ctx, time.Second)
-			continue
+		if !rd.notified {
+			if err := c.retry(ctx, rec, "poll", func(ctx context.Context) error {
+				var err error
+				rd, err = c.poll(ctx, rec.engine, id)
+				return err
+			}); err != nil && ctx.Err() != nil {
+				return
+			} else if err != nil {
+				// A non-retryable error (counted): a real client would give up here; the soak goes
+				// on polling to learn whether the task was lost.
+				sleep(ctx, time.Second)
+				continue
+			}
 		}
 		if rd.interval > 0 {
 			interval = rd.interval
@@ -221,6 +226,9 @@ func (c *client) follow(ctx context.Context, rec *record, ids []string, interval
 				}
 				res = &r
 			}
+			if notified != nil {
+				c.run.stats.ended(rd.notified)
+			}
 			c.settle(rec, c.judge(rec, *res, answer))
 			return
 		case "cancelled":
@@ -234,9 +242,39 @@ func (c *client) follow(ctx context.Context, rec *record, ids []string, interval
 			c.settle(rec, fmt.Sprintf("unknown status %q", rd.status))
 			return
 		}
-		if !sleep(ctx, min(max(interval, 500*time.Millisecond), 5*time.Second)) {
+		var ok bool
+		if rd, ok = c.next(ctx, notified, min(max(interval, 500*time.Millisecond), 5*time.Second)); !ok {
 			return
 		}
+	}
+}
+
+// listenTo listens to task id when the client's dialect can (the tasks extension): its
+// notifications come on the channel, nil otherwise. The listen ends with ctx.
+func (c *client) listenTo(ctx context.Context, id string) <-chan reading {
+	if c.s.dialect != dialectExtension {
+		return nil
+	}
+	seen := make(chan reading, 1)
+	go c.listen(ctx, id, seen)
+	return seen
+}
+
+// next waits for the next poll, or for a notification that comes first (a listener polls at a
+// tenth of the pace as well: a stream may be between replicas), and reports false when ctx ended.
+func (c *client) next(ctx context.Context, notified <-chan reading, interval time.Duration) (reading, bool) {
+	if notified != nil {
+		interval *= 10
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	select {
+	case rd := <-notified:
+		return rd, true
+	case <-t.C:
+		return reading{}, true
+	case <-ctx.Done():
+		return reading{}, false
 	}
 }
 

@@ -26,6 +26,31 @@ type stats struct {
 	// (error ids and addresses blanked), and cancelledWork those of calls that cancel.
 	nonRetryables map[string]int
 	cancelledWork map[string]int
+	// listens counts the subscriptions/listen requests of clients on 2026-07-28, relistens those
+	// opened again after a stream ended before its task; endsNotified and endsPolled the ends
+	// those clients saw first in a notification and in a poll's answer.
+	listens, relistens, endsNotified, endsPolled int
+}
+
+// listened counts a listen request, again after a stream ended when again.
+func (s *stats) listened(again bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listens++
+	if again {
+		s.relistens++
+	}
+}
+
+// ended counts an end a listening client saw, by how it saw it first.
+func (s *stats) ended(notified bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if notified {
+		s.endsNotified++
+	} else {
+		s.endsPolled++
+	}
 }
 
 func newStats() *stats {

@@ -36,8 +36,15 @@ type summary struct {
 	NonRetryableErrorsOfCancels int `json:"nonRetryableErrorsOfCancellingCalls"`
 	RetryableErrors             int `json:"retryableErrors"`
 	ReplicaKills                int `json:"replicaKills"`
-	EngineRestarts              int `json:"engineRestarts"`
-	NetworkFaults               int `json:"networkFaults"`
+	// Listens are the subscriptions/listen requests of clients on 2026-07-28 (Relistens: again
+	// after a stream ended before its task); EndsNotified and EndsPolled the ends those clients
+	// saw first in a notification and in a poll's answer.
+	Listens        int `json:"listens"`
+	Relistens      int `json:"relistens"`
+	EndsNotified   int `json:"endsNotified"`
+	EndsPolled     int `json:"endsPolled"`
+	EngineRestarts int `json:"engineRestarts"`
+	NetworkFaults  int `json:"networkFaults"`
 
 	// Poll latency (every poll request, answered or given up), fault-free (after the warm-up,
 	// before the first fault), outside fault windows after that, and within them.
@@ -144,7 +151,8 @@ func (s *soak) summarize(u []replicaUsage, counts map[string]int, audit map[stri
 	sum := &summary{Run: s.id, Duration: s.o.duration.String(), Clients: s.o.clients, Replicas: s.o.replicas, Seed: s.o.seed,
 		Machine:     fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
 		LoadAverage: loadAverage(), ByDialect: map[string]*dialectStats{}, Faults: s.faultLog, Series: s.series, UnplannedOutages: s.outages,
-		RetryableByKind: s.stats.retryables, NonRetryableByMessage: s.stats.nonRetryables, NonRetryableOfCancels: s.stats.cancelledWork}
+		RetryableByKind: s.stats.retryables, NonRetryableByMessage: s.stats.nonRetryables, NonRetryableOfCancels: s.stats.cancelledWork,
+		Listens: s.stats.listens, Relistens: s.stats.relistens, EndsNotified: s.stats.endsNotified, EndsPolled: s.stats.endsPolled}
 	for _, d := range dialects {
 		sum.ByDialect[d] = &dialectStats{}
 	}
@@ -271,6 +279,10 @@ func (sum *summary) targets(planned int) {
 	add("duplicated", "0", fmt.Sprint(sum.Duplicated), sum.Duplicated == 0)
 	add("wrong", "0", fmt.Sprint(sum.Wrong), sum.Wrong == 0)
 	add("non-retryable errors", "0", fmt.Sprint(sum.NonRetryableErrors), sum.NonRetryableErrors == 0)
+	// A listener polls at a tenth of the pace as well, so an end it saw in a poll first is one
+	// that its notification missed or brought late.
+	add("ends told to listeners", "most seen first in a notification", fmt.Sprintf("%d notified first, %d polled first", sum.EndsNotified, sum.EndsPolled),
+		sum.EndsNotified > sum.EndsPolled)
 	add("faults injected", fmt.Sprint(planned), fmt.Sprint(len(sum.Faults)), len(sum.Faults) == planned)
 	add("executions counted on every engine", "the audit asked both engines", fmt.Sprintf("%d audit errors %v", len(sum.AuditErrors), sum.AuditErrors),
 		len(sum.AuditErrors) == 0)
@@ -308,6 +320,8 @@ func (sum *summary) print(w io.Writer) {
 		sum.Started, sum.CompletedCorrectly, sum.Lost, sum.Wrong, sum.Duplicated, sum.Executions.UnkeyedDuplicates, sum.Executions.RetriedStarts, sum.Executions.CutStarts)
 	fmt.Fprintf(w, "  errors: %d retryable, %d non-retryable (%d more of calls that cancel)\n", sum.RetryableErrors, sum.NonRetryableErrors, sum.NonRetryableErrorsOfCancels)
 	fmt.Fprintf(w, "  faults: %d replica kills, %d engine restarts, %d network faults\n", sum.ReplicaKills, sum.EngineRestarts, sum.NetworkFaults)
+	fmt.Fprintf(w, "  listening (2026-07-28 clients): %d listens (%d again after a stream ended early); ends seen first in a notification %d, in a poll %d\n",
+		sum.Listens, sum.Relistens, sum.EndsNotified, sum.EndsPolled)
 	fmt.Fprintf(w, "  polls p50/p99 ms: fault-free %.1f/%.1f (%d), outside faults %.1f/%.1f (%d), in faults %.1f/%.1f (%d)\n",
 		sum.PollP50Ms.FaultFree, sum.PollP99Ms.FaultFree, sum.Polls.FaultFree, sum.PollP50Ms.OutsideFaults, sum.PollP99Ms.OutsideFaults, sum.Polls.OutsideFaults,
 		sum.PollP50Ms.InFaults, sum.PollP99Ms.InFaults, sum.Polls.InFaults)

@@ -52,6 +52,8 @@ type reading struct {
 	result *toolResult
 	// questions are the keys of the open questions, when the reading names them.
 	questions []string
+	// notified: the reading came in a notifications/tasks, not as the answer to a poll.
+	notified bool
 }
 
 // callError is a failed request as a client sees it: retryable when the transport failed, the
