@@ -125,8 +125,9 @@ type Discoverer interface {
 
 // EngineConfig is a decoded engine block.
 type EngineConfig interface {
-	// Open connects to the engine the block describes.
-	Open(ctx context.Context, opts OpenOptions) (Engine, error)
+	// Open connects to the engine the block describes: the driver's Conn, which NewEngine makes
+	// an Engine of.
+	Open(ctx context.Context, opts OpenOptions) (Conn, error)
 }
 
 // OpenOptions is what the caller adds to an engine block when it opens it.

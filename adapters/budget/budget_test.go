@@ -17,7 +17,7 @@ import (
 // stand-in for the accounting only (mcpserver's tests and the bench's fleet figure run budgets
 // against real engines, through a proxy that throttles).
 type fixed struct {
-	adapters.Engine
+	adapters.Conn
 	state                   adapters.State
 	throttle                atomic.Bool
 	readCalls, outcomeCalls int
@@ -43,11 +43,22 @@ func (f *fixed) Outcome(context.Context, adapters.Target, adapters.Ref) (adapter
 
 var tg = adapters.Target{Name: "t"}
 
+// budgeted is an engine over inner whose calls go through the hook of a budget of b.
+type budgeted struct {
+	*adapters.Engine
+	*Budget
+}
+
+func newBudgeted(inner adapters.Conn, b adapters.Budget) budgeted {
+	bud := New(b)
+	return budgeted{adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}}), bud}
+}
+
 func ref(i int) adapters.Ref { return adapters.Ref{ID: fmt.Sprint(i)} }
 
 func TestReadsSpendTokens(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
 	ctx := context.Background()
 	for i := range 3 {
 		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
@@ -86,7 +97,7 @@ func TestReadsSpendTokens(t *testing.T) {
 // that makes three.
 func TestReadsCostTheirEngineCalls(t *testing.T) {
 	inner := &fixed{state: adapters.Working, readCalls: 2, outcomeCalls: 3}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 7})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 7})
 	ctx := context.Background()
 	e.Check(ctx, tg)
 	e.Describe(ctx, tg, ref(0))
@@ -104,7 +115,7 @@ func TestReadsCostTheirEngineCalls(t *testing.T) {
 // read, and reads are made only once their tokens are there.
 func TestOutcomesTakeTheNextToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
 	t0 := time.Now()
@@ -128,7 +139,7 @@ func TestOutcomesTakeTheNextToken(t *testing.T) {
 // budget; each second without one gives a tenth of the budget back.
 func TestEngineThrottlingCutsTheRate(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
 	ctx := context.Background()
 	inner.throttle.Store(true)
 	_, err := e.Describe(ctx, tg, ref(0))
@@ -168,7 +179,7 @@ func TestEngineThrottlingCutsTheRate(t *testing.T) {
 // their readings; ended tasks ask nothing.
 func TestStretchIsTheLoad(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 100})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 100})
 	ctx := pace.With(context.Background(), pace.Pace{Created: time.Now(), Curve: func(time.Duration) time.Duration { return time.Second }})
 	for i := range 9 {
 		e.Describe(ctx, tg, ref(i))
@@ -194,7 +205,7 @@ func TestStretchIsTheLoad(t *testing.T) {
 // Reads refused together are told to come back spread out, not all at once.
 func TestRefusedReadsAreSpread(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
 	lo, hi := time.Hour, time.Duration(0)
@@ -215,7 +226,7 @@ func TestRefusedReadsAreSpread(t *testing.T) {
 // span of time holds more reads than its refill and one burst.
 func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
 	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
@@ -243,7 +254,7 @@ func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
 // full, and their calls are paid from the next tokens.
 func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 	inner := &fixed{state: adapters.Working, readCalls: 2, outcomeCalls: 3}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e.Check(ctx, tg)

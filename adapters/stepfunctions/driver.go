@@ -86,7 +86,7 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 }
 
 // Open configures a client for the engine block; it makes no API call.
-func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
+func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
 	c.Env, c.Retried = opts.Env, opts.Retried
 	e, err := New(ctx, c)
 	if err != nil { // not a typed nil inside the interface

@@ -164,7 +164,7 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 	if !strings.Contains(echo.Name, ":us-east-1:") {
 		t.Errorf("the state machine was created in %s, want region us-east-1", echo.Name)
 	}
-	_, out, err := e.Run(t.Context(), echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"env"}`)})
+	_, out, err := runToEnd(t.Context(), e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"env"}`)})
 	if err != nil || string(out.Output) != `{"text":"env"}` {
 		t.Errorf("Run with the explicit environment's credentials: %+v, %v", out, err)
 	}
