@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -48,13 +49,18 @@ func TestInputLimit(t *testing.T) {
 	over := echoInputOfSize(t, 262145)
 	const want = "invalid request: the execution input is 262145 bytes, over the Step Functions limit of 262144 " +
 		"bytes (256 KiB) of UTF-8: pass large data by reference (for example an S3 URI) instead"
+	// Run, like taskgate, on an engine that checked the target (whether it can only Run) first.
+	engine := enginetest.Stack(e, stepfunctions.Driver{}.Info())
+	if _, err := engine.Check(ctx, echo); err != nil {
+		t.Fatal(err)
+	}
 	before := c.total()
 	const reason = "the input is too large: 262145 bytes, over the engine's limit of 262144 bytes (256 KiB) of UTF-8: " +
 		"pass large data by reference (for example an S3 URI) instead"
 	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want || adapters.ReasonOf(err, "") != reason {
 		t.Errorf("Start with %d bytes of input: error %v, reason for the caller %q\nwant %s\nand %s", len(over), err, adapters.ReasonOf(err, ""), want, reason)
 	}
-	if _, _, err := runToEnd(ctx, e, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+	if _, _, err := engine.Run(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
 		t.Errorf("Run with %d bytes of input: error %v\nwant %s", len(over), err, want)
 	}
 	if n := c.total(); n != before {
