@@ -135,17 +135,20 @@ func New(cfg Config) (*Service, error) {
 
 // newEngine is the engine of the block called name over its Conn c. Readings are shared and reused
 // above everything, longer as the budget's load grows, so that a read they answer costs nothing;
-// then, from the outside in, reads are made within the block's read budget, when it has one (a
-// read it refuses is no engine call); what reaches the engine is charged to the caller whose
+// then, from the outside in, reads are made within the block's read budget, when it has one (and
+// sweeps within its kind's sweep budget; a read it refuses is no engine call); what reaches the engine is charged to the caller whose
 // request makes it, and measured.
 func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce.Options) *adapters.Engine {
 	var hooks []adapters.Hook
-	var b adapters.Budget
+	var b, sweeps adapters.Budget
 	if block, ok := cfg.Mapping.Engines[name]; ok {
 		b = block.Budget.Split(cfg.Replicas)
+		if d, ok := adapters.Lookup(block.Kind); ok {
+			sweeps = d.Info().SweepBudget.Split(cfg.Replicas)
+		}
 	}
 	if !b.Unlimited() {
-		s.budgets[name] = budget.New(b)
+		s.budgets[name] = budget.New(b, sweeps)
 		hooks, o.Stretch = append(hooks, s.budgets[name].Hook), s.budgets[name].Stretch
 	}
 	hooks = append(hooks, bill)

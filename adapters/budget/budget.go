@@ -70,6 +70,9 @@ type Budget struct {
 	pruned time.Time
 
 	spent, refusals, throttles atomic.Uint64
+
+	// sweeps is the budget that sweeps and samples spend: its own, or this one.
+	sweeps *Budget
 }
 
 type want struct {
@@ -77,14 +80,26 @@ type want struct {
 	seen      time.Time
 }
 
-// New returns a budget of b, which must not be unlimited.
-func New(b adapters.Budget) *Budget {
+// New returns a budget of reads, which must not be unlimited. Sweeps and samples spend a bucket
+// of their own, with the same throttling, when sweeps is not unlimited (an engine that throttles
+// its listing apart from its reads: adapters.DriverInfo.SweepBudget), else the reads'.
+func New(reads, sweeps adapters.Budget) *Budget {
+	e := newBudget(reads)
+	e.sweeps = e
+	if !sweeps.Unlimited() {
+		e.sweeps = newBudget(sweeps)
+	}
+	return e
+}
+
+func newBudget(b adapters.Budget) *Budget {
 	now := time.Now()
 	return &Budget{budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), last: now,
 		slots: map[string]time.Time{}, want: map[string]want{}, pruned: now}
 }
 
-// Stats is what a budget did since New.
+// Stats is what a budget did since New: its reads' bucket (a sweep bucket of its own is left
+// out).
 type Stats struct {
 	// Budget is the configured budget; Rate the reads per second allowed now (less after the
 	// engine throttled).
@@ -268,8 +283,8 @@ func (e *Budget) ended(err error) error {
 
 // Hook spends the budget on the reads of an adapters.Engine: a Describe spends the tokens of its
 // engine calls (adapters.Call.Calls) and tells what its execution's pace asks of the engine, an
-// Outcome takes the next tokens before any other read, a List spends a token per page. Other
-// calls pass.
+// Outcome takes the next tokens before any other read, a List spends a token per page, and a
+// Sweep or a Samples a token of the sweeps' bucket (see New). Other calls pass.
 func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
 	switch c.Op {
 	case adapters.OpDescribe:
@@ -287,6 +302,8 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 		return ctx, e.ended, e.admit(ctx, "", c.Calls, true)
 	case adapters.OpList:
 		return ctx, e.ended, e.admit(ctx, "", 1, false)
+	case adapters.OpSweep, adapters.OpSample:
+		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, "", 1, false)
 	}
 	return ctx, nil, nil
 }

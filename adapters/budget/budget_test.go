@@ -50,7 +50,7 @@ type budgeted struct {
 }
 
 func newBudgeted(inner adapters.Conn, b adapters.Budget) budgeted {
-	bud := New(b)
+	bud := New(b, adapters.Budget{})
 	return budgeted{adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}}), bud}
 }
 
@@ -272,5 +272,48 @@ func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 	}
 	if _, err := e.Outcome(ctx, tg, ref(2)); err != nil {
 		t.Errorf("an outcome of three calls with a burst of one: %v, want it read", err)
+	}
+}
+
+// sweeping answers every sweep with nothing, and counts the sweeps.
+type sweeping struct {
+	fixed
+	sweeps atomic.Int64
+}
+
+func (s *sweeping) Sweep(context.Context, adapters.Target, []adapters.Ref, string) ([]adapters.Listed, string, error) {
+	s.sweeps.Add(1)
+	return nil, "", nil
+}
+
+// Sweeps spend a bucket of their own when the engine has one, and leave the reads' alone; without
+// one, they spend the reads'.
+func TestSweepsSpendTheirOwnBucket(t *testing.T) {
+	ctx := context.Background()
+	reads := adapters.Budget{ReadsPerSecond: 1, Burst: 2}
+	inner := &sweeping{fixed: fixed{state: adapters.Working}}
+	bud := New(reads, adapters.Budget{ReadsPerSecond: 1, Burst: 1})
+	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}})
+	if _, _, err := e.Sweep(ctx, tg, nil, ""); err != nil {
+		t.Fatalf("a first sweep: %v", err)
+	}
+	if _, _, err := e.Sweep(ctx, tg, nil, ""); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a second sweep at once, with a sweep burst of 1: %v, want refused", err)
+	}
+	for i := range 2 {
+		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
+			t.Errorf("read %d of a burst of 2 after the sweeps: %v, want the reads' bucket untouched", i+1, err)
+		}
+	}
+	if n := inner.sweeps.Load(); n != 1 {
+		t.Errorf("%d sweeps reached the engine, want 1", n)
+	}
+
+	shared := New(reads, adapters.Budget{})
+	e = adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{shared.Hook}})
+	e.Sweep(ctx, tg, nil, "")
+	e.Describe(ctx, tg, ref(0))
+	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a second read after a sweep without a bucket of its own: %v, want refused (the sweep took a read's token)", err)
 	}
 }

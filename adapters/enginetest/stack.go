@@ -13,14 +13,14 @@ import (
 )
 
 // Stack is c as taskgate serves it (package tasks builds the same per engine block): readings
-// shared and reused (adapters/coalesce) over the driver's default read budget, when it has one
-// (adapters/budget), over the instrumentation (adapters/instrument, on a registry of its own).
+// shared and reused (adapters/coalesce) over the driver's default read budget, when it has one,
+// and its sweep budget (adapters/budget), over the instrumentation (adapters/instrument, on a registry of its own).
 // The charge of each call to its caller is the task service's, and left out.
 func Stack(c adapters.Conn, info adapters.DriverInfo) *adapters.Engine {
 	o := coalesce.Options{Size: 1024, Fresh: 250 * time.Millisecond}
 	var hooks []adapters.Hook
 	if !info.Budget.Unlimited() {
-		b := budget.New(info.Budget)
+		b := budget.New(info.Budget, info.SweepBudget)
 		hooks, o.Stretch = append(hooks, b.Hook), b.Stretch
 	}
 	hooks = append(hooks, instrument.Hook("conformance", instrument.NewMetrics(prometheus.NewRegistry()), nil, propagation.TraceContext{}))

@@ -190,4 +190,7 @@ func TestBudget(t *testing.T) {
 	if b := stepfunctions.DefaultBudget; b.ReadsPerSecond < 6.66 || b.ReadsPerSecond > 6.67 || b.Burst != 166 {
 		t.Errorf("default budget %+v, want two thirds of DescribeExecution's smallest quota (10/s, 250): 6.67/s, 166", b)
 	}
+	if b := (stepfunctions.Driver{}).Info().SweepBudget; b.ReadsPerSecond < 1.33 || b.ReadsPerSecond > 1.34 || b.Burst != 66 {
+		t.Errorf("default sweep budget %+v, want two thirds of ListExecutions' smallest quota (2/s, 100): 1.33/s, 66", b)
+	}
 }
