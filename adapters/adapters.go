@@ -1,6 +1,8 @@
 // Package adapters is the engine contract: what taskgate needs from a workflow engine to serve its
-// executions as MCP tasks. It imports no engine SDK; each engine lives in a package of its own
-// under adapters/ and proves itself with adapters/enginetest.
+// executions as MCP tasks. A driver implements the narrow Conn (adapters.go); the one portable
+// Engine (engine.go) adds to it, once for every driver, the hooks around each engine call, the
+// reuse of readings, waiting and running. It imports no engine SDK; each engine lives in a package
+// of its own under adapters/ and proves itself with adapters/enginetest.
 //
 // An engine package also registers a Driver (driver.go), which reads its part of mapping files,
 // opens engines and writes and reads their ids: nothing outside the package names the engine.
@@ -234,7 +236,7 @@ type Listed struct {
 // TargetInfo is what an engine tells about a target before any execution.
 type TargetInfo struct {
 	// SyncOnly, when set, says why executions of this target cannot be described once started, in
-	// the engine's own words: serve it only through Engine.Run.
+	// the engine's own words: serve it only through Engine.Run (the Conn is a Runner).
 	SyncOnly string
 	// Warnings are worth printing at startup but do not stop taskgate (e.g. no worker polls the
 	// task queue yet).
@@ -248,13 +250,16 @@ type TargetInfo struct {
 	ReadCalls, OutcomeCalls int
 }
 
-// Engine is one configured connection to a workflow engine. All methods are safe for concurrent use.
-type Engine interface {
+// Conn is what a driver implements: one configured connection to a workflow engine, whose every
+// method asks the engine (or nothing, for KeyRef and Owns). An Engine adds to it what every driver
+// needs once: hooks around each call, the reuse of readings, waiting, and running. A Conn may also
+// implement Runner, Sweeper and Sampler. All methods are safe for concurrent use.
+type Conn interface {
 	// Check verifies that a target exists and can be served, before any tool is offered.
 	Check(ctx context.Context, t Target) (TargetInfo, error)
 	// Start starts one execution. On an engine whose reads are eventually consistent (Step
 	// Functions), Describe, Outcome and Cancel may answer ErrNotFound for a short while after it
-	// returns: callers read that as not yet visible (Submitted). Wait waits through it.
+	// returns: callers read that as not yet visible (Submitted). Engine.Wait waits through it.
 	Start(ctx context.Context, t Target, req StartRequest) (Ref, error)
 	// KeyRef is a Ref of the execution that Start gives for an idempotency key and caller,
 	// computed without an engine call: it may be another form of the Ref that Start returns (one
@@ -265,16 +270,12 @@ type Engine interface {
 	// not asked to serve, and from other callers' executions: adapters write CallerTag(caller)
 	// into the ids of the executions they start.
 	Owns(t Target, r Ref, caller string) bool
-	// Describe reads the current state: one engine round trip (or a shared one), or two where a
-	// running execution's questions and progress are kept apart from its status (Step Functions
-	// reads them from its history).
+	// Describe reads the current state: one engine round trip, or two where a running
+	// execution's questions and progress are kept apart from its status (Step Functions reads
+	// them from its history).
 	Describe(ctx context.Context, t Target, r Ref) (Status, error)
 	// Outcome reads how an ended execution ended. ErrNotEnded while it runs.
 	Outcome(ctx context.Context, t Target, r Ref) (Outcome, error)
-	// Wait blocks until the execution ends (or ctx ends) and returns its outcome.
-	Wait(ctx context.Context, t Target, r Ref) (Outcome, error)
-	// Run starts an execution and waits for its outcome: the only way to serve SyncOnly targets.
-	Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error)
 	// List reads one page of the executions of t that caller started, newest first: at most
 	// limit, and the page that follows ("" after the last). A page is what an earlier List gave;
 	// a page it did not give is ErrInvalid. The statuses are the listing's, which may be coarser
@@ -290,7 +291,16 @@ type Engine interface {
 	Close() error
 }
 
-// Sweeper is an Engine that reads the states of many executions of one target in one engine call,
+// Runner is a Conn that has targets whose executions cannot be described once started
+// (TargetInfo.SyncOnly: Step Functions' Express state machines), and runs them in one call that
+// answers when the execution ends. Engine.Run calls it only for those targets; it runs the
+// others as Start and Wait.
+type Runner interface {
+	// Run starts an execution of a SyncOnly target and returns its outcome once it ended.
+	Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error)
+}
+
+// Sweeper is a Conn that reads the states of many executions of one target in one engine call,
 // from the engine's listing (Step Functions' ListExecutions, Temporal's visibility, an SQL view
 // of invocations): a replica refreshes its running tasks a page at a time instead of one read
 // per task. It is optional; an engine without it is read per execution.
@@ -307,7 +317,7 @@ type Sweeper interface {
 	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
 }
 
-// Sampler is an Engine that reads the inputs of the most recent executions of a target, whoever
+// Sampler is a Conn that reads the inputs of the most recent executions of a target, whoever
 // started them: for inferring a tool's inputSchema from what really ran (taskgate discover
 // --infer) and for telling when what runs no longer fits it (drift checks). It is optional.
 type Sampler interface {
@@ -461,7 +471,7 @@ func (t *Throttle) Is(target error) bool { return target == ErrThrottled || targ
 
 func (t *Throttle) Unwrap() error { return t.Cause }
 
-// Sleep waits d, or until ctx ends (its error then): for the drivers' and wrappers' waits
+// Sleep waits d, or until ctx ends (its error then): for the waits of drivers, hooks and Engine
 // between reads.
 func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -56,6 +56,10 @@ type DriverInfo struct {
 	// Budget is the read budget of an engine block that sets none: what the engine's published
 	// default quotas leave to taskgate with room for every other caller. Zero: unlimited.
 	Budget Budget
+	// SweepBudget, when set, is the budget of sweeps and samples (Sweeper, Sampler), for an engine
+	// that throttles its listing apart from its reads; zero: they spend the read budget. It
+	// applies when the read budget is not unlimited.
+	SweepBudget Budget
 }
 
 // Budget is how fast taskgate may read an engine: ReadsPerSecond on average, up to Burst at once
@@ -125,8 +129,9 @@ type Discoverer interface {
 
 // EngineConfig is a decoded engine block.
 type EngineConfig interface {
-	// Open connects to the engine the block describes.
-	Open(ctx context.Context, opts OpenOptions) (Engine, error)
+	// Open connects to the engine the block describes: the driver's Conn, which NewEngine makes
+	// an Engine of.
+	Open(ctx context.Context, opts OpenOptions) (Conn, error)
 }
 
 // OpenOptions is what the caller adds to an engine block when it opens it.

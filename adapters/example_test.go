@@ -41,7 +41,7 @@ func (inProcess) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 	return inProcessConfig{keep}
 }
 
-func (c inProcessConfig) Open(context.Context, adapters.OpenOptions) (adapters.Engine, error) {
+func (c inProcessConfig) Open(context.Context, adapters.OpenOptions) (adapters.Conn, error) {
 	return memengine.New(memengine.Options{Retention: c.keep}), nil
 }
 
@@ -61,7 +61,7 @@ func (inProcess) ParseRef(id string) (adapters.Ref, error) {
 }
 
 // A registered driver reads its engine blocks and targets in mapping files, and the block it
-// decoded opens the engine.
+// decoded opens its Conn, which adapters.NewEngine serves as an Engine.
 func ExampleRegister() {
 	set, err := mapping.Parse("tools.yaml", []byte(`
 engines: {local: {inprocess: {keep: 1m}}}
@@ -74,11 +74,12 @@ tools:
 	}
 	ctx := context.Background()
 	tool, _ := set.Tool("echo")
-	engine, err := set.Engines[tool.Engine].Config.Open(ctx, adapters.OpenOptions{})
+	conn, err := set.Engines[tool.Engine].Config.Open(ctx, adapters.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	engine := adapters.NewEngine(conn, adapters.EngineOptions{})
 	defer engine.Close()
 
 	ref, out, err := engine.Run(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 0, "text": "hello"}`)})

@@ -46,7 +46,7 @@ func run(t *testing.T, dev *devenv.Env, tool, args string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, block := range set.Engines {
 		e, err := block.Config.Open(t.Context(), adapters.OpenOptions{Env: dev.Env})
 		if err != nil {

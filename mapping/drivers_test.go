@@ -31,7 +31,7 @@ type alphaConfig struct {
 	Limits bool
 }
 
-func (alphaConfig) Open(context.Context, adapters.OpenOptions) (adapters.Engine, error) {
+func (alphaConfig) Open(context.Context, adapters.OpenOptions) (adapters.Conn, error) {
 	return nil, errors.New("alpha engines are for reading mapping files only")
 }
 
@@ -98,7 +98,7 @@ type beta struct{}
 
 type betaConfig struct{ Zone string }
 
-func (betaConfig) Open(context.Context, adapters.OpenOptions) (adapters.Engine, error) {
+func (betaConfig) Open(context.Context, adapters.OpenOptions) (adapters.Conn, error) {
 	return nil, errors.New("beta engines are for reading mapping files only")
 }
 

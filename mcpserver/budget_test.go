@@ -30,7 +30,7 @@ import (
 type budgetEnv struct {
 	proxy  *apifaults.Temporal
 	set    *mapping.Set
-	engine adapters.Engine
+	engine adapters.Conn
 	tokens token.Codec
 	// log, when set, is the servers' logger.
 	log *slog.Logger
@@ -71,7 +71,7 @@ tools:
 // service.
 func (e *budgetEnv) serve(t *testing.T) (*tasks.Service, *rpctest.Client) {
 	t.Helper()
-	srv, svc := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"t": e.engine}, Tokens: e.tokens}, mcpserver.Config{Logger: e.log})
+	srv, svc := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Conn{"t": e.engine}, Tokens: e.tokens}, mcpserver.Config{Logger: e.log})
 	if _, err := svc.CheckTargets(t.Context()); err != nil {
 		t.Fatal(err)
 	}

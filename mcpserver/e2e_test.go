@@ -29,7 +29,7 @@ const ext = "io.modelcontextprotocol/tasks"
 // counting passes every call to the real engine and counts starts, engine reads and answers, so
 // tests can show that a rejected request reached no engine.
 type counting struct {
-	adapters.Engine
+	adapters.Conn
 	starts, reads, answers atomic.Int64
 	// started is the Ref of the latest start.
 	started atomic.Value
@@ -37,7 +37,7 @@ type counting struct {
 
 func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {
 	c.starts.Add(1)
-	ref, err := c.Engine.Start(ctx, t, r)
+	ref, err := c.Conn.Start(ctx, t, r)
 	if err == nil {
 		c.started.Store(ref)
 	}
@@ -46,12 +46,12 @@ func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.Star
 
 func (c *counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	c.reads.Add(1)
-	return c.Engine.Describe(ctx, t, r)
+	return c.Conn.Describe(ctx, t, r)
 }
 
 func (c *counting) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
 	c.answers.Add(1)
-	return c.Engine.Answer(ctx, t, r, key, a)
+	return c.Conn.Answer(ctx, t, r, key, a)
 }
 
 type env struct {
@@ -123,11 +123,11 @@ func newEnvConfig(t *testing.T, edit func(*tasks.Config, *mcpserver.Config)) *en
 			t.Fatal(err)
 		}
 	})
-	c := &counting{Engine: eng}
+	c := &counting{Conn: eng}
 	keys, _ := token.ParseKeys(token.NewKey("t1"))
 	sealed, _ := token.NewSealed(keys)
 	// Rate limits have tests of their own; the others send as fast as they like.
-	tc := tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": c}, Tokens: sealed}
+	tc := tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"local-temporal": c}, Tokens: sealed}
 	cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
 	edit(&tc, &cfg)
 	srv, svc := newServer(t, tc, cfg)

@@ -88,7 +88,7 @@ func TestEngineOutageIsRetryableAndChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": eng}, Tokens: e.tokens}, mcpserver.Config{})
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"local-temporal": eng}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -131,7 +131,7 @@ func TestEngineOutageIsRetryableAndChangesNothing(t *testing.T) {
 // invisibleAtFirst answers "not found" for its first reads of each execution, as an eventually
 // consistent engine may right after a start; all else goes to the real engine.
 type invisibleAtFirst struct {
-	adapters.Engine
+	adapters.Conn
 	mu     sync.Mutex
 	misses map[adapters.Ref]int
 }
@@ -144,7 +144,7 @@ func (e *invisibleAtFirst) Describe(ctx context.Context, t adapters.Target, r ad
 	if n <= 2 {
 		return adapters.Status{}, adapters.ErrNotFound
 	}
-	return e.Engine.Describe(ctx, t, r)
+	return e.Conn.Describe(ctx, t, r)
 }
 
 func TestNotYetVisibleReadsAsWorkingWithinTheGraceWindow(t *testing.T) {
@@ -153,8 +153,8 @@ func TestNotYetVisibleReadsAsWorkingWithinTheGraceWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := &invisibleAtFirst{Engine: e.engine, misses: map[adapters.Ref]int{}}
-	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"local-temporal": slow}, Tokens: e.tokens, NotFoundGrace: 3 * time.Second}, mcpserver.Config{})
+	slow := &invisibleAtFirst{Conn: e.engine, misses: map[adapters.Ref]int{}}
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"local-temporal": slow}, Tokens: e.tokens, NotFoundGrace: 3 * time.Second}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -178,7 +178,7 @@ func TestNotYetVisibleReadsAsWorkingWithinTheGraceWindow(t *testing.T) {
 
 // expressEngine reports every target as sync-only, as Step Functions does for Express state
 // machines (which the emulator here cannot create), in the words of the Step Functions driver.
-type expressEngine struct{ adapters.Engine }
+type expressEngine struct{ adapters.Conn }
 
 func (expressEngine) Check(_ context.Context, t adapters.Target) (adapters.TargetInfo, error) {
 	return adapters.TargetInfo{SyncOnly: t.Name + " cannot be described after it starts (an Express state machine)"}, nil
@@ -200,7 +200,7 @@ tools:
 	}
 	keys, _ := token.ParseKeys(token.NewKey("x"))
 	tokens, _ := token.NewSealed(keys)
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": expressEngine{}}, Tokens: tokens})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"aws": expressEngine{}}, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}

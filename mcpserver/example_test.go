@@ -40,7 +40,7 @@ tools:
 	defer engine.Close()
 	keys, _ := token.ParseKeys(token.NewKey("k1"))
 	tokens, _ := token.NewSealed(keys)
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": engine}, Tokens: tokens})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": engine}, Tokens: tokens})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func fuzzServer(t testing.TB) (*mcpserver.Server, http.Handler, *panicLog) {
 			fuzzEnv.err = err
 			return
 		}
-		engines := map[string]adapters.Engine{}
+		engines := map[string]adapters.Conn{}
 		for name, e := range set.Engines {
 			if engines[name], err = e.Config.Open(context.Background(), adapters.OpenOptions{}); err != nil {
 				fuzzEnv.err = err

@@ -78,7 +78,7 @@ func TestIDsIssuedBeforeOneIDRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, e := range set.Engines {
 		if engines[name], err = e.Config.Open(ctx, adapters.OpenOptions{Env: env}); err != nil {
 			t.Fatal(err)

@@ -67,7 +67,7 @@ func newMemEnv(t *testing.T, edit func(*mcpserver.Config)) *memEnv {
 	if edit != nil {
 		edit(&cfg)
 	}
-	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: sealed}, cfg)
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": e}, Tokens: sealed}, cfg)
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
 	return &memEnv{srv: srv, url: hs.URL}

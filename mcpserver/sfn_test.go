@@ -69,7 +69,7 @@ func (e *sfnEnv) server(t *testing.T, extensions ...string) *rpctest.Client {
 	if extensions == nil {
 		extensions = []string{ext}
 	}
-	srv, _ := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
+	srv, _ := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Conn{"aws": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(hs.Close)
 	return rpctest.Modern(rpctest.HTTP{URL: hs.URL}, extensions...)
@@ -226,7 +226,7 @@ func TestForgedExecutionARNsReachNoEngine(t *testing.T) {
 		}
 	}
 	// The same with native ids, which a client can write by hand.
-	native, _ := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: token.Native{Refs: e.set}}, mcpserver.Config{})
+	native, _ := newServer(t, tasks.Config{Mapping: e.set, Engines: map[string]adapters.Conn{"aws": e.engine}, Tokens: token.Native{Refs: e.set}}, mcpserver.Config{})
 	hs := httptest.NewServer(native.HTTPHandler())
 	defer hs.Close()
 	nc := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -393,7 +393,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"aws": e.engine}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)
@@ -442,7 +442,7 @@ func TestJustStartedExecutionReadsAsSubmitted(t *testing.T) {
 	}
 	keys, _ := token.ParseKeys(token.NewKey("s1"))
 	tokens, _ := token.NewSealed(keys)
-	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens, FreshFor: -1}, mcpserver.Config{})
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"aws": eng}, Tokens: tokens, FreshFor: -1}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	p.HideFor(2 * time.Second)
@@ -501,7 +501,7 @@ func TestStepFunctionsThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 	}
 	keys, _ := token.ParseKeys(token.NewKey("s1"))
 	tokens, _ := token.NewSealed(keys)
-	srv, svc := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"aws": eng}, Tokens: tokens}, mcpserver.Config{})
+	srv, svc := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"aws": eng}, Tokens: tokens}, mcpserver.Config{})
 	if _, err := svc.CheckTargets(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -96,12 +96,12 @@ func benchServer(b *testing.B, observed func() *observe.Telemetry) func(method, 
 	b.Cleanup(func() { e.Close() })
 	keys, _ := token.ParseKeys(token.NewKey("b1"))
 	sealed, _ := token.NewSealed(keys)
-	tc := tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"mem": e}, FreshFor: -1}
+	tc := tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Conn{"mem": e}, FreshFor: -1}
 	cfg := mcpserver.Config{Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1}}
 	var tel *observe.Telemetry
 	if observed != nil {
 		tel = observed()
-		cfg.Observer, tc.Observer, tc.Instrument = tel, tel, tel.Engine
+		cfg.Observer, tc.Observer, tc.Hooks = tel, tel, tel.EngineHooks
 	}
 	svc, err := tasks.New(tc)
 	if err != nil {
@@ -168,7 +168,7 @@ func BenchmarkInstrumentation(b *testing.B) {
 	})
 	b.Run("observed", func(b *testing.B) {
 		tel := observe.New(observe.Options{Registry: prometheus.NewRegistry()})
-		measured := tel.Engine("mem", e)
+		measured := adapters.NewEngine(e, adapters.EngineOptions{Hooks: []adapters.Hook{tel.Engine("mem")}})
 		b.ReportAllocs()
 		for b.Loop() {
 			rec := &mcpserver.Request{Method: "tasks/get", Dialect: "extension"}

@@ -1,6 +1,6 @@
 // Package observe is what taskgate tells its operators: Prometheus metrics, OpenTelemetry traces
 // and a log line per request (Telemetry, an mcpserver.Observer and a tasks.Observer), the engines
-// measured and traced (adapters/instrument, stacked by the task service: tasks.Config.Instrument),
+// measured and traced (adapters/instrument, stacked by the task service: tasks.Config.Hooks),
 // and readiness (Readiness). Nothing it records or exports carries a task id or a credential, and
 // every metric label takes one of few values.
 package observe
@@ -124,10 +124,13 @@ func (s *series[K, V]) get(k K) V {
 	return v
 }
 
-// Engine measures the engine block called name, and traces it when tracing.
-func (t *Telemetry) Engine(name string, e adapters.Engine) adapters.Engine {
-	return instrument.Wrap(e, name, t.engines, t.engineTracer, Propagation)
+// Engine is the hook that measures the engine block called name, and traces it when tracing.
+func (t *Telemetry) Engine(name string) adapters.Hook {
+	return instrument.Hook(name, t.engines, t.engineTracer, Propagation)
 }
+
+// EngineHooks are the tasks.Config.Hooks of the engine blocks: Engine's.
+func (t *Telemetry) EngineHooks(name string) []adapters.Hook { return []adapters.Hook{t.Engine(name)} }
 
 // Retried returns the adapters.OpenOptions.Retried of the engine block called name.
 func (t *Telemetry) Retried(name string) func(throttled bool) { return t.engines.Retried(name) }

@@ -67,7 +67,7 @@ func TestReadyzFollowsTheEngine(t *testing.T) {
 	defer eng.Close()
 	keys, _ := token.ParseKeys(token.NewKey("t1"))
 	sealed, _ := token.NewSealed(keys)
-	svc, err := tasks.New(tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Engine{"local-temporal": eng}})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Tokens: sealed, Engines: map[string]adapters.Conn{"local-temporal": eng}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ tools:
 
 type shared struct {
 	set     *mapping.Set
-	engines map[string]adapters.Engine
+	engines map[string]adapters.Conn
 	mem     *counting
 }
 
@@ -58,8 +58,8 @@ func newShared(t *testing.T) *shared {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	mem := &counting{Engine: e}
-	return &shared{set: set, engines: map[string]adapters.Engine{"mem": mem}, mem: mem}
+	mem := &counting{Conn: e}
+	return &shared{set: set, engines: map[string]adapters.Conn{"mem": mem}, mem: mem}
 }
 
 // service serves the shared engines with tokens.
@@ -231,7 +231,7 @@ auth:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": nil}, Tokens: token.Native{Refs: set}})
+	_, err = tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": nil}, Tokens: token.Native{Refs: set}})
 	if err == nil || !strings.Contains(err.Error(), "TASKGATE_TOKEN_KEYS") {
 		t.Fatalf("native ids with no secret under auth: %v", err)
 	}

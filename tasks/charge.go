@@ -29,56 +29,16 @@ func Charging(ctx context.Context, pay func()) context.Context {
 	return context.WithValue(ctx, chargeKey{}, c)
 }
 
-// bill charges one engine call to ctx's request.
-func bill(ctx context.Context) {
-	c, _ := ctx.Value(chargeKey{}).(*charge)
-	if c == nil || c.paid.CompareAndSwap(true, false) {
-		return
+// bill is the hook that charges every engine call but a Check to the request that makes it. It
+// comes after the readings and the read budget: a read they answer, or one the budget refuses,
+// makes no engine call and costs nothing. Check is left out: only the service itself checks
+// targets.
+func bill(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
+	if c.Op == adapters.OpCheck {
+		return ctx, nil, nil
 	}
-	c.pay()
-}
-
-// billed bills every call of an engine to the request that makes it. It sits below the shortcuts
-// (package coalesce): a read they answer makes no engine call and costs nothing. Check is left
-// out: only the service itself checks targets.
-type billed struct{ adapters.Engine }
-
-func (e billed) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {
-	bill(ctx)
-	return e.Engine.Start(ctx, t, r)
-}
-
-func (e billed) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
-	bill(ctx)
-	return e.Engine.Describe(ctx, t, r)
-}
-
-func (e billed) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	bill(ctx)
-	return e.Engine.Outcome(ctx, t, r)
-}
-
-func (e billed) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	bill(ctx)
-	return e.Engine.Wait(ctx, t, r)
-}
-
-func (e billed) Run(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	bill(ctx)
-	return e.Engine.Run(ctx, t, r)
-}
-
-func (e billed) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
-	bill(ctx)
-	return e.Engine.List(ctx, t, caller, page, limit)
-}
-
-func (e billed) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
-	bill(ctx)
-	return e.Engine.Cancel(ctx, t, r, reason)
-}
-
-func (e billed) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
-	bill(ctx)
-	return e.Engine.Answer(ctx, t, r, key, a)
+	if ch, _ := ctx.Value(chargeKey{}).(*charge); ch != nil && !ch.paid.CompareAndSwap(true, false) {
+		ch.pay()
+	}
+	return ctx, nil, nil
 }

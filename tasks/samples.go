@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -18,14 +19,9 @@ var ErrNoSamples = errors.New("the engine cannot read the inputs of recent execu
 // n reads, the most it may make, and takes no turn ahead of a client's read. No client waits on
 // it, so it is not charged to one.
 func (s *Service) Samples(ctx context.Context, tool *mapping.Tool, n int) ([]json.RawMessage, error) {
-	sm, ok := s.samplers[tool.Engine]
-	if !ok {
+	inputs, err := s.engines[tool.Engine].Samples(ctx, tool.Target, n)
+	if errors.Is(err, adapters.ErrUnsupported) {
 		return nil, fmt.Errorf("engine %q: %w", tool.Engine, ErrNoSamples)
 	}
-	if b, ok := s.budgets[tool.Engine]; ok {
-		if err := b.Spend(ctx, 1+n); err != nil {
-			return nil, fmt.Errorf("engine %q: waiting for the read budget: %w", tool.Engine, err)
-		}
-	}
-	return sm.Samples(ctx, tool.Target, n)
+	return inputs, err
 }

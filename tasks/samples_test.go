@@ -33,7 +33,7 @@ tools:
 		t.Fatal(err)
 	}
 	defer e.Close()
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: token.Native{Refs: set}})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": e}, Tokens: token.Native{Refs: set}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ tools:
 		t.Errorf("%d reads refused, want none: samples wait their turn", refused)
 	}
 
-	hidden := map[string]adapters.Engine{"mem": struct{ adapters.Engine }{e}}
+	hidden := map[string]adapters.Conn{"mem": struct{ adapters.Conn }{e}}
 	plain, err := tasks.New(tasks.Config{Mapping: set, Engines: hidden, Tokens: token.Native{Refs: set}})
 	if err != nil {
 		t.Fatal(err)

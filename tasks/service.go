@@ -1,9 +1,9 @@
 // Package tasks is taskgate's task service: it starts, reads, cancels, answers, lists and waits on
 // the executions behind MCP tasks, over the engines the mapping names, whatever dialect a client
 // speaks. It keeps no task state: a task id is a token around the engine's own reference (package
-// token), and every read asks the engine, through the decorators that New stacks over each engine
-// (instrumentation, the charge of each call to its caller, the read budget, and the reuse of
-// readings). It imports
+// token), and every read asks the engine, through the adapters.Engine that New builds over each
+// driver's Conn (the reuse of readings, and the hooks: the read budget, the charge of each call to
+// its caller, instrumentation). It imports
 // no MCP package: calls come in as plain values (StartRequest, Answer), results go out as neutral
 // data (Task, Result, Failure) and errors as typed ones (*Error), and package mcpserver puts them
 // into each dialect's words.
@@ -28,8 +28,9 @@ import (
 // Config is what a Service serves.
 type Config struct {
 	Mapping *mapping.Set
-	// Engines by engine block name; every tool's engine must be present.
-	Engines map[string]adapters.Engine
+	// Engines are the drivers' connections by engine block name; every tool's engine must be
+	// present. The service does not close them.
+	Engines map[string]adapters.Conn
 	// Tokens issues and opens task ids (token.Sealed, or token.Native). Its Secrets also key the
 	// callers recorded in the engines' records (callers.go): a mapping that authenticates callers
 	// needs them, with native ids too, or an execution's id would confirm a guessed principal.
@@ -54,9 +55,9 @@ type Config struct {
 	// Replicas is how many taskgate processes share each engine block's read budget
 	// (mapping.Engine.Budget): this one spends its share. Default 1.
 	Replicas int
-	// Instrument, when set, wraps each engine block's engine (by block name) nearest the driver, so
-	// that it sees every call that reaches the engine (package observe measures and traces them).
-	Instrument func(name string, e adapters.Engine) adapters.Engine
+	// Hooks, when set, are the hooks of each engine block (by block name) nearest the driver, so
+	// that they see every call that reaches the engine (package observe measures and traces them).
+	Hooks func(block string) []adapters.Hook
 	// Observer, when set, is told of starts and ends.
 	Observer Observer
 }
@@ -75,13 +76,12 @@ type Service struct {
 	audit  *slog.Logger
 	grace  time.Duration
 	now    func() time.Time
-	// engines are the decorated engines by block name; reads and budgets, their decorators that
-	// report what they did (budgets only for the blocks with a budget).
-	engines map[string]adapters.Engine
-	reads   map[string]*coalesce.Engine
-	budgets map[string]*budget.Engine
-	// samplers are the drivers of the blocks that read recent inputs (samples.go).
-	samplers map[string]adapters.Sampler
+	// engines are the engines by block name; reads and budgets, their readings and read budgets,
+	// which report what they did (budgets only for the blocks with a budget; blocks that read one
+	// account share theirs).
+	engines  map[string]*adapters.Engine
+	reads    map[string]*coalesce.Readings
+	budgets  map[string]*budget.Budget
 	observer Observer
 	callers  callers
 	// unknownKeys are client keys that named no execution (a shortcut only).
@@ -99,8 +99,8 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("tasks: the mapping authenticates callers, so the callers recorded in the engines need a secret: set TASKGATE_TOKEN_KEYS (also with native task ids)")
 	}
 	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
-		now: time.Now, engines: map[string]adapters.Engine{}, reads: map[string]*coalesce.Engine{},
-		budgets: map[string]*budget.Engine{}, samplers: map[string]adapters.Sampler{}, observer: cfg.Observer, unknownKeys: newUnknownKeys(), callers: newCallers(cfg.Tokens.Secrets())}
+		now: time.Now, engines: map[string]*adapters.Engine{}, reads: map[string]*coalesce.Readings{},
+		observer: cfg.Observer, unknownKeys: newUnknownKeys(), callers: newCallers(cfg.Tokens.Secrets())}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -122,41 +122,62 @@ func New(cfg Config) (*Service, error) {
 	if cfg.CacheBytes < 0 {
 		size = 0
 	}
+	want, kinds := map[string]blockBudget{}, map[string]string{}
 	for _, t := range cfg.Mapping.Tools {
-		e, ok := cfg.Engines[t.Engine]
-		if !ok {
+		if _, ok := cfg.Engines[t.Engine]; !ok {
 			return nil, fmt.Errorf("tasks: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
-		if _, done := s.engines[t.Engine]; done {
-			continue
+		if block, ok := cfg.Mapping.Engines[t.Engine]; ok && !block.Budget.Unlimited() {
+			b := blockBudget{reads: block.Budget.Split(cfg.Replicas)}
+			if d, ok := adapters.Lookup(block.Kind); ok {
+				b.sweeps = d.Info().SweepBudget.Split(cfg.Replicas)
+			}
+			want[t.Engine], kinds[t.Engine] = b, block.Kind
 		}
-		if sm, ok := e.(adapters.Sampler); ok {
-			s.samplers[t.Engine] = sm
+	}
+	s.budgets = readBudgets(want, kinds, cfg.Engines, s.log)
+	for _, t := range cfg.Mapping.Tools {
+		c := cfg.Engines[t.Engine]
+		if _, done := s.engines[t.Engine]; !done {
+			s.engines[t.Engine] = s.newEngine(cfg, t.Engine, c, coalesce.Options{Size: size, Bytes: blockBytes, Fresh: fresh})
 		}
-		// The decorators, from the driver out: what reaches the engine is measured and charged to
-		// the caller whose request makes it; reads are made within the block's read budget, when
-		// it has one; and readings are shared and reused above all of them, longer as the budget's
-		// load grows.
-		if cfg.Instrument != nil {
-			e = cfg.Instrument(t.Engine, e)
-		}
-		e = billed{e}
-		o := coalesce.Options{Size: size, Bytes: blockBytes, Fresh: fresh}
-		var b adapters.Budget
-		if block, ok := cfg.Mapping.Engines[t.Engine]; ok {
-			b = block.Budget.Split(cfg.Replicas)
-		}
-		if !b.Unlimited() {
-			be := budget.New(e, b)
-			s.budgets[t.Engine], e, o.Stretch = be, be, be.Stretch
-		}
-		if s.observer != nil {
-			o.Ended = s.ended
-		}
-		s.reads[t.Engine] = coalesce.New(e, o)
-		s.engines[t.Engine] = s.reads[t.Engine]
 	}
 	return s, nil
+}
+
+// newEngine is the engine of the block called name over its Conn c. Readings are shared and reused
+// above everything, longer as the budget's load grows, so that a read they answer costs nothing;
+// then, from the outside in, reads are made within the block's read budget when it has one (its
+// account's: see readBudgets; sweeps within its kind's sweep budget; a read it refuses is no
+// engine call); what reaches the engine is charged to the caller whose request makes it, and
+// measured. When the engine sweeps, the readings of its running tasks are kept fresh a listing
+// page at a time (coalesce.Readings.Sweeps).
+func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce.Options) *adapters.Engine {
+	var hooks []adapters.Hook
+	if b, ok := s.budgets[name]; ok {
+		hooks, o.Stretch = append(hooks, b.Hook), b.Stretch
+	}
+	hooks = append(hooks, bill)
+	if cfg.Hooks != nil {
+		hooks = append(hooks, cfg.Hooks(name)...)
+	}
+	if s.observer != nil {
+		o.Ended = s.ended
+	}
+	s.reads[name] = coalesce.New(o)
+	e := adapters.NewEngine(c, adapters.EngineOptions{Hooks: hooks, Readings: s.reads[name]})
+	if e.Supports(adapters.OpSweep) {
+		s.reads[name].Sweeps(e.Sweep)
+	}
+	return e
+}
+
+// Close stops what the service runs of its own: the sweeps of the engines' readings. The engines'
+// connections are their opener's to close.
+func (s *Service) Close() {
+	for _, r := range s.reads {
+		r.Close()
+	}
 }
 
 // cacheShare is each engine block's share of cfg.CacheBytes, at least a byte (coalesce reads 0
@@ -178,9 +199,9 @@ func (s *Service) Mapping() *mapping.Set { return s.set }
 
 type toolKey struct{}
 
-// engine is the engine of tool, and ctx telling the engine decorators which tool calls it and how
+// engine is the engine of tool, and ctx telling its hooks and readings which tool calls it and how
 // its tasks created at created (zero: unknown) are polled (adapters/pace).
-func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.Time) (context.Context, adapters.Engine) {
+func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.Time) (context.Context, *adapters.Engine) {
 	ctx = pace.With(context.WithValue(ctx, toolKey{}, tool), pace.Pace{Created: created, Curve: tool.PollIntervalAt, MaxStale: tool.MaxStaleness})
 	return ctx, s.engines[tool.Engine]
 }
@@ -262,7 +283,8 @@ func (s *Service) CacheBytes() map[string]int64 {
 	return held
 }
 
-// Budgets are, by engine block name, what the read budgets of the blocks that have one did.
+// Budgets are, by engine block name, what the read budgets of the blocks that have one did (blocks
+// that read one account report their shared budget each).
 func (s *Service) Budgets() map[string]budget.Stats {
 	stats := make(map[string]budget.Stats, len(s.budgets))
 	for name, b := range s.budgets {

@@ -65,23 +65,23 @@ tools:
 // counting passes every call to the real engine and counts starts and answers, to show what a
 // refused request did not reach.
 type counting struct {
-	adapters.Engine
+	adapters.Conn
 	starts, answers, describes atomic.Int64
 }
 
 func (c *counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	c.describes.Add(1)
-	return c.Engine.Describe(ctx, t, r)
+	return c.Conn.Describe(ctx, t, r)
 }
 
 func (c *counting) Start(ctx context.Context, t adapters.Target, r adapters.StartRequest) (adapters.Ref, error) {
 	c.starts.Add(1)
-	return c.Engine.Start(ctx, t, r)
+	return c.Conn.Start(ctx, t, r)
 }
 
 func (c *counting) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
 	c.answers.Add(1)
-	return c.Engine.Answer(ctx, t, r, key, a)
+	return c.Conn.Answer(ctx, t, r, key, a)
 }
 
 // observed counts what an Observer is told.
@@ -104,7 +104,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, block := range set.Engines {
 		e, err := block.Config.Open(t.Context(), adapters.OpenOptions{})
 		if err != nil {
@@ -113,7 +113,7 @@ func newEnv(t *testing.T) *env {
 		t.Cleanup(func() { e.Close() })
 		engines[name] = e
 	}
-	mem := &counting{Engine: engines["mem"]}
+	mem := &counting{Conn: engines["mem"]}
 	engines["mem"] = mem
 	keys, _ := token.ParseKeys(token.NewKey("k1"))
 	sealed, _ := token.NewSealed(keys)
@@ -440,7 +440,7 @@ tools:
 	defer e.Close()
 	keys, _ := token.ParseKeys(token.NewKey("k1"))
 	sealed, _ := token.NewSealed(keys)
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: sealed})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": e}, Tokens: sealed})
 	if err != nil {
 		t.Fatal(err)
 	}

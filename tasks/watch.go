@@ -66,7 +66,7 @@ func (s *Service) follow(ctx context.Context, t *Task, out chan<- *Task) {
 				return
 			}
 		}
-		if !untilNextRead(ctx, t) {
+		if !s.untilChanged(ctx, t) {
 			return
 		}
 	}
@@ -88,16 +88,23 @@ func statusOf(t *Task) status {
 	return st
 }
 
-// The bounds of untilNextRead: a followed task is read again at least every followMax, and at most
+// The bounds of untilChanged: a followed task is read again at least every followMax, and at most
 // every followMin.
 const followMin, followMax = 200 * time.Millisecond, 2 * time.Second
 
-// untilNextRead waits until t may have changed, and reports false when ctx ended first. For now
-// that is when the engine will next be read for it (Status.NextReadAt, as adapters/coalesce
-// sets it), within [followMin, followMax]; reads before then are answered from the same reading.
-// It is the one place that says when a followed task is looked at again: the sweeps of many
-// executions at once are to wake it instead.
-func untilNextRead(ctx context.Context, t *Task) bool {
-	d := min(max(time.Until(t.Status.NextReadAt), followMin), followMax)
-	return adapters.Sleep(ctx, d) == nil
+// untilChanged waits until t may have changed, and reports false when ctx ended first: when its
+// engine's readings record a change of it (a sweep showed it ended, or a read a new state), or
+// when the engine will next be read for it (Status.NextReadAt, as adapters/coalesce sets it),
+// within [followMin, followMax]; reads before then are answered from the same reading.
+func (s *Service) untilChanged(ctx context.Context, t *Task) bool {
+	changed := s.engines[t.Tool.Engine].Changes(t.Tool.Target, t.claims.Ref)
+	timer := time.NewTimer(min(max(time.Until(t.Status.NextReadAt), followMin), followMax))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-changed:
+	case <-timer.C:
+	}
+	return true
 }

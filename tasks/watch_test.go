@@ -60,7 +60,7 @@ func newWatched(t *testing.T) (*tasks.Service, *mapping.Set) {
 	t.Cleanup(func() { e.Close() })
 	keys, _ := token.ParseKeys(token.NewKey("w1"))
 	sealed, _ := token.NewSealed(keys)
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: sealed})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": e}, Tokens: sealed})
 	if err != nil {
 		t.Fatal(err)
 	}

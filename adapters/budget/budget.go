@@ -1,5 +1,5 @@
-// Package budget wraps an adapters.Engine with a read budget, so that taskgate never reads an
-// engine faster than it is given, whatever its clients do:
+// Package budget is a read budget for an adapters.Engine (an adapters.Hook), so that taskgate never
+// reads an engine faster than it is given, whatever its clients do:
 //
 //   - every read of an execution (Describe, Outcome, List) spends tokens of a bucket that refills
 //     at the budget's rate, up to its burst: as many as the read makes engine calls
@@ -47,11 +47,9 @@ const (
 	forgetAfter = 10 * time.Second
 )
 
-// Engine is the wrapped engine.
-type Engine struct {
-	adapters.Engine
+// Budget is one engine's read budget: its Hook spends it.
+type Budget struct {
 	budget adapters.Budget
-	calls  sync.Map // target name -> engine calls of a read and of an outcome ([2]int, from TargetInfo)
 
 	mu   sync.Mutex
 	rate float64 // tokens per second now, between budget/10 and budget
@@ -72,6 +70,9 @@ type Engine struct {
 	pruned time.Time
 
 	spent, refusals, throttles atomic.Uint64
+
+	// sweeps is the budget that sweeps and samples spend: its own, or this one.
+	sweeps *Budget
 }
 
 type want struct {
@@ -79,14 +80,26 @@ type want struct {
 	seen      time.Time
 }
 
-// New wraps e with budget b, which must not be unlimited.
-func New(e adapters.Engine, b adapters.Budget) *Engine {
+// New returns a budget of reads, which must not be unlimited. Sweeps and samples spend a bucket
+// of their own, with the same throttling, when sweeps is not unlimited (an engine that throttles
+// its listing apart from its reads: adapters.DriverInfo.SweepBudget), else the reads'.
+func New(reads, sweeps adapters.Budget) *Budget {
+	e := newBudget(reads)
+	e.sweeps = e
+	if !sweeps.Unlimited() {
+		e.sweeps = newBudget(sweeps)
+	}
+	return e
+}
+
+func newBudget(b adapters.Budget) *Budget {
 	now := time.Now()
-	return &Engine{Engine: e, budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), last: now,
+	return &Budget{budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), last: now,
 		slots: map[string]time.Time{}, want: map[string]want{}, pruned: now}
 }
 
-// Stats is what a budget did since New.
+// Stats is what a budget did since New: its reads' bucket (a sweep bucket of its own is left
+// out).
 type Stats struct {
 	// Budget is the configured budget; Rate the reads per second allowed now (less after the
 	// engine throttled).
@@ -95,13 +108,13 @@ type Stats struct {
 	// Spent are the tokens spent (engine calls made by reads); Refused the reads refused for
 	// want of a token; Throttled the reads the engine throttled.
 	Spent, Refused, Throttled uint64
-	// Stretch is the load (see Engine.Stretch); Running the running executions it counts.
+	// Stretch is the load (see Budget.Stretch); Running the running executions it counts.
 	Stretch float64
 	Running int
 }
 
 // Stats reads the counters and the present rate and load.
-func (e *Engine) Stats() Stats {
+func (e *Budget) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.refill(time.Now())
@@ -111,13 +124,13 @@ func (e *Engine) Stats() Stats {
 
 // Stretch is by how much the running executions read lately must keep their readings longer than
 // their polling curves say, for the reads they ask for to fit the rate: at least 1.
-func (e *Engine) Stretch() float64 {
+func (e *Budget) Stretch() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.stretchLocked()
 }
 
-func (e *Engine) stretchLocked() float64 {
+func (e *Budget) stretchLocked() float64 {
 	now := time.Now()
 	if now.Sub(e.pruned) >= time.Second {
 		e.prune(now)
@@ -127,7 +140,7 @@ func (e *Engine) stretchLocked() float64 {
 
 // prune forgets the executions not read for twice their stretched interval and more, and the
 // slots their reads did not come back for.
-func (e *Engine) prune(now time.Time) {
+func (e *Budget) prune(now time.Time) {
 	e.pruned = now
 	for k, slot := range e.slots {
 		if now.Sub(slot) > forgetAfter {
@@ -147,7 +160,7 @@ func (e *Engine) prune(now time.Time) {
 
 // refill adds the tokens of the time since the last refill and, a second after the last cut,
 // gives back a tenth of the budget per second.
-func (e *Engine) refill(now time.Time) {
+func (e *Budget) refill(now time.Time) {
 	dt := now.Sub(e.last).Seconds()
 	if dt <= 0 {
 		return
@@ -162,10 +175,10 @@ func (e *Engine) refill(now time.Time) {
 
 // holds reports whether the bucket b (tokens or made) holds n tokens: or, for a read that makes
 // more calls than the burst, as many as it can hold (the rest is paid from the next refills).
-func (e *Engine) holds(b float64, n int) bool { return b >= float64(min(n, e.budget.Burst)) }
+func (e *Budget) holds(b float64, n int) bool { return b >= float64(min(n, e.budget.Burst)) }
 
 // until is how long until the bucket b holds n tokens (see holds).
-func (e *Engine) until(b float64, n int) time.Duration {
+func (e *Budget) until(b float64, n int) time.Duration {
 	return time.Duration(max(0, float64(min(n, e.budget.Burst))-b) / e.rate * float64(time.Second))
 }
 
@@ -174,7 +187,7 @@ func (e *Engine) until(b float64, n int) time.Duration {
 // execution's read is given its turn then (a slot), another read is not; a first read (an
 // outcome) goes ahead of the turns given (they wait its tokens' time more), and waits only for
 // its tokens to be made (makeRead).
-func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
+func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
@@ -213,7 +226,7 @@ func (e *Engine) take(k string, n int, first bool) (ok bool, wait time.Duration,
 
 // makeRead takes n tokens of the made bucket for a read given its turn before (an outcome's),
 // waiting for them (see holds).
-func (e *Engine) makeRead(ctx context.Context, n int) error {
+func (e *Budget) makeRead(ctx context.Context, n int) error {
 	for {
 		e.mu.Lock()
 		e.refill(time.Now())
@@ -231,9 +244,9 @@ func (e *Engine) makeRead(ctx context.Context, n int) error {
 	}
 }
 
-// Spend waits until the bucket holds n tokens and spends them: for reads that no client waits
-// on (a drift check's), which take no turn ahead of anyone and count no refusal.
-func (e *Engine) Spend(ctx context.Context, n int) error {
+// spend waits until the bucket holds n tokens and spends them: for reads that no client waits on
+// (a drift check's samples), which take no turn ahead of anyone and count no refusal.
+func (e *Budget) spend(ctx context.Context, n int) error {
 	for {
 		e.mu.Lock()
 		e.refill(time.Now())
@@ -254,7 +267,7 @@ func (e *Engine) Spend(ctx context.Context, n int) error {
 
 // throttled cuts the rate after the engine throttled a read, at most once a second, and says
 // when to retry.
-func (e *Engine) throttled(err error) error {
+func (e *Budget) throttled(err error) error {
 	e.throttles.Add(1)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -268,55 +281,59 @@ func (e *Engine) throttled(err error) error {
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
 }
 
-// read spends n tokens for a read of the execution k ("" for other reads) and makes the read once
-// they are there (first: never refused).
-func (e *Engine) read(ctx context.Context, k string, n int, first bool, call func() error) error {
+// admit spends n tokens for a read of the execution k ("" for other reads), and returns once they
+// are there, or refuses the read (first: never refused).
+func (e *Budget) admit(ctx context.Context, k string, n int, first bool) error {
 	ok, wait, ahead := e.take(k, n, first)
 	if !ok {
 		return &adapters.Throttle{RetryAfter: wait}
 	}
 	if ahead {
-		if err := e.makeRead(ctx, n); err != nil {
-			return err
-		}
+		return e.makeRead(ctx, n)
 	}
-	err := call()
+	return nil
+}
+
+// ended is the end of a read that was made: an engine's throttle cuts the rate.
+func (e *Budget) ended(err error) error {
 	if errors.Is(err, adapters.ErrThrottled) {
 		return e.throttled(err)
 	}
 	return err
 }
 
-// readCalls is how many engine calls a Describe of a running execution of t makes (outcome:
-// an Outcome of an ended one).
-func (e *Engine) readCalls(t adapters.Target, outcome bool) int {
-	if c, ok := e.calls.Load(t.Name); ok {
-		if outcome {
-			return c.([2]int)[1]
+// Hook spends the budget on the reads of an adapters.Engine: a Describe spends the tokens of its
+// engine calls (adapters.Call.Calls) and tells what its execution's pace asks of the engine, an
+// Outcome takes the next tokens before any other read, a List spends a token per page, a Sweep a
+// token of the sweeps' bucket (see New), and a Samples waits for the tokens of all the calls it may
+// make there (no client waits on it). Other calls pass.
+func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
+	switch c.Op {
+	case adapters.OpDescribe:
+		k := c.Target.Name + "\x00" + c.Ref.ID
+		if err := e.admit(ctx, k, c.Calls, false); err != nil {
+			e.describedAs(ctx, k, adapters.Status{}, err)
+			return ctx, nil, err
 		}
-		return c.([2]int)[0]
+		return ctx, func(err error) error {
+			err = e.ended(err)
+			e.describedAs(ctx, k, c.Status, err)
+			return err
+		}, nil
+	case adapters.OpOutcome:
+		return ctx, e.ended, e.admit(ctx, "", c.Calls, true)
+	case adapters.OpList:
+		return ctx, e.ended, e.admit(ctx, "", 1, false)
+	case adapters.OpSweep:
+		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, "", 1, false)
+	case adapters.OpSample:
+		return ctx, e.sweeps.ended, e.sweeps.spend(ctx, c.Calls)
 	}
-	return 1
+	return ctx, nil, nil
 }
 
-// Check also learns how many engine calls the reads of the target make.
-func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
-	info, err := e.Engine.Check(ctx, t)
-	if err == nil {
-		e.calls.Store(t.Name, [2]int{max(info.ReadCalls, 1), max(info.OutcomeCalls, 1)})
-	}
-	return info, err
-}
-
-// Describe spends the tokens of one read and learns from a running execution's pace what its
-// polls ask of the engine.
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
-	var st adapters.Status
-	k := t.Name + "\x00" + r.ID
-	err := e.read(ctx, k, e.readCalls(t, false), false, func() (err error) {
-		st, err = e.Engine.Describe(ctx, t, r)
-		return err
-	})
+// describedAs learns from a Describe of the execution k what its pace asks of the engine.
+func (e *Budget) describedAs(ctx context.Context, k string, st adapters.Status, err error) {
 	switch {
 	case err == nil:
 		e.learn(ctx, k, st)
@@ -324,13 +341,12 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		// Still running as far as anyone knows: it asks for reads all the same.
 		e.learn(ctx, k, adapters.Status{State: adapters.Working})
 	}
-	return st, err
 }
 
 // learn records the read rate a running execution's curve asks for, or forgets an ended one. The
 // task's age counts from its creation, else from the execution's start as read; with neither, the
 // age of an hour is assumed (the curve's longest interval, with the defaults).
-func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
+func (e *Budget) learn(ctx context.Context, k string, st adapters.Status) {
 	p, paced := pace.Of(ctx)
 	now := time.Now()
 	e.mu.Lock()
@@ -350,25 +366,4 @@ func (e *Engine) learn(ctx context.Context, k string, st adapters.Status) {
 	w := want{perSecond: 1 / max(p.Interval(age).Seconds(), 0.001), seen: now}
 	e.want[k] = w
 	e.wanted += w.perSecond
-}
-
-// Outcome takes the next token before any other read: see the package doc.
-func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	var o adapters.Outcome
-	err := e.read(ctx, "", e.readCalls(t, true), true, func() (err error) {
-		o, err = e.Engine.Outcome(ctx, t, r)
-		return err
-	})
-	return o, err
-}
-
-// List spends a token per page.
-func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
-	var l []adapters.Listed
-	var next string
-	err := e.read(ctx, "", 1, false, func() (err error) {
-		l, next, err = e.Engine.List(ctx, t, caller, page, limit)
-		return err
-	})
-	return l, next, err
 }

@@ -2,9 +2,11 @@ package budget
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ import (
 // stand-in for the accounting only (mcpserver's tests and the bench's fleet figure run budgets
 // against real engines, through a proxy that throttles).
 type fixed struct {
-	adapters.Engine
+	adapters.Conn
 	state                   adapters.State
 	throttle                atomic.Bool
 	readCalls, outcomeCalls int
@@ -43,11 +45,22 @@ func (f *fixed) Outcome(context.Context, adapters.Target, adapters.Ref) (adapter
 
 var tg = adapters.Target{Name: "t"}
 
+// budgeted is an engine over inner whose calls go through the hook of a budget of b.
+type budgeted struct {
+	*adapters.Engine
+	*Budget
+}
+
+func newBudgeted(inner adapters.Conn, b adapters.Budget) budgeted {
+	bud := New(b, adapters.Budget{})
+	return budgeted{adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}}), bud}
+}
+
 func ref(i int) adapters.Ref { return adapters.Ref{ID: fmt.Sprint(i)} }
 
 func TestReadsSpendTokens(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
 	ctx := context.Background()
 	for i := range 3 {
 		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
@@ -86,7 +99,7 @@ func TestReadsSpendTokens(t *testing.T) {
 // that makes three.
 func TestReadsCostTheirEngineCalls(t *testing.T) {
 	inner := &fixed{state: adapters.Working, readCalls: 2, outcomeCalls: 3}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 7})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 7})
 	ctx := context.Background()
 	e.Check(ctx, tg)
 	e.Describe(ctx, tg, ref(0))
@@ -104,7 +117,7 @@ func TestReadsCostTheirEngineCalls(t *testing.T) {
 // read, and reads are made only once their tokens are there.
 func TestOutcomesTakeTheNextToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
 	t0 := time.Now()
@@ -128,7 +141,7 @@ func TestOutcomesTakeTheNextToken(t *testing.T) {
 // budget; each second without one gives a tenth of the budget back.
 func TestEngineThrottlingCutsTheRate(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
 	ctx := context.Background()
 	inner.throttle.Store(true)
 	_, err := e.Describe(ctx, tg, ref(0))
@@ -168,7 +181,7 @@ func TestEngineThrottlingCutsTheRate(t *testing.T) {
 // their readings; ended tasks ask nothing.
 func TestStretchIsTheLoad(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 100})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 100})
 	ctx := pace.With(context.Background(), pace.Pace{Created: time.Now(), Curve: func(time.Duration) time.Duration { return time.Second }})
 	for i := range 9 {
 		e.Describe(ctx, tg, ref(i))
@@ -194,7 +207,7 @@ func TestStretchIsTheLoad(t *testing.T) {
 // Reads refused together are told to come back spread out, not all at once.
 func TestRefusedReadsAreSpread(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
 	lo, hi := time.Hour, time.Duration(0)
@@ -215,7 +228,7 @@ func TestRefusedReadsAreSpread(t *testing.T) {
 // span of time holds more reads than its refill and one burst.
 func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
 	e.Describe(ctx, tg, ref(0))
 	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
@@ -243,7 +256,7 @@ func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
 // full, and their calls are paid from the next tokens.
 func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 	inner := &fixed{state: adapters.Working, readCalls: 2, outcomeCalls: 3}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e.Check(ctx, tg)
@@ -264,31 +277,81 @@ func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 	}
 }
 
-// Reads no client waits on wait for their tokens: they are never refused, count no refusal, and
-// leave the bucket as a client's reads of as many calls would.
-func TestSpendWaitsForTheTokens(t *testing.T) {
-	inner := &fixed{state: adapters.Working}
-	e := New(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
+// sweeping answers every sweep with nothing, and counts the sweeps.
+type sweeping struct {
+	fixed
+	sweeps atomic.Int64
+}
+
+func (s *sweeping) Sweep(context.Context, adapters.Target, []adapters.Ref, string) ([]adapters.Listed, string, error) {
+	s.sweeps.Add(1)
+	return nil, "", nil
+}
+
+// Sweeps spend a bucket of their own when the engine has one, and leave the reads' alone; without
+// one, they spend the reads'.
+func TestSweepsSpendTheirOwnBucket(t *testing.T) {
+	ctx := context.Background()
+	reads := adapters.Budget{ReadsPerSecond: 1, Burst: 2}
+	inner := &sweeping{fixed: fixed{state: adapters.Working}}
+	bud := New(reads, adapters.Budget{ReadsPerSecond: 1, Burst: 1})
+	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}})
+	if _, _, err := e.Sweep(ctx, tg, nil, ""); err != nil {
+		t.Fatalf("a first sweep: %v", err)
+	}
+	if _, _, err := e.Sweep(ctx, tg, nil, ""); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a second sweep at once, with a sweep burst of 1: %v, want refused", err)
+	}
+	for i := range 2 {
+		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
+			t.Errorf("read %d of a burst of 2 after the sweeps: %v, want the reads' bucket untouched", i+1, err)
+		}
+	}
+	if n := inner.sweeps.Load(); n != 1 {
+		t.Errorf("%d sweeps reached the engine, want 1", n)
+	}
+
+	shared := New(reads, adapters.Budget{})
+	e = adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{shared.Hook}})
+	e.Sweep(ctx, tg, nil, "")
+	e.Describe(ctx, tg, ref(0))
+	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Errorf("a second read after a sweep without a bucket of its own: %v, want refused (the sweep took a read's token)", err)
+	}
+}
+
+// sampling answers every Samples with n empty objects.
+type sampling struct{ fixed }
+
+func (s *sampling) Samples(_ context.Context, _ adapters.Target, n int) ([]json.RawMessage, error) {
+	return slices.Repeat([]json.RawMessage{json.RawMessage(`{}`)}, n), nil
+}
+
+// Samples, which no client waits on, wait for the tokens of every call they may make: they are
+// never refused, count no refusal, and leave the bucket as a client's reads of as many calls would.
+func TestSamplesWaitForTheirTokens(t *testing.T) {
+	b := New(adapters.Budget{ReadsPerSecond: 10, Burst: 3}, adapters.Budget{})
+	e := adapters.NewEngine(&sampling{fixed{state: adapters.Working}}, adapters.EngineOptions{Hooks: []adapters.Hook{b.Hook}})
 	ctx := context.Background()
 	start := time.Now()
-	if err := e.Spend(ctx, 3); err != nil {
+	if _, err := e.Samples(ctx, tg, 2); err != nil { // a listing and two reads: the whole burst
 		t.Fatal(err)
 	}
-	if err := e.Spend(ctx, 2); err != nil {
+	if _, err := e.Samples(ctx, tg, 1); err != nil {
 		t.Fatal(err)
 	}
 	if waited := time.Since(start); waited < 150*time.Millisecond || waited > time.Second {
-		t.Errorf("spending 5 tokens of a burst of 3 at 10/s took %v, want about 200ms", waited)
+		t.Errorf("samples of 5 calls with a burst of 3 at 10/s took %v, want about 200ms", waited)
 	}
 	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a read right after: %v, want refused: the tokens are spent", err)
 	}
-	if s := e.Stats(); s.Spent != 5 || s.Refused != 1 {
+	if s := b.Stats(); s.Spent != 5 || s.Refused != 1 {
 		t.Errorf("stats %+v, want 5 tokens spent and only the client's read refused", s)
 	}
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := e.Spend(done, 3); !errors.Is(err, context.Canceled) {
-		t.Errorf("Spend with its context ended = %v", err)
+	if _, err := e.Samples(done, tg, 2); !errors.Is(err, context.Canceled) {
+		t.Errorf("Samples with its context ended = %v", err)
 	}
 }

@@ -1,5 +1,5 @@
-// Package coalesce wraps an adapters.Engine so that reads of executions cost the engine what the
-// tasks' polling curves say, whatever their clients do:
+// Package coalesce keeps the readings of an adapters.Engine (its adapters.Readings), so that reads
+// of executions cost the engine what the tasks' polling curves say, whatever their clients do:
 //
 //   - concurrent reads of the same execution share one engine call;
 //   - a reading of a running execution answers further reads for the polling interval at the
@@ -11,8 +11,9 @@
 //     fall back on waits a little (Options.Wait), then fails;
 //   - a start is a first reading (Submitted, as of the start);
 //   - the outcome of an ended execution, which can never change, is kept;
-//   - Wait polls through all of this at the task's pace, so that a caller waiting for the end
-//     costs the engine no more than one polling for it.
+//   - every reading says when the engine will next be read for it (Status.NextReadAt), so that
+//     adapters.Engine.Wait, which polls through all of this, costs the engine no more than a
+//     client polling at the task's pace.
 //
 // All of it sits in one bounded cache that is only ever a shortcut: a replica without it answers
 // the same, with more engine calls. It counts how it served each read (Counts), and tells the
@@ -31,11 +32,11 @@ import (
 	"github.com/taskgate/taskgate/internal/lru"
 )
 
-// Ended is told the first time an Engine learns that an execution ended, with the context of the
+// Ended is told the first time the Readings learn that an execution ended, with the context of the
 // call that learnt it.
 type Ended func(ctx context.Context, t adapters.Target, r adapters.Ref, s adapters.State)
 
-// Options say how an Engine reuses what it reads.
+// Options say how Readings reuse what the engine reads.
 type Options struct {
 	// Size bounds the cache, in executions (0: nothing is kept, not even ended outcomes).
 	Size int
@@ -56,38 +57,30 @@ type Options struct {
 	// Ended, when set, is told the first time a read tells that an execution ended; an execution
 	// that has dropped out of the cache may be told again.
 	Ended Ended
-	// Sweep, when set (and Size is not 0), reads many executions of a target at once: the running
-	// executions that reads asked about in the last Interest (default 2 minutes) are then swept
-	// every SweepEvery (default 1s) until the Engine closes, so that their readings stay fresh
-	// at the cost of a listing page per round rather than a read per execution.
-	Sweep                Sweep
+	// SweepEvery (default 1s) and Interest (default 2 minutes) say how Sweeps sweep: the running
+	// executions that reads asked about in the last Interest, every SweepEvery.
 	SweepEvery, Interest time.Duration
 }
 
-const (
-	// notYetVisible is how long Wait reads "not found" as a start that the engine does not show
-	// yet.
-	notYetVisible = 10 * time.Second
-	// outcomeWait bounds how long an outcome read waits through throttles.
-	outcomeWait = 10 * time.Second
-)
+// outcomeWait bounds how long an outcome read waits through throttles.
+const outcomeWait = 10 * time.Second
 
-// Engine is the wrapped engine.
-type Engine struct {
-	adapters.Engine
+// Readings are the adapters.Readings of one engine.
+type Readings struct {
 	opts               Options
 	describing         flight[adapters.Status]
 	outcomes           flight[adapters.Outcome]
 	cache              *lru.Cache[entry]
-	syncOnly           sync.Map // target name -> bool, from Check
 	describes, outcome served
 	sweeps             *sweeper
 	watchMu            sync.Mutex
-	watchers           map[string]chan struct{} // by key, closed at the next change: Changed
+	watchers           map[string]chan struct{} // by key, closed at the next change: Changes
 }
 
-// New shares, reuses and keeps the reads of e as o says.
-func New(e adapters.Engine, o Options) *Engine {
+var _ adapters.Readings = (*Readings)(nil)
+
+// New returns Readings that share, reuse and keep an engine's reads as o says.
+func New(o Options) *Readings {
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Second
 	}
@@ -95,9 +88,7 @@ func New(e adapters.Engine, o Options) *Engine {
 	if o.Bytes > 0 {
 		cache = lru.NewWeighed(o.Size, o.Bytes, weigh)
 	}
-	c := &Engine{Engine: e, opts: o, cache: cache}
-	c.startSweeps(o)
-	return c
+	return &Readings{opts: o, cache: cache}
 }
 
 // entry is what the cache knows of one execution.
@@ -179,13 +170,13 @@ type Served struct {
 	Engine, Shared, Fresh, Stale, Cached uint64
 }
 
-// Counts are the reads an Engine has served since New.
+// Counts are the reads the Readings have served since New.
 type Counts struct {
 	Describe, Outcome Served
 }
 
 // Counts reads the counters; each only grows.
-func (e *Engine) Counts() Counts {
+func (e *Readings) Counts() Counts {
 	return Counts{Describe: e.describes.load(), Outcome: e.outcome.load()}
 }
 
@@ -204,15 +195,6 @@ func (s *served) flown(own bool) {
 	}
 }
 
-// Check also remembers whether the target can only Run.
-func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
-	info, err := e.Engine.Check(ctx, t)
-	if err == nil {
-		e.syncOnly.Store(t.Name, info.SyncOnly != "")
-	}
-	return info, err
-}
-
 // sharedFor bounds a shared call. It runs apart from its callers' cancellation, so without a
 // bound of its own a call the engine never answers (a connection gone silent) would hold its
 // goroutine, and every later read of the execution would wait on it, long after its clients
@@ -229,7 +211,7 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
 // others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
 // read, and NextReadAt when the engine will next be read for it.
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, describe func(context.Context) (adapters.Status, error)) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
 	k := key(t, r)
 	deadline := time.Now().Add(e.opts.Wait)
@@ -239,14 +221,14 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
 				if !st.State.Terminal() {
-					e.follow(t, r, p, paced)
+					e.follow(t, r, p, paced, describe)
 				}
 				return st, nil
 			}
 		}
-		st, err, answered := e.read(ctx, t, r, k, p, paced)
+		st, err, answered := e.read(ctx, t, r, k, p, paced, describe)
 		if err == nil && !st.State.Terminal() {
-			e.follow(t, r, p, paced)
+			e.follow(t, r, p, paced, describe)
 		}
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
@@ -256,12 +238,12 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 			e.describes.stale.Add(1)
 			v.status.ReadAt = latest(v.status.ReadAt, v.swept)
 			v.status.NextReadAt = latest(v.hold, now)
-			e.follow(t, r, p, paced)
+			e.follow(t, r, p, paced, describe)
 			return v.status, nil
 		}
-		after := retryAfter(err)
+		after := adapters.RetryAfter(err)
 		if e.sweeps != nil { // the next round reads it, as a page of a listing or by a confirmation
-			e.follow(t, r, p, paced)
+			e.follow(t, r, p, paced, describe)
 			e.hurry()
 			after = min(after, time.Until(deadline))
 		} else if time.Now().Add(after).After(deadline) {
@@ -277,20 +259,20 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 }
 
 // sleep waits d, or until a sweep or another read records a change of r, or ctx ends (its error).
-func (e *Engine) sleep(ctx context.Context, t adapters.Target, r adapters.Ref, d time.Duration) error {
+func (e *Readings) sleep(ctx context.Context, t adapters.Target, r adapters.Ref, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-e.Changed(t, r):
+	case <-e.Changes(t, r):
 	case <-timer.C:
 	}
 	return nil
 }
 
 // answer is a cached entry as the answer to a read at now, counted.
-func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace, paced bool) adapters.Status {
+func (e *Readings) answer(v entry, now time.Time, left time.Duration, p pace.Pace, paced bool) adapters.Status {
 	switch {
 	case v.status.State.Terminal():
 		e.describes.cached.Add(1)
@@ -312,12 +294,12 @@ func (e *Engine) answer(v entry, now time.Time, left time.Duration, p pace.Pace,
 
 // read makes (or joins) the engine call of a Describe and records what it tells. answered is
 // false when ctx ended first.
-func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool) (st adapters.Status, err error, answered bool) {
+func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool, describe func(context.Context) (adapters.Status, error)) (st adapters.Status, err error, answered bool) {
 	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
-		st, err := e.Engine.Describe(callCtx, t, r)
+		st, err := describe(callCtx)
 		switch {
 		case err == nil && st.State.Terminal():
 			e.learn(ctx, t, r, k, st.State, func(v *entry) { v.status = st })
@@ -330,7 +312,7 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 			})
 			e.changed(k)
 		case errors.Is(err, adapters.ErrThrottled):
-			hold := time.Now().Add(retryAfter(err))
+			hold := time.Now().Add(adapters.RetryAfter(err))
 			e.cache.Update(k, func(v *entry) { v.hold = hold })
 		}
 		return st, err
@@ -343,7 +325,7 @@ func (e *Engine) read(ctx context.Context, t adapters.Target, r adapters.Ref, k 
 
 // reading is the entry of a running reading st, for a read at pace p: good for the interval at
 // the task's age then, stretched by the load.
-func (e *Engine) reading(st adapters.Status, p pace.Pace, paced bool) entry {
+func (e *Readings) reading(st adapters.Status, p pace.Pace, paced bool) entry {
 	v := entry{status: st, due: e.opts.Fresh}
 	if paced {
 		v.born = st.Started
@@ -359,16 +341,6 @@ func (e *Engine) reading(st adapters.Status, p pace.Pace, paced bool) entry {
 	return v
 }
 
-// retryAfter is how long a throttled read waits before it tries again: what the throttle says,
-// else a second.
-func retryAfter(err error) time.Duration {
-	var th *adapters.Throttle
-	if errors.As(err, &th) && th.RetryAfter > 0 {
-		return th.RetryAfter
-	}
-	return time.Second
-}
-
 func latest(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -379,7 +351,7 @@ func latest(a, b time.Time) time.Time {
 // Outcome is cached once read; concurrent first reads share one call. A read throttled (by the
 // engine or a budget) is tried again after its retry-after, within outcomeWait: the outcome is
 // read once, and the caller has the end in hand.
-func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref, read func(context.Context) (adapters.Outcome, error)) (adapters.Outcome, error) {
 	k := key(t, r)
 	deadline := time.Now().Add(outcomeWait)
 	for {
@@ -390,7 +362,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		o, err, own, answered := e.outcomes.do(ctx, k, func() (adapters.Outcome, error) {
 			callCtx, cancel := detached(ctx)
 			defer cancel()
-			o, err := e.Engine.Outcome(callCtx, t, r)
+			o, err := read(callCtx)
 			if err == nil {
 				e.learn(ctx, t, r, k, o.State, func(v *entry) { v.outcome = &o })
 			}
@@ -399,10 +371,10 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		if answered && err == nil {
 			e.outcome.flown(own)
 		}
-		if !answered || !errors.Is(err, adapters.ErrThrottled) || time.Now().Add(retryAfter(err)).After(deadline) {
+		if !answered || !errors.Is(err, adapters.ErrThrottled) || time.Now().Add(adapters.RetryAfter(err)).After(deadline) {
 			return o, err
 		}
-		if adapters.Sleep(ctx, retryAfter(err)) != nil {
+		if adapters.Sleep(ctx, adapters.RetryAfter(err)) != nil {
 			return o, ctx.Err()
 		}
 	}
@@ -410,7 +382,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 
 // learn records in the cache what is known of an ended execution, forgets any running reading it
 // kept (the next read must see the end), and, the first time, tells Ended.
-func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k string, s adapters.State, record func(*entry)) {
+func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k string, s adapters.State, record func(*entry)) {
 	first := false
 	e.cache.Update(k, func(v *entry) {
 		first = !endKnown(*v)
@@ -428,13 +400,12 @@ func (e *Engine) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k
 	}
 }
 
-// Start takes a start without an idempotency key as the first reading of the new execution:
+// Started takes a start without an idempotency key as the first reading of the new execution:
 // submitted, as of now, good for the curve's first interval. (A keyed start may have found an
 // execution that is older, or ended.)
-func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
-	r, err := e.Engine.Start(ctx, t, req)
-	if err != nil || req.Key != "" || e.opts.Fresh < 0 {
-		return r, err
+func (e *Readings) Started(ctx context.Context, t adapters.Target, r adapters.Ref, req adapters.StartRequest) {
+	if req.Key != "" || e.opts.Fresh < 0 {
+		return
 	}
 	now := time.Now()
 	p, paced := pace.Of(ctx)
@@ -444,81 +415,26 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 			*old = v
 		}
 	})
-	return r, nil
 }
 
-// Wait polls Describe at the task's pace (the reads share the cache and the budget with every
-// other read) until the execution ends, then reads its outcome. Throttled reads and, in its first
-// ten seconds, "not found" (a start the engine does not show yet) do not end it; ctx does.
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	young := time.Now().Add(notYetVisible)
-	for {
-		st, err := e.Describe(ctx, t, r)
-		next := time.Second
-		switch {
-		case err == nil && st.State.Terminal():
-			return e.Outcome(ctx, t, r)
-		case err == nil && !st.NextReadAt.IsZero():
-			next = time.Until(st.NextReadAt)
-		case err == nil:
-			next = max(e.opts.Fresh, 100*time.Millisecond)
-		case errors.Is(err, adapters.ErrNotFound) && time.Now().Before(young):
-			next = 200 * time.Millisecond
-		case errors.Is(err, adapters.ErrUnavailable) && ctx.Err() == nil:
-			next = retryAfter(err)
-		default:
-			return adapters.Outcome{}, err
-		}
-		if err := e.sleep(ctx, t, r, max(next, 10*time.Millisecond)); err != nil {
-			return adapters.Outcome{}, err
-		}
+// Ran tells Ended of the end of an execution that ran without any reading.
+func (e *Readings) Ran(ctx context.Context, t adapters.Target, r adapters.Ref, s adapters.State) {
+	if e.opts.Ended != nil {
+		e.opts.Ended(ctx, t, r, s)
 	}
 }
 
-// Run starts an execution and waits for it through Start and Wait, so that its reads are paced
-// like any other; a target that can only Run (or not checked yet) is run by the engine. Either
-// way Ended is told of the end.
-func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	if sync, checked := e.syncOnly.Load(t.Name); checked && !sync.(bool) {
-		r, err := e.Start(ctx, t, req)
-		if err != nil {
-			return r, adapters.Outcome{}, err
-		}
-		o, err := e.Wait(ctx, t, r)
-		return r, o, err
-	}
-	r, o, err := e.Engine.Run(ctx, t, req)
-	if err == nil && e.opts.Ended != nil {
-		e.opts.Ended(ctx, t, r, o.State)
-	}
-	return r, o, err
-}
-
-// Cancel also forgets any running reading, so that the next read sees the cancellation (what is
-// known of an end stays).
-func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
-	err := e.Engine.Cancel(ctx, t, r, reason)
-	e.forget(key(t, r))
-	return err
-}
-
-// Answer also forgets any running reading, so that the next read no longer shows the question
-// answered (what is known of an end stays).
-func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, q string, a adapters.Answer) error {
-	err := e.Engine.Answer(ctx, t, r, q, a)
-	e.forget(key(t, r))
-	return err
-}
-
-// forget drops the running reading of k, and wakes whoever waits for a change: the next read
-// reads the engine.
-func (e *Engine) forget(k string) {
+// Changed forgets any running reading of an execution that was cancelled or answered, so that the
+// next read sees the cancellation, or no longer shows the question answered (what is known of an
+// end stays), and wakes whoever waits on Changes.
+func (e *Readings) Changed(t adapters.Target, r adapters.Ref) {
+	k := key(t, r)
 	e.cache.DeleteIf(k, unended)
 	e.changed(k)
 }
 
 // Len is the number of cached executions.
-func (e *Engine) Len() int { return e.cache.Len() }
+func (e *Readings) Len() int { return e.cache.Len() }
 
 // Bytes is about how many bytes the cache holds (0 without Options.Bytes).
-func (e *Engine) Bytes() int64 { return e.cache.Bytes() }
+func (e *Readings) Bytes() int64 { return e.cache.Bytes() }

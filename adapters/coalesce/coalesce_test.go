@@ -19,7 +19,7 @@ import (
 // calls: a unit-test stand-in for the sharing and reuse logic only (the engines' own tests, and
 // mcpserver's, run against real engines).
 type scripted struct {
-	adapters.Engine
+	adapters.Conn
 	delay time.Duration
 
 	mu      sync.Mutex
@@ -28,7 +28,7 @@ type scripted struct {
 	started time.Time
 	output  []byte // the outcome's; {"ok":true} when nil
 
-	describes, outcome, starts, runs atomic.Int64
+	describes, outcome, starts atomic.Int64
 }
 
 func (s *scripted) set(st adapters.State, err error) {
@@ -63,11 +63,6 @@ func (s *scripted) Start(context.Context, adapters.Target, adapters.StartRequest
 	return adapters.Ref{ID: "started"}, nil
 }
 
-func (s *scripted) Run(context.Context, adapters.Target, adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	s.runs.Add(1)
-	return adapters.Ref{ID: "ran"}, adapters.Outcome{State: adapters.Succeeded}, nil
-}
-
 func (s *scripted) Check(context.Context, adapters.Target) (adapters.TargetInfo, error) {
 	return adapters.TargetInfo{}, nil
 }
@@ -80,6 +75,25 @@ func (s *scripted) Answer(context.Context, adapters.Target, adapters.Ref, string
 
 var tg, ref = adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
 
+// stack is an engine over inner that consults Readings of o, as package tasks builds it.
+type stack struct {
+	*adapters.Engine
+	*Readings
+}
+
+func newStack(inner adapters.Conn, o Options) stack {
+	r := New(o)
+	return stack{adapters.NewEngine(inner, adapters.EngineOptions{Readings: r}), r}
+}
+
+func (s stack) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	return s.Engine.Describe(ctx, t, r)
+}
+
+func (s stack) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	return s.Engine.Outcome(ctx, t, r)
+}
+
 // every is a pace whose curve is d at every age, for a task created at created.
 func every(d time.Duration, created time.Time) context.Context {
 	return pace.With(context.Background(), pace.Pace{Created: created, Curve: func(time.Duration) time.Duration { return d }})
@@ -87,7 +101,7 @@ func every(d time.Duration, created time.Time) context.Context {
 
 func TestConcurrentDescribesShareOneCall(t *testing.T) {
 	inner := &scripted{state: adapters.Working, delay: 50 * time.Millisecond}
-	e := New(inner, Options{Size: 10})
+	e := newStack(inner, Options{Size: 10})
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
@@ -110,7 +124,7 @@ func TestConcurrentDescribesShareOneCall(t *testing.T) {
 
 func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 	inner := &scripted{state: adapters.Succeeded}
-	e := New(inner, Options{Size: 2})
+	e := newStack(inner, Options{Size: 2})
 	ctx := context.Background()
 	for range 3 {
 		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
@@ -133,7 +147,7 @@ func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 func TestCachedOutcomesAreBoundedInBytes(t *testing.T) {
 	const bound = 1 << 20
 	inner := &scripted{state: adapters.Succeeded, output: bytes.Repeat([]byte("x"), 300<<10)}
-	e := New(inner, Options{Size: 100, Bytes: bound})
+	e := newStack(inner, Options{Size: 100, Bytes: bound})
 	ctx := context.Background()
 	for i := range 10 {
 		e.Outcome(ctx, tg, adapters.Ref{ID: fmt.Sprint(i)})
@@ -156,7 +170,7 @@ func TestCachedOutcomesAreBoundedInBytes(t *testing.T) {
 
 func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 	inner := &scripted{state: adapters.Working, delay: 50 * time.Millisecond}
-	e := New(inner, Options{Size: 10})
+	e := newStack(inner, Options{Size: 10})
 	impatient, cancel := context.WithCancel(context.Background())
 	cancel()
 	var wg sync.WaitGroup
@@ -175,7 +189,7 @@ func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 
 func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10, Fresh: 300 * time.Millisecond})
+	e := newStack(inner, Options{Size: 10, Fresh: 300 * time.Millisecond})
 	ctx := context.Background()
 	for range 5 {
 		e.Describe(ctx, tg, ref)
@@ -198,7 +212,7 @@ func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	if n := inner.describes.Load(); n != 4 {
 		t.Fatalf("a read after Answer was answered from the window (calls %d)", n)
 	}
-	e = New(inner, Options{Size: 10, Fresh: -1})
+	e = newStack(inner, Options{Size: 10, Fresh: -1})
 	before := inner.describes.Load()
 	for range 3 {
 		e.Describe(every(time.Hour, time.Now()), tg, ref)
@@ -219,7 +233,7 @@ func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 // says when it was made and when the engine will be read next.
 func TestReadingsFollowTheCurve(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10})
+	e := newStack(inner, Options{Size: 10})
 	created := time.Now()
 	ctx := every(200*time.Millisecond, created)
 	first, _ := e.Describe(ctx, tg, ref)
@@ -255,7 +269,7 @@ func TestReadingsFollowTheCurve(t *testing.T) {
 // are stale.
 func TestStretchLengthensReuse(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10, Stretch: func() float64 { return 3 }})
+	e := newStack(inner, Options{Size: 10, Stretch: func() float64 { return 3 }})
 	ctx := every(100*time.Millisecond, time.Now())
 	first, _ := e.Describe(ctx, tg, ref)
 	if d := first.NextReadAt.Sub(first.ReadAt); d != 300*time.Millisecond {
@@ -272,7 +286,7 @@ func TestStretchLengthensReuse(t *testing.T) {
 // throttle's retry-after.
 func TestThrottledReadIsAnsweredFromTheNewestReading(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10})
+	e := newStack(inner, Options{Size: 10})
 	ctx := every(50*time.Millisecond, time.Now())
 	first, _ := e.Describe(ctx, tg, ref)
 	throttle := &adapters.Throttle{RetryAfter: 300 * time.Millisecond, Cause: adapters.ErrThrottled}
@@ -305,7 +319,7 @@ func TestThrottledReadIsAnsweredFromTheNewestReading(t *testing.T) {
 func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 	throttle := &adapters.Throttle{RetryAfter: 200 * time.Millisecond}
 	inner := &scripted{err: throttle}
-	e := New(inner, Options{Size: 10, Wait: 500 * time.Millisecond})
+	e := newStack(inner, Options{Size: 10, Wait: 500 * time.Millisecond})
 	t0 := time.Now()
 	_, err := e.Describe(every(time.Second, time.Now()), tg, ref)
 	// Calls at 0, 200 and 400ms: a fourth would come past the 500ms it may wait.
@@ -323,14 +337,14 @@ func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 // A start without a key is the first reading of its execution: submitted, as of the start.
 func TestStartIsAFirstReading(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
-	e := New(inner, Options{Size: 10})
+	e := newStack(inner, Options{Size: 10})
 	ctx := every(time.Second, time.Now())
 	r, _ := e.Start(ctx, tg, adapters.StartRequest{})
 	st, err := e.Describe(ctx, tg, r)
 	if err != nil || st.State != adapters.Submitted || st.ReadAt.IsZero() || inner.describes.Load() != 0 {
 		t.Errorf("a read right after the start: %+v, %v, %d engine calls; want submitted, with its time, from the start", st, err, inner.describes.Load())
 	}
-	e = New(inner, Options{Size: 10})
+	e = newStack(inner, Options{Size: 10})
 	e.Start(ctx, tg, adapters.StartRequest{Key: "k"})
 	if st, _ := e.Describe(ctx, tg, adapters.Ref{ID: "started"}); st.State != adapters.Working || inner.describes.Load() != 1 {
 		t.Errorf("a read after a keyed start (which may find an older execution) was not read from the engine: %+v", st)
@@ -341,7 +355,7 @@ func TestStartIsAFirstReading(t *testing.T) {
 // visible yet), then reads the outcome.
 func TestWaitPollsAtThePace(t *testing.T) {
 	inner := &scripted{err: adapters.ErrNotFound}
-	e := New(inner, Options{Size: 10})
+	e := newStack(inner, Options{Size: 10})
 	ctx := every(50*time.Millisecond, time.Now())
 	go func() {
 		time.Sleep(100 * time.Millisecond)
@@ -364,25 +378,9 @@ func TestWaitPollsAtThePace(t *testing.T) {
 	}
 }
 
-// Run of a target Check found describable starts and waits through the cache; an unchecked one (or
-// a sync-only one) is run by the engine.
-func TestRunIsStartAndWait(t *testing.T) {
-	inner := &scripted{state: adapters.Succeeded}
-	e := New(inner, Options{Size: 10})
-	ctx := every(10*time.Millisecond, time.Now())
-	e.Run(ctx, tg, adapters.StartRequest{})
-	if inner.runs.Load() != 1 || inner.starts.Load() != 0 {
-		t.Errorf("Run of an unchecked target: %d runs, %d starts; want the engine's Run", inner.runs.Load(), inner.starts.Load())
-	}
-	e.Check(ctx, tg)
-	if _, o, err := e.Run(ctx, tg, adapters.StartRequest{}); err != nil || o.State != adapters.Succeeded || inner.starts.Load() != 1 || inner.runs.Load() != 1 {
-		t.Errorf("Run of a checked target: %+v %v, %d runs, %d starts; want a start and a wait", o, err, inner.runs.Load(), inner.starts.Load())
-	}
-}
-
 func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
 	inner := &scripted{state: adapters.Working, delay: 50 * time.Millisecond}
-	e := New(inner, Options{Size: 10, Fresh: time.Minute})
+	e := newStack(inner, Options{Size: 10, Fresh: time.Minute})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for range 50 {
@@ -414,7 +412,7 @@ func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
 func TestEndsAreToldOnce(t *testing.T) {
 	inner := &scripted{state: adapters.Failed}
 	var told []string
-	e := New(inner, Options{Size: 10, Ended: func(_ context.Context, _ adapters.Target, r adapters.Ref, s adapters.State) {
+	e := newStack(inner, Options{Size: 10, Ended: func(_ context.Context, _ adapters.Target, r adapters.Ref, s adapters.State) {
 		told = append(told, r.ID+" "+s.String())
 	}})
 	ctx := context.Background()
@@ -474,7 +472,7 @@ func TestAPanickingCallFailsItsReads(t *testing.T) {
 
 // hangingEngine never answers Describe, as an engine behind a connection gone silent.
 type hangingEngine struct {
-	adapters.Engine
+	adapters.Conn
 	calls atomic.Int64
 }
 
@@ -492,7 +490,7 @@ func TestASharedCallEndsWithinItsBound(t *testing.T) {
 	defer func(d time.Duration) { sharedFor = d }(sharedFor)
 	sharedFor = 200 * time.Millisecond
 	inner := &hangingEngine{}
-	e := New(inner, Options{Size: 10, Fresh: time.Minute})
+	e := newStack(inner, Options{Size: 10, Fresh: time.Minute})
 	tg, r := adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
 	done := make(chan error, 1)
 	go func() {

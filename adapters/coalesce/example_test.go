@@ -28,32 +28,33 @@ tools:
 		log.Fatal(err)
 	}
 	tool, _ := set.Tool("echo")
-	engine, err := set.Engines[tool.Engine].Config.Open(ctx, adapters.OpenOptions{})
+	conn, err := set.Engines[tool.Engine].Config.Open(ctx, adapters.OpenOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	reads := coalesce.New(coalesce.Options{Size: 100})
+	engine := adapters.NewEngine(conn, adapters.EngineOptions{Readings: reads})
 	defer engine.Close()
-	reads := coalesce.New(engine, coalesce.Options{Size: 100})
 
 	// The task's polling curve, which its reads carry: every 5 s, whatever its age.
 	ctx = pace.With(ctx, pace.Pace{Created: time.Now(), Curve: func(time.Duration) time.Duration { return 5 * time.Second }})
-	ref, err := reads.Start(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 3600, "text": "hello"}`)})
+	ref, err := engine.Start(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 3600, "text": "hello"}`)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for range 10 {
-		if _, err := reads.Describe(ctx, tool.Target, ref); err != nil {
+		if _, err := engine.Describe(ctx, tool.Target, ref); err != nil {
 			log.Fatal(err)
 		}
 	}
 	fmt.Printf("ten polls: %+v\n", reads.Counts().Describe)
 
-	if err := reads.Cancel(ctx, tool.Target, ref, "no longer needed"); err != nil {
+	if err := engine.Cancel(ctx, tool.Target, ref, "no longer needed"); err != nil {
 		log.Fatal(err)
 	}
-	st, _ := reads.Describe(ctx, tool.Target, ref)
+	st, _ := engine.Describe(ctx, tool.Target, ref)
 	for range 2 {
-		if _, err := reads.Outcome(ctx, tool.Target, ref); err != nil {
+		if _, err := engine.Outcome(ctx, tool.Target, ref); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -51,11 +51,13 @@ type followed struct {
 	refs   map[adapters.Ref]interest
 }
 
-// interest is why an execution is swept, and until when.
+// interest is why an execution is swept, and until when; describe is the point read of it that a
+// read gave (through the Engine's hooks), which confirms what a sweep no longer shows.
 type interest struct {
 	since, until time.Time
 	pace         pace.Pace
 	paced        bool
+	describe     func(context.Context) (adapters.Status, error)
 }
 
 // SweepCounts are what an Engine's sweeps have done since New.
@@ -67,12 +69,16 @@ type SweepCounts struct {
 	Followed int
 }
 
-// startSweeps starts the rounds of o.Sweep, when set.
-func (e *Engine) startSweeps(o Options) {
-	if o.Sweep == nil || o.Size <= 0 {
+// Sweeps starts sweeping with sweep (the Engine's Sweep, through its hooks), until Close: the
+// running executions that reads asked about in the last Options.Interest are swept every
+// Options.SweepEvery, so that their readings stay fresh at the cost of a listing page per round
+// rather than a read per execution. Call it before the first read; it does nothing when the
+// cache keeps nothing (Size 0), or when called again.
+func (e *Readings) Sweeps(sweep Sweep) {
+	if e.opts.Size <= 0 || e.sweeps != nil {
 		return
 	}
-	s := &sweeper{sweep: o.Sweep, every: cmp.Or(o.SweepEvery, defaultSweepEvery), lasting: cmp.Or(o.Interest, defaultInterest),
+	s := &sweeper{sweep: sweep, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -80,8 +86,8 @@ func (e *Engine) startSweeps(o Options) {
 	go e.sweepRounds(ctx)
 }
 
-// SweepCounts reads the sweeps' counters (all zero without Options.Sweep).
-func (e *Engine) SweepCounts() SweepCounts {
+// SweepCounts reads the sweeps' counters (all zero without Sweeps).
+func (e *Readings) SweepCounts() SweepCounts {
 	s := e.sweeps
 	if s == nil {
 		return SweepCounts{}
@@ -96,7 +102,7 @@ func (e *Engine) SweepCounts() SweepCounts {
 }
 
 // follow keeps r among the executions swept for a while after a read that found it running.
-func (e *Engine) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bool) {
+func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bool, describe func(context.Context) (adapters.Status, error)) {
 	s := e.sweeps
 	if s == nil {
 		return
@@ -113,12 +119,12 @@ func (e *Engine) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bo
 	if !ok {
 		in.since = now
 	}
-	in.until, in.pace, in.paced = now.Add(s.lasting), p, paced
+	in.until, in.pace, in.paced, in.describe = now.Add(s.lasting), p, paced, describe
 	f.refs[r] = in
 }
 
 // hurry asks for a round soon: a read found nothing to answer with and the budget is spent.
-func (e *Engine) hurry() {
+func (e *Readings) hurry() {
 	if s := e.sweeps; s != nil {
 		select {
 		case s.kick <- struct{}{}:
@@ -127,8 +133,8 @@ func (e *Engine) hurry() {
 	}
 }
 
-// sweptUntil is when the next round will have refreshed a swept reading: zero without sweeps.
-func (e *Engine) nextSweep() time.Time {
+// nextSweep is when the next round will have refreshed a swept reading: zero without sweeps.
+func (e *Readings) nextSweep() time.Time {
 	if s := e.sweeps; s != nil {
 		return time.Unix(0, s.nextRound.Load())
 	}
@@ -137,7 +143,7 @@ func (e *Engine) nextSweep() time.Time {
 
 // sweepRounds runs a round every s.every, and sooner when hurried (at most four times as often),
 // until the Engine closes.
-func (e *Engine) sweepRounds(ctx context.Context) {
+func (e *Readings) sweepRounds(ctx context.Context) {
 	s := e.sweeps
 	defer close(s.done)
 	for {
@@ -159,7 +165,7 @@ func (e *Engine) sweepRounds(ctx context.Context) {
 }
 
 // sweepRound sweeps every target once.
-func (e *Engine) sweepRound(ctx context.Context) {
+func (e *Readings) sweepRound(ctx context.Context) {
 	s := e.sweeps
 	s.rounds.Add(1)
 	for _, f := range e.toSweep(time.Now()) {
@@ -171,7 +177,7 @@ func (e *Engine) sweepRound(ctx context.Context) {
 
 // toSweep is a copy of what is followed now, without the executions that nobody asked about for a
 // while or whose end is known.
-func (e *Engine) toSweep(now time.Time) []followed {
+func (e *Readings) toSweep(now time.Time) []followed {
 	s := e.sweeps
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,7 +204,7 @@ func (e *Engine) toSweep(now time.Time) []followed {
 // shows running, and confirms the others by point reads. An execution followed for less than two
 // rounds that no page shows yet is left for the next round: a listing catches up with a start
 // late.
-func (e *Engine) sweepTarget(ctx context.Context, f followed) error {
+func (e *Readings) sweepTarget(ctx context.Context, f followed) error {
 	s := e.sweeps
 	refs := make([]adapters.Ref, 0, len(f.refs))
 	for r := range f.refs {
@@ -232,7 +238,7 @@ func (e *Engine) sweepTarget(ctx context.Context, f followed) error {
 		}
 		s.confirms.Add(1)
 		k := key(f.target, r)
-		if _, err, _ := e.read(ctx, f.target, r, k, in.pace, in.paced); errors.Is(err, adapters.ErrThrottled) {
+		if _, err, _ := e.read(ctx, f.target, r, k, in.pace, in.paced, in.describe); errors.Is(err, adapters.ErrThrottled) {
 			return err
 		}
 	}
@@ -242,7 +248,7 @@ func (e *Engine) sweepTarget(ctx context.Context, f followed) error {
 // swept records that a listing made at showed r running with st. A reading it had keeps its
 // details (a listing is coarser: no questions, no progress) and is now known true as of at; one it
 // had not is made from the listing, good for the task's polling interval as a point read is.
-func (e *Engine) swept(t adapters.Target, r adapters.Ref, st adapters.Status, at time.Time, in interest) {
+func (e *Readings) swept(t adapters.Target, r adapters.Ref, st adapters.Status, at time.Time, in interest) {
 	k := key(t, r)
 	changed := false
 	e.cache.Update(k, func(v *entry) {
@@ -264,10 +270,10 @@ func (e *Engine) swept(t adapters.Target, r adapters.Ref, st adapters.Status, at
 	}
 }
 
-// Changed returns a channel that is closed at the next change that the Engine records of the
-// execution: a new reading by a point read, a change of state a sweep shows, its end. Whoever
-// follows a task waits on it rather than polling.
-func (e *Engine) Changed(t adapters.Target, r adapters.Ref) <-chan struct{} {
+// Changes returns a channel that is closed at the next change that the Readings record of the
+// execution: a new reading by a point read, a change of state a sweep shows, its end, a cancel or
+// an answer asked. Whoever follows a task waits on it rather than polling (adapters.Changes).
+func (e *Readings) Changes(t adapters.Target, r adapters.Ref) <-chan struct{} {
 	k := key(t, r)
 	e.watchMu.Lock()
 	defer e.watchMu.Unlock()
@@ -282,8 +288,8 @@ func (e *Engine) Changed(t adapters.Target, r adapters.Ref) <-chan struct{} {
 	return c
 }
 
-// changed wakes whoever waits on Changed of k.
-func (e *Engine) changed(k string) {
+// changed wakes whoever waits on Changes of k.
+func (e *Readings) changed(k string) {
 	e.watchMu.Lock()
 	c, ok := e.watchers[k]
 	delete(e.watchers, k)
@@ -293,11 +299,10 @@ func (e *Engine) changed(k string) {
 	}
 }
 
-// Close stops the sweeps, then closes the engine under them.
-func (e *Engine) Close() error {
+// Close stops the sweeps.
+func (e *Readings) Close() {
 	if s := e.sweeps; s != nil {
 		s.stop()
 		<-s.done
 	}
-	return e.Engine.Close()
 }

@@ -26,14 +26,17 @@ func (p *pointReads) Describe(ctx context.Context, t adapters.Target, r adapters
 	return p.Engine.Describe(ctx, t, r)
 }
 
-// sweeping is an Engine over memengine that sweeps every 100 ms, and the engine under it.
-func sweeping(t *testing.T, o Options) (*Engine, *pointReads) {
+// sweeping is an Engine over memengine whose Readings sweep every 100 ms, the Readings, and the
+// engine under them.
+func sweeping(t *testing.T, o Options) (*adapters.Engine, *Readings, *pointReads) {
 	t.Helper()
 	mem := &pointReads{Engine: memengine.New(memengine.Options{})}
-	o.Sweep, o.SweepEvery = mem.Sweep, 100*time.Millisecond
-	e := New(mem, o)
-	t.Cleanup(func() { e.Close() })
-	return e, mem
+	o.SweepEvery = 100 * time.Millisecond
+	readings := New(o)
+	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
+	readings.Sweeps(e.Sweep)
+	t.Cleanup(readings.Close)
+	return e, readings, mem
 }
 
 func startRunning(t *testing.T, mem *pointReads, job adapters.Target, n int) []adapters.Ref {
@@ -51,7 +54,7 @@ func startRunning(t *testing.T, mem *pointReads, job adapters.Target, n int) []a
 
 func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 	ended := make(chan adapters.State, 10)
-	e, mem := sweeping(t, Options{Size: 1000, Fresh: time.Hour, Ended: func(_ context.Context, _ adapters.Target, _ adapters.Ref, s adapters.State) { ended <- s }})
+	e, readings, mem := sweeping(t, Options{Size: 1000, Fresh: time.Hour, Ended: func(_ context.Context, _ adapters.Target, _ adapters.Ref, s adapters.State) { ended <- s }})
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, mem, job, 150)
 	ctx := context.Background()
@@ -65,7 +68,7 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 	if n := mem.describes.Load(); n != 150 {
 		t.Fatalf("%d point reads for 150 executions read once each and then swept; want 150", n)
 	}
-	c := e.SweepCounts()
+	c := readings.SweepCounts()
 	if c.Followed != 150 || c.Rounds < 3 || c.Pages < 2*(c.Rounds-1) || c.Confirms != 0 {
 		t.Fatalf("sweep counts %+v: want 150 followed, two pages (150 refs of 100 a page) for each of at least three rounds, no confirmation", c)
 	}
@@ -74,7 +77,7 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 		t.Fatalf("Describe after sweeps: %+v, %v; want working, true as of a sweep after the first read", st, err)
 	}
 
-	changed := e.Changed(job, refs[42])
+	changed := readings.Changes(job, refs[42])
 	if err := mem.Cancel(ctx, job, refs[42], "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +93,13 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 		t.Fatalf("Describe after the end was swept: %+v, %v", st, err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if c := e.SweepCounts(); c.Confirms != 1 || c.Followed != 149 {
+	if c := readings.SweepCounts(); c.Confirms != 1 || c.Followed != 149 {
 		t.Fatalf("sweep counts %+v after one end: want one confirmation and 149 followed", c)
 	}
 }
 
 func TestAReadWithNoReadingIsAnsweredByTheNextSweep(t *testing.T) {
-	e, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Wait: 3 * time.Second})
+	e, _, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Wait: 3 * time.Second})
 	job := memengine.Job(memengine.Echo, 0)
 	r := startRunning(t, mem, job, 1)[0]
 	mem.throttle.Store(true)
@@ -111,7 +114,7 @@ func TestAReadWithNoReadingIsAnsweredByTheNextSweep(t *testing.T) {
 }
 
 func TestSweepsForgetWhatNobodyAsksAbout(t *testing.T) {
-	e, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Interest: 200 * time.Millisecond})
+	e, readings, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Interest: 200 * time.Millisecond})
 	job := memengine.Job(memengine.Echo, 0)
 	for _, r := range startRunning(t, mem, job, 3) {
 		if _, err := e.Describe(context.Background(), job, r); err != nil {
@@ -119,9 +122,9 @@ func TestSweepsForgetWhatNobodyAsksAbout(t *testing.T) {
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
-	pages := e.SweepCounts().Pages
+	pages := readings.SweepCounts().Pages
 	time.Sleep(300 * time.Millisecond)
-	if c := e.SweepCounts(); c.Followed != 0 || c.Pages != pages {
+	if c := readings.SweepCounts(); c.Followed != 0 || c.Pages != pages {
 		t.Fatalf("sweep counts %+v, %d pages before: want nothing followed and no page read once nobody asks", c, pages)
 	}
 }

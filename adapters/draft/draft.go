@@ -71,7 +71,7 @@ func InferFlag(fs *flag.FlagSet) *int {
 
 // Sample reads the inputs of n of t's latest executions, through e when it is an
 // adapters.Sampler; none when n is 0.
-func Sample(ctx context.Context, e adapters.Engine, t adapters.Target, n int) ([]json.RawMessage, error) {
+func Sample(ctx context.Context, e adapters.Conn, t adapters.Target, n int) ([]json.RawMessage, error) {
 	if n <= 0 {
 		return nil, nil
 	}

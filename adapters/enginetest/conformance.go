@@ -18,7 +18,9 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 )
 
-// RunConformanceTests runs the suite against the engine that newHarness sets up.
+// RunConformanceTests runs the suite against the engine that newHarness sets up: through the
+// whole Stack taskgate serves an engine with, and, where what the driver answers would be hidden
+// by the readings (a read right after a start), against its Conn directly.
 //
 // Every subtest calls t.Parallel and then newHarness with its own *testing.T, so newHarness runs
 // concurrently and once per subtest: a harness that is costly to build (a client, a worker) should
@@ -29,7 +31,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(*testing.T, Harness)
+		fn   func(*testing.T, *suite)
 	}{
 		{"StartDescribeWait", testStartDescribeWait},
 		{"OutcomeBeforeEnd", testOutcomeBeforeEnd},
@@ -71,7 +73,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 			if skip, why := h.ShouldSkip(tc.name); skip {
 				t.Skip(why)
 			}
-			tc.fn(t, h)
+			tc.fn(t, &suite{Harness: h, engine: Stack(h.Conn(), h.Driver().Info())})
 		})
 	}
 }
@@ -82,7 +84,7 @@ const subtestTimeout = 2 * time.Minute
 // settle bounds how long an execution may take to reach a state it was asked for (cancelled).
 const settle = 20 * time.Second
 
-func testStartDescribeWait(t *testing.T, h Harness) {
+func testStartDescribeWait(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	text := unique(t)
@@ -90,15 +92,17 @@ func testStartDescribeWait(t *testing.T, h Harness) {
 	// and its read-after-create) cannot finish it before the Describe below.
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 5, text)})
 
-	st, err := e.Describe(ctx, echo, r)
-	if err != nil {
-		t.Fatalf("Describe right after Start: %v", err)
-	}
-	if st.State != adapters.Submitted && st.State != adapters.Working {
-		t.Errorf("Describe right after Start: state %v (native %q), want submitted or working", st.State, st.Native)
-	}
-	if st.Started.IsZero() {
-		t.Errorf("Describe right after Start: Started is zero")
+	for name, e := range map[string]adapters.Conn{"the Engine": e, "its Conn": h.Conn()} {
+		st, err := e.Describe(ctx, echo, r)
+		if err != nil {
+			t.Fatalf("Describe of %s right after Start: %v", name, err)
+		}
+		if st.State != adapters.Submitted && st.State != adapters.Working {
+			t.Errorf("Describe of %s right after Start: state %v (native %q), want submitted or working", name, st.State, st.Native)
+		}
+		if st.Started.IsZero() {
+			t.Errorf("Describe of %s right after Start: Started is zero", name)
+		}
 	}
 
 	out, err := e.Wait(ctx, echo, r)
@@ -107,7 +111,7 @@ func testStartDescribeWait(t *testing.T, h Harness) {
 	}
 	checkSucceeded(t, "Wait", out, text)
 
-	st, err = e.Describe(ctx, echo, r)
+	st, err := e.Describe(ctx, echo, r)
 	if err != nil {
 		t.Fatalf("Describe after Wait: %v", err)
 	}
@@ -134,7 +138,7 @@ func testStartDescribeWait(t *testing.T, h Harness) {
 	checkSucceeded(t, "Outcome after Wait", again, text)
 }
 
-func testOutcomeBeforeEnd(t *testing.T, h Harness) {
+func testOutcomeBeforeEnd(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	echo := h.Target("echo")
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 2, unique(t))})
@@ -146,7 +150,7 @@ func testOutcomeBeforeEnd(t *testing.T, h Harness) {
 	}
 }
 
-func testFail(t *testing.T, h Harness) {
+func testFail(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, fail := h.Engine(), h.Target("fail")
 	reason := "conformance failure " + unique(t)
@@ -178,7 +182,7 @@ func testFail(t *testing.T, h Harness) {
 	}
 }
 
-func testTimeout(t *testing.T, h Harness) {
+func testTimeout(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, timeout := h.Engine(), h.Target("timeout")
 	r := start(ctx, t, h, timeout, adapters.StartRequest{Input: mustJSON(t, map[string]any{"seconds": 30})})
@@ -202,7 +206,7 @@ func testTimeout(t *testing.T, h Harness) {
 	}
 }
 
-func testCancelRunning(t *testing.T, h Harness) {
+func testCancelRunning(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
@@ -228,7 +232,7 @@ func testCancelRunning(t *testing.T, h Harness) {
 }
 
 // testCancelReason: the reason of a Cancel is the cause of the outcome, for engines that keep one.
-func testCancelReason(t *testing.T, h Harness) {
+func testCancelReason(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
@@ -246,7 +250,7 @@ func testCancelReason(t *testing.T, h Harness) {
 	}
 }
 
-func testCancelEnded(t *testing.T, h Harness) {
+func testCancelEnded(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	text := unique(t)
@@ -268,7 +272,7 @@ func testCancelEnded(t *testing.T, h Harness) {
 	}
 }
 
-func testKeySameInput(t *testing.T, h Harness) {
+func testKeySameInput(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	text := unique(t)
@@ -298,7 +302,7 @@ func testKeySameInput(t *testing.T, h Harness) {
 	}
 }
 
-func testKeyOtherInput(t *testing.T, h Harness) {
+func testKeyOtherInput(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	key := "key-" + unique(t)
@@ -316,7 +320,7 @@ func testKeyOtherInput(t *testing.T, h Harness) {
 	}
 }
 
-func testNoKeyDistinct(t *testing.T, h Harness) {
+func testNoKeyDistinct(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	echo := h.Target("echo")
 	req := adapters.StartRequest{Input: echoInput(t, 0, unique(t))}
@@ -327,7 +331,7 @@ func testNoKeyDistinct(t *testing.T, h Harness) {
 	}
 }
 
-func testMissing(t *testing.T, h Harness) {
+func testMissing(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	r := h.Missing()
@@ -350,7 +354,7 @@ func testMissing(t *testing.T, h Harness) {
 	}
 }
 
-func testOwns(t *testing.T, h Harness) {
+func testOwns(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo, fail := h.Engine(), h.Target("echo"), h.Target("fail")
 	if echo.Name == fail.Name {
@@ -399,7 +403,7 @@ func testOwns(t *testing.T, h Harness) {
 	}
 }
 
-func testRun(t *testing.T, h Harness) {
+func testRun(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	text := unique(t)
@@ -420,7 +424,7 @@ func testRun(t *testing.T, h Harness) {
 	}
 }
 
-func testWaitHonoursContext(t *testing.T, h Harness) {
+func testWaitHonoursContext(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 60, unique(t))})
@@ -452,7 +456,7 @@ func testWaitHonoursContext(t *testing.T, h Harness) {
 	}
 }
 
-func testSubmitted(t *testing.T, h Harness) {
+func testSubmitted(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, unpolled := h.Engine(), h.Target("unpolled")
 	r := start(ctx, t, h, unpolled, adapters.StartRequest{Input: echoInput(t, 0, unique(t))})
@@ -475,9 +479,10 @@ func testSubmitted(t *testing.T, h Harness) {
 	}
 }
 
-func testReadAfterCreate(t *testing.T, h Harness) {
+// testReadAfterCreate reads the Conn itself: through the Stack, the start is the first reading.
+func testReadAfterCreate(t *testing.T, h *suite) {
 	ctx := testContext(t)
-	e, echo := h.Engine(), h.Target("echo")
+	e, echo := h.Conn(), h.Target("echo")
 	for range 5 {
 		r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, unique(t))})
 		st, err := e.Describe(ctx, echo, r)
@@ -490,7 +495,7 @@ func testReadAfterCreate(t *testing.T, h Harness) {
 	}
 }
 
-func testConcurrentStarts(t *testing.T, h Harness) {
+func testConcurrentStarts(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	const n = 20
@@ -531,7 +536,7 @@ func testConcurrentStarts(t *testing.T, h Harness) {
 	}
 }
 
-func testCheck(t *testing.T, h Harness) {
+func testCheck(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e := h.Engine()
 	for _, name := range []string{"echo", "fail", "timeout"} {
@@ -553,7 +558,7 @@ func testCheck(t *testing.T, h Harness) {
 	}
 }
 
-func testInvalid(t *testing.T, h Harness) {
+func testInvalid(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	if r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}); !errors.Is(err, adapters.ErrInvalid) {
@@ -570,7 +575,7 @@ func testInvalid(t *testing.T, h Harness) {
 	}
 }
 
-func testKeyRef(t *testing.T, h Harness) {
+func testKeyRef(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo, fail := h.Engine(), h.Target("echo"), h.Target("fail")
 	key := "key-" + unique(t)
@@ -611,7 +616,7 @@ func testKeyRef(t *testing.T, h Harness) {
 	checkSucceeded(t, "Outcome(KeyRef)", out, text)
 }
 
-func testNativeRefs(t *testing.T, h Harness) {
+func testNativeRefs(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	d, echo := h.Driver(), h.Target("echo")
 	refs := []adapters.Ref{
@@ -633,7 +638,7 @@ func testNativeRefs(t *testing.T, h Harness) {
 	}
 }
 
-func testCallerBinding(t *testing.T, h Harness) {
+func testCallerBinding(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	key := "key-" + unique(t)
@@ -670,7 +675,7 @@ func testCallerBinding(t *testing.T, h Harness) {
 }
 
 // testList: a caller's listing holds its executions and no one else's, across pages of any size.
-func testList(t *testing.T, h Harness) {
+func testList(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	caller := "lister-" + unique(t)
@@ -704,7 +709,7 @@ func testList(t *testing.T, h Harness) {
 }
 
 // listAll follows a caller's listing in pages of 2 and checks each page's shape.
-func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, caller string) map[adapters.Ref]bool {
+func listAll(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, caller string) map[adapters.Ref]bool {
 	t.Helper()
 	listed := map[adapters.Ref]bool{}
 	page := ""
@@ -741,10 +746,10 @@ func listAll(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.T
 // running and an ended one as ended or not at all, once its listing has caught up, across its
 // pages (more refs than one page by id holds); never an execution it was not given; and it
 // refuses a page it did not give.
-func testSweep(t *testing.T, h Harness) {
-	sw, ok := h.Engine().(adapters.Sweeper)
-	if !ok {
-		t.Skip("the engine reads its executions one at a time: it is no adapters.Sweeper")
+func testSweep(t *testing.T, h *suite) {
+	sw := h.Engine()
+	if !sw.Supports(adapters.OpSweep) {
+		t.Skip("the engine reads its executions one at a time: its Conn is no adapters.Sweeper")
 	}
 	ctx := testContext(t)
 	tg := h.Target("echo")
@@ -814,10 +819,23 @@ func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg adapter
 	return nil
 }
 
-func testUnavailable(t *testing.T, h Harness) {
+func testUnavailable(t *testing.T, h *suite) {
+	conn := h.Unreachable()
+	t.Cleanup(func() { conn.Close() })
+	stack := Stack(conn, h.Driver().Info())
+	unavailable(t, "its Conn", conn, h.Target("echo"), h.Missing())
+	unavailable(t, "the Engine", stack, h.Target("echo"), h.Missing())
+	if stack.Supports(adapters.OpSweep) {
+		if _, _, err := stack.Sweep(testContext(t), h.Target("echo"), []adapters.Ref{h.Missing()}, ""); !errors.Is(err, adapters.ErrUnavailable) {
+			t.Errorf("Sweep on an engine whose server does not answer: error %v, want ErrUnavailable", err)
+		}
+	}
+}
+
+// unavailable checks that every call of u (what, an engine whose server does not answer) that
+// needs the server fails with ErrUnavailable.
+func unavailable(t *testing.T, what string, u adapters.Conn, echo adapters.Target, r adapters.Ref) {
 	ctx := testContext(t)
-	u, echo, r := h.Unreachable(), h.Target("echo"), h.Missing()
-	t.Cleanup(func() { u.Close() })
 	calls := map[string]func() error{
 		"Check": func() error { _, err := u.Check(ctx, echo); return err },
 		"Start": func() error {
@@ -836,7 +854,7 @@ func testUnavailable(t *testing.T, h Harness) {
 	for name, call := range calls {
 		wg.Go(func() {
 			if err := call(); !errors.Is(err, adapters.ErrUnavailable) {
-				t.Errorf("%s on an engine whose server does not answer: error %v, want ErrUnavailable", name, err)
+				t.Errorf("%s of %s, on an engine whose server does not answer: error %v, want ErrUnavailable", name, what, err)
 			}
 		})
 	}
@@ -849,7 +867,7 @@ func confirm(yes bool) adapters.Answer {
 }
 
 // startAsk starts the target "ask" with a message of its own, and waits until it asks.
-func startAsk(ctx context.Context, t *testing.T, h Harness) (adapters.Target, adapters.Ref, adapters.Status, string) {
+func startAsk(ctx context.Context, t *testing.T, h *suite) (adapters.Target, adapters.Ref, adapters.Status, string) {
 	t.Helper()
 	ask, message := h.Target("ask"), "May I? "+unique(t)
 	r := start(ctx, t, h, ask, adapters.StartRequest{Input: mustJSON(t, map[string]any{"message": message})})
@@ -860,7 +878,7 @@ func startAsk(ctx context.Context, t *testing.T, h Harness) (adapters.Target, ad
 
 // testAskAccept: a question is read with its key, message and schema; an accepted answer moves the
 // execution on to its end, with the answer in its output; a second answer finds nothing open.
-func testAskAccept(t *testing.T, h Harness) {
+func testAskAccept(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e := h.Engine()
 	ask, r, st, message := startAsk(ctx, t, h)
@@ -886,7 +904,7 @@ func testAskAccept(t *testing.T, h Harness) {
 }
 
 // testAskDecline: declined and dismissed questions end the execution as the program decides.
-func testAskDecline(t *testing.T, h Harness) {
+func testAskDecline(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	for _, c := range []struct{ action, error, cause string }{
 		{adapters.ActionDecline, adapters.DeclinedError, `the question "confirm" was declined`},
@@ -908,7 +926,7 @@ func testAskDecline(t *testing.T, h Harness) {
 
 // testAskTwo: two questions open at once, answered one by one; an answered one is no longer
 // open, the other still is.
-func testAskTwo(t *testing.T, h Harness) {
+func testAskTwo(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, two := h.Engine(), h.Target("ask-two")
 	r := start(ctx, t, h, two, adapters.StartRequest{Input: json.RawMessage(`{}`)})
@@ -950,7 +968,7 @@ func keys(st adapters.Status) string {
 }
 
 // testAnswerNotOpen: answers to questions nobody asks, or with an unknown action.
-func testAnswerNotOpen(t *testing.T, h Harness) {
+func testAnswerNotOpen(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	if err := e.Answer(ctx, echo, h.Missing(), "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
@@ -978,7 +996,7 @@ func testAnswerNotOpen(t *testing.T, h Harness) {
 }
 
 // testCancelAsking: an execution that waits on a question can be cancelled; it then asks nothing.
-func testCancelAsking(t *testing.T, h Harness) {
+func testCancelAsking(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e := h.Engine()
 	ask, r, _, _ := startAsk(ctx, t, h)
@@ -995,7 +1013,7 @@ func testCancelAsking(t *testing.T, h Harness) {
 }
 
 // testProgress: a multi-step execution says what it is doing while it runs.
-func testProgress(t *testing.T, h Harness) {
+func testProgress(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, steps := h.Engine(), h.Target("steps")
 	r := start(ctx, t, h, steps, adapters.StartRequest{Input: mustJSON(t, map[string]any{"version": unique(t), "stepSeconds": 1})})
@@ -1017,12 +1035,12 @@ func testProgress(t *testing.T, h Harness) {
 
 // AwaitStatus polls Describe until ok accepts the status (what names it), or fails the test after
 // a minute. Adapters' own tests use it too.
-func AwaitStatus(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
+func AwaitStatus(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref, what string, ok func(adapters.Status) bool) adapters.Status {
 	t.Helper()
 	return awaitWithin(ctx, t, e, tg, r, what, time.Minute, ok)
 }
 
-func awaitWithin(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, what string, within time.Duration, ok func(adapters.Status) bool) adapters.Status {
+func awaitWithin(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref, what string, within time.Duration, ok func(adapters.Status) bool) adapters.Status {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -1044,7 +1062,7 @@ func awaitWithin(ctx context.Context, t *testing.T, e adapters.Engine, tg adapte
 // messages it read while the execution was Working, each change once, in order. An empty message
 // is not one: a Working execution may have none yet (a Temporal run whose first workflow task a
 // worker has started but not completed has no progress and no activity to tell of).
-func Messages(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref, interval time.Duration) []string {
+func Messages(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref, interval time.Duration) []string {
 	t.Helper()
 	var seen []string
 	for {
@@ -1074,7 +1092,7 @@ func testContext(t *testing.T) context.Context {
 }
 
 // start starts one execution and fails the test if it cannot, or if Owns rejects the Ref.
-func start(ctx context.Context, t *testing.T, h Harness, tg adapters.Target, req adapters.StartRequest) adapters.Ref {
+func start(ctx context.Context, t *testing.T, h *suite, tg adapters.Target, req adapters.StartRequest) adapters.Ref {
 	t.Helper()
 	r, err := h.Engine().Start(ctx, tg, req)
 	if err != nil {
@@ -1087,7 +1105,7 @@ func start(ctx context.Context, t *testing.T, h Harness, tg adapters.Target, req
 }
 
 // cancelAtCleanup stops an execution the test leaves running, so that it does not outlive the test.
-func cancelAtCleanup(t *testing.T, h Harness, tg adapters.Target, r adapters.Ref) {
+func cancelAtCleanup(t *testing.T, h *suite, tg adapters.Target, r adapters.Ref) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -1096,7 +1114,7 @@ func cancelAtCleanup(t *testing.T, h Harness, tg adapters.Target, r adapters.Ref
 }
 
 // awaitTerminal polls Describe until the execution ends, or fails the test after settle.
-func awaitTerminal(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref) adapters.Status {
+func awaitTerminal(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref) adapters.Status {
 	t.Helper()
 	return awaitWithin(ctx, t, e, tg, r, "the end", settle, func(st adapters.Status) bool { return st.State.Terminal() })
 }

@@ -28,7 +28,7 @@ func ExampleRunConformanceTests() {
 // harness gives the suite the shared engine and the targets of its workflows.
 type harness struct{ engine *memengine.Engine }
 
-func (h harness) Engine() adapters.Engine { return h.engine }
+func (h harness) Conn() adapters.Conn { return h.engine }
 
 func (harness) Driver() adapters.Driver { return memengine.Driver{} }
 
@@ -54,7 +54,7 @@ func (harness) Foreign() []adapters.Ref {
 	return []adapters.Ref{{ID: memengine.Fail + "/" + uuid.NewString()}, {ID: uuid.NewString()}}
 }
 
-func (harness) Unreachable() adapters.Engine {
+func (harness) Unreachable() adapters.Conn {
 	return memengine.New(memengine.Options{Unavailable: true})
 }
 

@@ -1,5 +1,6 @@
-// Package enginetest is the conformance suite every adapters.Engine passes against a real engine.
-// A provider supplies a Harness (the set-up); the suite owns the behaviour.
+// Package enginetest is the conformance suite every driver's adapters.Conn passes against a real
+// engine, through the whole adapters.Engine taskgate serves it with (Stack). A provider supplies
+// a Harness (the set-up); the suite owns the behaviour.
 package enginetest
 
 import (
@@ -13,8 +14,8 @@ var ConfirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 
 // Harness sets up one real engine for the suite.
 type Harness interface {
-	// Engine is the engine under test.
-	Engine() adapters.Engine
+	// Conn is the driver's connection to the engine under test.
+	Conn() adapters.Conn
 	// Driver is the engine's driver: the suite writes and reads the Refs Start returns with it.
 	Driver() adapters.Driver
 	// Target returns the target of one conformance workflow, by name:
@@ -47,10 +48,10 @@ type Harness interface {
 	// Foreign returns Refs that Owns must reject for Target("echo"): another target's executions,
 	// another account or namespace, malformed ids.
 	Foreign() []adapters.Ref
-	// Unreachable returns an engine like Engine() whose server does not answer (a closed port, a
+	// Unreachable returns a Conn like Conn() whose server does not answer (a closed port, a
 	// connection cut): every call that needs the server must fail with ErrUnavailable. The suite
 	// closes it.
-	Unreachable() adapters.Engine
+	Unreachable() adapters.Conn
 	// ShouldSkip says whether the engine cannot do what a named test checks, and why.
 	ShouldSkip(test string) (bool, string)
 	// Close releases what the harness set up.

@@ -1,9 +1,9 @@
-// Package instrument wraps an adapters.Engine so that every call that reaches the engine is
-// measured (Prometheus: calls by engine, operation and result, with their latency) and, when a
-// tracer is given, traced (an OpenTelemetry span per call), and so that a start carries the
-// caller's trace context into the engine (adapters.StartRequest.Trace). Wrapped under
-// adapters/coalesce, it sees the calls that really reach the engine, not the polls that a shared
-// call or a cache answered.
+// Package instrument is an adapters.Hook that measures every call that reaches an engine
+// (Prometheus: calls by engine, operation and result, with their latency) and, when a tracer is
+// given, traces it (an OpenTelemetry span per call), and that makes a start carry the caller's
+// trace context into the engine (adapters.StartRequest.Trace). As the last hook of an
+// adapters.Engine, it sees the calls that really reach the engine, not the polls that a shared
+// call or the readings answered, nor the reads a budget refused.
 package instrument
 
 import (
@@ -31,7 +31,7 @@ type Metrics struct {
 //
 //   - taskgate_engine_call_duration_seconds{engine, operation, result}: the latency of each call
 //     that reached the engine (its _count: the calls). operation is check, start, describe,
-//     outcome, wait (which lasts until the execution ends), run, list, cancel or answer; result is ok,
+//     outcome, list, sweep, sample, cancel, answer or run (adapters.Op); result is ok,
 //     not_found, not_ended, ended, key_conflict, invalid, throttled (the engine refused the call
 //     for its rate), unavailable (unreachable, after the client's own retries), cancelled (the
 //     caller gave up) or error.
@@ -64,23 +64,6 @@ func (m *Metrics) Retried(engine string) func(throttled bool) {
 		}
 	}
 }
-
-type op int
-
-const (
-	opCheck op = iota
-	opStart
-	opDescribe
-	opOutcome
-	opWait
-	opRun
-	opList
-	opCancel
-	opAnswer
-	nOps
-)
-
-var opNames = [nOps]string{"check", "start", "describe", "outcome", "wait", "run", "list", "cancel", "answer"}
 
 type result int
 
@@ -125,36 +108,40 @@ func resultOf(err error) result {
 	return resError
 }
 
-// Engine is the wrapped engine.
-type Engine struct {
-	adapters.Engine
+// engine measures the calls of one engine block.
+type engine struct {
 	name       string
 	metrics    *Metrics
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 	// series are the histogram's series of this engine, resolved on first use.
-	series [nOps][nResults]atomic.Pointer[prometheus.Observer]
+	series [adapters.NumOps][nResults]atomic.Pointer[prometheus.Observer]
 }
 
-// Wrap measures the calls to e, the engine block called name. tracer, when not nil, makes a span
-// of every call; propagator writes a start's trace context (the caller's span, or the start's
-// own when tracing) into the StartRequest.
-func Wrap(e adapters.Engine, name string, m *Metrics, tracer trace.Tracer, propagator propagation.TextMapPropagator) *Engine {
-	return &Engine{Engine: e, name: name, metrics: m, tracer: tracer, propagator: propagator}
+// Hook measures the calls to the engine block called name. tracer, when not nil, makes a span of
+// every call; propagator writes a start's trace context (the caller's span, or the start's own
+// when tracing) into its StartRequest.
+func Hook(name string, m *Metrics, tracer trace.Tracer, propagator propagation.TextMapPropagator) adapters.Hook {
+	e := &engine{name: name, metrics: m, tracer: tracer, propagator: propagator}
+	return e.call
 }
 
-// call begins a call: a span when tracing. The func it returns ends it, with its error.
-func (e *Engine) call(ctx context.Context, o op, t adapters.Target) (context.Context, func(error)) {
+// call begins a call: a span when tracing, and the start's trace context. The func it returns
+// ends it, with its error.
+func (e *engine) call(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
 	start := time.Now()
 	var span trace.Span
 	if e.tracer != nil {
-		ctx, span = e.tracer.Start(ctx, "engine "+opNames[o], trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String("taskgate.engine", e.name), attribute.String("taskgate.engine.operation", opNames[o]),
-				attribute.String("taskgate.target", t.Name)))
+		ctx, span = e.tracer.Start(ctx, "engine "+c.Op.String(), trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("taskgate.engine", e.name), attribute.String("taskgate.engine.operation", c.Op.String()),
+				attribute.String("taskgate.target", c.Target.Name)))
 	}
-	return ctx, func(err error) {
+	if c.Request != nil {
+		e.trace(ctx, c.Request)
+	}
+	return ctx, func(err error) error {
 		r := resultOf(err)
-		e.observer(o, r).Observe(time.Since(start).Seconds())
+		e.observer(c.Op, r).Observe(time.Since(start).Seconds())
 		if span != nil {
 			span.SetAttributes(attribute.String("taskgate.result", resultNames[r]))
 			if r != resOK {
@@ -162,91 +149,28 @@ func (e *Engine) call(ctx context.Context, o op, t adapters.Target) (context.Con
 			}
 			span.End()
 		}
-	}
+		return err
+	}, nil
 }
 
-func (e *Engine) observer(o op, r result) prometheus.Observer {
+func (e *engine) observer(o adapters.Op, r result) prometheus.Observer {
 	p := &e.series[o][r]
 	if h := p.Load(); h != nil {
 		return *h
 	}
-	h := e.metrics.calls.WithLabelValues(e.name, opNames[o], resultNames[r])
+	h := e.metrics.calls.WithLabelValues(e.name, o.String(), resultNames[r])
 	p.Store(&h)
 	return h
 }
 
-// traced is req with the trace context of ctx, if it has one.
-func (e *Engine) traced(ctx context.Context, req adapters.StartRequest) adapters.StartRequest {
+// trace writes the trace context of ctx, if it has one, into req.
+func (e *engine) trace(ctx context.Context, req *adapters.StartRequest) {
 	if e.propagator == nil || !trace.SpanContextFromContext(ctx).IsValid() {
-		return req
+		return
 	}
 	carrier := propagation.MapCarrier{}
 	e.propagator.Inject(ctx, carrier)
 	if len(carrier) > 0 {
 		req.Trace = carrier
 	}
-	return req
-}
-
-func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
-	ctx, done := e.call(ctx, opCheck, t)
-	info, err := e.Engine.Check(ctx, t)
-	done(err)
-	return info, err
-}
-
-func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
-	ctx, done := e.call(ctx, opStart, t)
-	r, err := e.Engine.Start(ctx, t, e.traced(ctx, req))
-	done(err)
-	return r, err
-}
-
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
-	ctx, done := e.call(ctx, opDescribe, t)
-	st, err := e.Engine.Describe(ctx, t, r)
-	done(err)
-	return st, err
-}
-
-func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	ctx, done := e.call(ctx, opOutcome, t)
-	o, err := e.Engine.Outcome(ctx, t, r)
-	done(err)
-	return o, err
-}
-
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	ctx, done := e.call(ctx, opWait, t)
-	o, err := e.Engine.Wait(ctx, t, r)
-	done(err)
-	return o, err
-}
-
-func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	ctx, done := e.call(ctx, opRun, t)
-	r, o, err := e.Engine.Run(ctx, t, e.traced(ctx, req))
-	done(err)
-	return r, o, err
-}
-
-func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
-	ctx, done := e.call(ctx, opList, t)
-	l, next, err := e.Engine.List(ctx, t, caller, page, limit)
-	done(err)
-	return l, next, err
-}
-
-func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
-	ctx, done := e.call(ctx, opCancel, t)
-	err := e.Engine.Cancel(ctx, t, r, reason)
-	done(err)
-	return err
-}
-
-func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
-	ctx, done := e.call(ctx, opAnswer, t)
-	err := e.Engine.Answer(ctx, t, r, key, a)
-	done(err)
-	return err
 }

@@ -38,21 +38,22 @@ func TestResultOf(t *testing.T) {
 
 // starts records the requests of the starts it passes to the in-memory engine.
 type starts struct {
-	adapters.Engine
+	adapters.Conn
 	reqs []adapters.StartRequest
 }
 
 func (s *starts) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
 	s.reqs = append(s.reqs, req)
-	return s.Engine.Start(ctx, t, req)
+	return s.Conn.Start(ctx, t, req)
 }
 
 // A caller's trace context reaches the engine even when taskgate makes no spans of its own.
 func TestStartCarriesTheCallersTraceWithoutTracing(t *testing.T) {
 	mem := memengine.New(memengine.Options{})
 	defer mem.Close()
-	inner := &starts{Engine: mem}
-	e := Wrap(inner, "mem", NewMetrics(prometheus.NewRegistry()), nil, propagation.TraceContext{})
+	inner := &starts{Conn: mem}
+	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{
+		Hook("mem", NewMetrics(prometheus.NewRegistry()), nil, propagation.TraceContext{})}})
 	target := memengine.Job(memengine.Echo, 0)
 	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")

@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 // harness shares one engine among all subtests.
 type harness struct{ engine *memengine.Engine }
 
-func (h harness) Engine() adapters.Engine { return h.engine }
+func (h harness) Conn() adapters.Conn { return h.engine }
 
 func (harness) Driver() adapters.Driver { return memengine.Driver{} }
 
@@ -63,7 +63,7 @@ func (harness) Foreign() []adapters.Ref {
 }
 
 // Unreachable is an engine opened unavailable: an in-memory engine has no server to lose.
-func (harness) Unreachable() adapters.Engine {
+func (harness) Unreachable() adapters.Conn {
 	return memengine.New(memengine.Options{Unavailable: true})
 }
 

@@ -60,7 +60,7 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 }
 
 // Open starts an empty engine.
-func (c config) Open(context.Context, adapters.OpenOptions) (adapters.Engine, error) {
+func (c config) Open(context.Context, adapters.OpenOptions) (adapters.Conn, error) {
 	return New(Options(c)), nil
 }
 

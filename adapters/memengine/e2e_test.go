@@ -45,7 +45,7 @@ func serve(t *testing.T, tokens func(*mapping.Set) token.Codec) *rpctest.Client 
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, e := range set.Engines {
 		if engines[name], err = e.Config.Open(t.Context(), adapters.OpenOptions{}); err != nil {
 			t.Fatal(err)

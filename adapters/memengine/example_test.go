@@ -24,11 +24,12 @@ tools:
 	}
 	ctx := context.Background()
 	tool, _ := set.Tool("echo")
-	engine, err := set.Engines[tool.Engine].Config.Open(ctx, adapters.OpenOptions{})
+	conn, err := set.Engines[tool.Engine].Config.Open(ctx, adapters.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	engine := adapters.NewEngine(conn, adapters.EngineOptions{})
 	defer engine.Close()
 
 	ref, out, err := engine.Run(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 0, "text": "hello"}`)})

@@ -90,7 +90,7 @@ type Engine struct {
 	execs  map[string]*execution // by Ref.ID
 }
 
-var _ adapters.Engine = (*Engine)(nil)
+var _ adapters.Conn = (*Engine)(nil)
 
 // Options configure an engine: what an engine block says.
 type Options struct {
@@ -105,7 +105,7 @@ func New(o Options) *Engine {
 	return &Engine{retention: o.Retention, closed: o.Unavailable, execs: map[string]*execution{}}
 }
 
-// execution is one run of a program. Its fields after done are guarded by Engine.mu.
+// execution is one run of a program. Its fields from state on are guarded by Engine.mu.
 type execution struct {
 	program string
 	input   []byte            // compacted
@@ -117,7 +117,6 @@ type execution struct {
 	native  string
 	updated time.Time
 	outcome adapters.Outcome
-	done    chan struct{} // closed when the execution ends
 	// questions are the open questions, oldest first; answers the accepted ones so far.
 	questions []adapters.Question
 	answers   map[string]json.RawMessage
@@ -138,9 +137,6 @@ func (e *Engine) Close() error {
 	for _, x := range e.execs {
 		for _, tm := range x.timers {
 			tm.Stop()
-		}
-		if !x.state.Terminal() {
-			close(x.done)
 		}
 	}
 	return nil
@@ -208,7 +204,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	}
 	now := time.Now()
 	x := &execution{program: j.program, input: compact.Bytes(), sum: sum, started: now, updated: now,
-		state: adapters.Submitted, native: waiting, done: make(chan struct{})}
+		state: adapters.Submitted, native: waiting}
 	e.execs[id] = x
 	if j.timeout > 0 {
 		x.timers = append(x.timers, time.AfterFunc(j.timeout, func() {
@@ -283,7 +279,6 @@ func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
 		tm.Stop()
 	}
 	x.state, x.native, x.outcome, x.updated = o.State, o.Native, o, time.Now()
-	close(x.done)
 	if e.retention > 0 {
 		time.AfterFunc(e.retention, func() {
 			e.mu.Lock()
@@ -366,32 +361,6 @@ func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (
 		return adapters.Outcome{}, fmt.Errorf("memory: %w: %s is %s", adapters.ErrNotEnded, r, x.native)
 	}
 	return x.outcome, nil
-}
-
-// Wait blocks until the execution ends or ctx does.
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	e.mu.Lock()
-	x, err := e.lookup(r)
-	e.mu.Unlock()
-	if err != nil {
-		return adapters.Outcome{}, err
-	}
-	select {
-	case <-x.done:
-		return e.Outcome(ctx, t, r)
-	case <-ctx.Done():
-		return adapters.Outcome{}, fmt.Errorf("memory: waiting for %s: %w", r, ctx.Err())
-	}
-}
-
-// Run starts an execution and waits for its outcome.
-func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	r, err := e.Start(ctx, t, req)
-	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, err
-	}
-	o, err := e.Wait(ctx, t, r)
-	return r, o, err
 }
 
 // Cancel ends a running or waiting execution CANCELLED, with reason as its cause.

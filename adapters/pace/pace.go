@@ -1,7 +1,8 @@
-// Package pace tells the engine decorators, in the context of a read, at what pace the task being
-// read is polled: how old it is and its polling curve. adapters/coalesce reuses a reading of a
-// running execution for the curve's interval at the task's age, and adapters/budget learns from it
-// what the running tasks ask of the engine. Engines themselves ignore it.
+// Package pace tells an engine's readings and hooks, in the context of a read, at what pace the
+// task being read is polled: how old it is and its polling curve. adapters/coalesce reuses a
+// reading of a running execution for the curve's interval at the task's age, adapters/budget
+// learns from it what the running tasks ask of the engine, and adapters.Engine.Wait polls at it.
+// Drivers ignore it.
 package pace
 
 import (

@@ -102,12 +102,12 @@ type harness struct {
 	*env
 }
 
-func (h *harness) Engine() adapters.Engine { return h.engine }
+func (h *harness) Conn() adapters.Conn { return h.engine }
 
 func (h *harness) Driver() adapters.Driver { return restate.Driver{} }
 
 // Unreachable is an engine on a closed port: New makes no call.
-func (h *harness) Unreachable() adapters.Engine {
+func (h *harness) Unreachable() adapters.Conn {
 	e, err := restate.New(restate.Config{Ingress: "http://127.0.0.1:1", Admin: "http://127.0.0.1:1"})
 	if err != nil {
 		h.t.Fatal(err)

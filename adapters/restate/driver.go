@@ -87,7 +87,7 @@ func validURL(s string) bool {
 // Open configures a client for the block's server, with what the block leaves out from opts.Env
 // (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL, RESTATE_AUTH_TOKEN, as the Restate CLI reads them). It
 // makes no call: Check is the first.
-func (c *engineBlock) Open(_ context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
+func (c *engineBlock) Open(_ context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
 	cfg := Config{Ingress: c.ingress, Admin: c.admin}
 	for _, k := range []struct {
 		to              *string

@@ -147,7 +147,7 @@ func TestOwns(t *testing.T) {
 }
 
 // open loads an engine block and opens it with env.
-func open(t *testing.T, block string, env adapters.Env) (adapters.Engine, error) {
+func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
 	t.Helper()
 	set, err := mapping.Parse("m.yaml", []byte("engines: {a: {restate: "+block+"}}\n"))
 	if err != nil {
@@ -164,7 +164,7 @@ func open(t *testing.T, block string, env adapters.Env) (adapters.Engine, error)
 // variables; what it sets wins over them.
 func TestOpenFromTheEnvironment(t *testing.T) {
 	ingress, admin := testenv.RestateIngress(t), testenv.RestateAdmin(t)
-	check := func(e adapters.Engine) error {
+	check := func(e adapters.Conn) error {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		_, err := e.Check(ctx, restate.Handler("WaitAndEcho", "run", restate.Cancel))

@@ -38,7 +38,7 @@ func serve(t *testing.T, edit func(*tasks.Config, *mcpserver.Config)) *served {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, e := range set.Engines {
 		if engines[name], err = e.Config.Open(t.Context(), adapters.OpenOptions{Env: env}); err != nil {
 			t.Fatal(err)

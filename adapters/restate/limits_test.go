@@ -41,7 +41,7 @@ func TestAnswerOverTheLimit(t *testing.T) {
 
 	over, _ := json.Marshal(map[string]any{"confirm": true, "pad": strings.Repeat("x", 32<<20)})
 	const want = "invalid request: the answer is 32.0 MiB; Restate takes answers of at most 31.9 MiB (33488896 bytes)"
-	for name, eng := range map[string]adapters.Engine{"the engine": e, "an engine that cannot reach Restate": offline} {
+	for name, eng := range map[string]adapters.Conn{"the engine": e, "an engine that cannot reach Restate": offline} {
 		began := time.Now()
 		err := eng.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionAccept, Content: over})
 		if took := time.Since(began); !errors.Is(err, adapters.ErrInvalid) || !strings.HasSuffix(err.Error(), want) || took > 5*time.Second {
@@ -51,7 +51,7 @@ func TestAnswerOverTheLimit(t *testing.T) {
 	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatalf("a normal answer after the refused one: %v", err)
 	}
-	if out, err := e.Wait(ctx, tg, r); err != nil || out.State != adapters.Succeeded || string(out.Output) != `{"confirm":true}` {
+	if out, err := awaitEnd(ctx, e, tg, r); err != nil || out.State != adapters.Succeeded || string(out.Output) != `{"confirm":true}` {
 		t.Errorf("Wait: %+v, %v; want succeeded with the answer", out, err)
 	}
 }
@@ -73,7 +73,7 @@ func TestAnOutputThatIsNotJSONIsAFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	want := adapters.Outcome{State: adapters.Failed, Native: "succeeded", Error: adapters.InvalidOutputError,
 		Cause: "the execution succeeded, but taskgate cannot return its output: it is not valid JSON (invalid character 'N' looking for beginning of value, at byte 12)"}
 	if err != nil || out.State != want.State || out.Native != want.Native || out.Error != want.Error || out.Cause != want.Cause || out.Output != nil {

@@ -1,4 +1,4 @@
-// Package restate serves Restate handlers as taskgate executions: an adapters.Engine on a Restate
+// Package restate serves Restate handlers as taskgate executions: an adapters.Conn on a Restate
 // server's ingress (to start and answer invocations) and admin API (to read and cancel them).
 //
 // A task is one invocation of a service's handler, a workflow's run handler or a virtual object's
@@ -44,7 +44,7 @@ type Engine struct {
 	services sync.Map
 }
 
-var _ adapters.Engine = (*Engine)(nil)
+var _ adapters.Conn = (*Engine)(nil)
 
 // New configures an engine; it makes no call.
 func New(cfg Config) (*Engine, error) {
@@ -174,14 +174,4 @@ func (e *Engine) sameInput(ctx context.Context, what, invocation, sum string) er
 		}
 	}
 	return fmt.Errorf("restate: %s: %w: invocation %s was started under this key, and Restate no longer keeps its input (its journal is kept for less than the invocation): use a new key", what, adapters.ErrKeyConflict, invocation)
-}
-
-// Run starts an invocation and waits for its outcome.
-func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	r, err := e.Start(ctx, t, req)
-	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, err
-	}
-	out, err := e.Wait(ctx, t, r)
-	return r, out, err
 }

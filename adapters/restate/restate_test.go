@@ -70,7 +70,7 @@ func TestVirtualObject(t *testing.T) {
 	ctx := testContext(t)
 	add := restate.Handler(v.counter, "add", restate.Cancel)
 	for range 2 {
-		_, out, err := v.engine.Run(ctx, add, adapters.StartRequest{Input: json.RawMessage(`5`)})
+		_, out, err := runToEnd(ctx, v.engine, add, adapters.StartRequest{Input: json.RawMessage(`5`)})
 		if err != nil || out.State != adapters.Succeeded || string(out.Output) != "5" {
 			t.Errorf("Run: %+v, %v; want 5, the sum of an object of the task's own", out, err)
 		}
@@ -95,7 +95,7 @@ func TestBackingOff(t *testing.T) {
 	if err := v.engine.Cancel(ctx, flaky, r, "enough"); err != nil {
 		t.Fatal(err)
 	}
-	out, err := v.engine.Wait(ctx, flaky, r)
+	out, err := awaitEnd(ctx, v.engine, flaky, r)
 	if err != nil || out.State != adapters.Cancelled || out.Native != "killed" || out.Cause != "killed" {
 		t.Errorf("Wait after a kill: %+v, %v; want cancelled, native killed, cause killed", out, err)
 	}
@@ -148,7 +148,7 @@ func TestAuthToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"through the gateway"}`)})
+	_, out, err := runToEnd(ctx, e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"through the gateway"}`)})
 	if err != nil || out.State != adapters.Succeeded {
 		t.Errorf("Run with the token: %+v, %v", out, err)
 	}

@@ -290,33 +290,6 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	return out, nil
 }
 
-// Wait reads the invocation and, while it runs, attaches to it through the ingress (which answers
-// when it completes), then reads its outcome. An attachment the network cuts is made again; ctx
-// ends the wait.
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	what := "wait for " + r.String()
-	inv, err := e.read(ctx, what, t, r)
-	if err != nil {
-		return adapters.Outcome{}, err
-	}
-	for inv.Status != completed {
-		began := time.Now()
-		if _, _, err := e.call(ctx, what, http.MethodGet, e.ingress+"/restate/invocation/"+url.PathEscape(inv.ID)+"/attach", nil, nil); ctx.Err() != nil {
-			return adapters.Outcome{}, err
-		}
-		if inv, err = e.read(ctx, what, t, r); err != nil {
-			return adapters.Outcome{}, err
-		}
-		// An attachment that ended at once without the end (cut, or refused) is not made again at once.
-		if inv.Status != completed && time.Since(began) < time.Second {
-			if err := adapters.Sleep(ctx, time.Second); err != nil {
-				return adapters.Outcome{}, fmt.Errorf("restate: %s: %w", what, err)
-			}
-		}
-	}
-	return e.Outcome(ctx, t, r)
-}
-
 // Cancel stops the invocation as its target says: Restate's cancel (the handler sees it at its
 // next step) or kill. Restate's cancel takes no reason: it is not kept. ErrEnded once it has
 // completed.

@@ -32,13 +32,13 @@ type harness struct {
 	arns   map[string]string
 }
 
-func (h harness) Engine() adapters.Engine { return h.engine }
+func (h harness) Conn() adapters.Conn { return h.engine }
 
 func (h harness) Driver() adapters.Driver { return stepfunctions.Driver{} }
 
 // Unreachable is an engine for a closed port, with credentials of its own: without any, the SDK
 // fails before it tries the endpoint.
-func (h harness) Unreachable() adapters.Engine {
+func (h harness) Unreachable() adapters.Conn {
 	e, err := stepfunctions.New(h.t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1",
 		Env: adapters.Env{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}})
 	if err != nil {

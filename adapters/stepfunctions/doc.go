@@ -51,7 +51,7 @@
 // # Express state machines
 //
 // Express executions cannot be described after they start, so Check reports them SyncOnly and only
-// Run serves them, through StartSyncExecution (without idempotency keys, which Express does not
+// Run (the Engine is an adapters.Runner, for them alone) serves them, through StartSyncExecution (without idempotency keys, which Express does not
 // honour). The test endpoint (moto) implements neither Express state machines nor
 // StartSyncExecution, so that path is written to the AWS documentation and untested here.
 //
@@ -63,11 +63,11 @@
 // and the caller answers from what it read before (adapters/coalesce, adapters/budget). A call
 // throttled (ThrottlingException) gives an error wrapping adapters.ErrThrottled; an endpoint that
 // cannot be reached or answers with a server error, after the retries, adapters.ErrUnavailable.
-// Wait keeps polling through such errors until its context ends.
+// adapters.Engine.Wait keeps polling through such errors until its context ends.
 //
 // # Starts
 //
 // Start is one StartExecution: DescribeExecution is eventually consistent, so a read right after
-// may not find the execution yet, which callers read as not yet visible. Wait and Run wait
-// through it, and Cancel stops an execution its read does not find.
+// may not find the execution yet, which callers read as not yet visible: adapters.Engine.Wait
+// waits through it, and Cancel stops an execution its read does not find.
 package stepfunctions

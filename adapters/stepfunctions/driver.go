@@ -49,6 +49,7 @@ func (Driver) Info() adapters.DriverInfo {
 		EngineExample: "stepfunctions: {region: us-east-1}",
 		TargetExample: "stateMachine: arn:aws:states:REGION:ACCOUNT:stateMachine:NAME",
 		Budget:        DefaultBudget,
+		SweepBudget:   DefaultSweepBudget,
 	}
 }
 
@@ -57,6 +58,11 @@ func (Driver) Info() adapters.DriverInfo {
 // quota is per account and region, shared with every other caller there (consoles, dashboards,
 // the pipelines' own orchestration), which keep the last third.
 var DefaultBudget = adapters.Budget{ReadsPerSecond: 10 * 2.0 / 3, Burst: 250 * 2 / 3}
+
+// DefaultSweepBudget is, in the same way, two thirds of ListExecutions' own default quota where it
+// is smallest (a bucket of 100, refilled at 2 per second; 200 and 5 in the largest regions): what
+// sweeps (and samples) of running executions spend.
+var DefaultSweepBudget = adapters.Budget{ReadsPerSecond: 2 * 2.0 / 3, Burst: 100 * 2 / 3}
 
 // DecodeEngine reads region, endpoint and roleArn, all optional.
 func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
@@ -86,7 +92,7 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 }
 
 // Open configures a client for the engine block; it makes no API call.
-func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
+func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
 	c.Env, c.Retried = opts.Env, opts.Retried
 	e, err := New(ctx, c)
 	if err != nil { // not a typed nil inside the interface

@@ -164,7 +164,7 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 	if !strings.Contains(echo.Name, ":us-east-1:") {
 		t.Errorf("the state machine was created in %s, want region us-east-1", echo.Name)
 	}
-	_, out, err := e.Run(t.Context(), echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"env"}`)})
+	_, out, err := runToEnd(t.Context(), e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"env"}`)})
 	if err != nil || string(out.Output) != `{"text":"env"}` {
 		t.Errorf("Run with the explicit environment's credentials: %+v, %v", out, err)
 	}
@@ -189,5 +189,8 @@ func TestBudget(t *testing.T) {
 	}
 	if b := stepfunctions.DefaultBudget; b.ReadsPerSecond < 6.66 || b.ReadsPerSecond > 6.67 || b.Burst != 166 {
 		t.Errorf("default budget %+v, want two thirds of DescribeExecution's smallest quota (10/s, 250): 6.67/s, 166", b)
+	}
+	if b := (stepfunctions.Driver{}).Info().SweepBudget; b.ReadsPerSecond < 1.33 || b.ReadsPerSecond > 1.34 || b.Burst != 66 {
+		t.Errorf("default sweep budget %+v, want two thirds of ListExecutions' smallest quota (2/s, 100): 1.33/s, 66", b)
 	}
 }

@@ -83,7 +83,11 @@ type Engine struct {
 	identity *sts.Client
 }
 
-var _ adapters.Engine = (*Engine)(nil)
+var (
+	_ adapters.Conn    = (*Engine)(nil)
+	_ adapters.Runner  = (*Engine)(nil)
+	_ adapters.Sweeper = (*Engine)(nil)
+)
 
 // New configures a Step Functions client. It makes no API call.
 func New(ctx context.Context, cfg Config) (*Engine, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -48,13 +49,18 @@ func TestInputLimit(t *testing.T) {
 	over := echoInputOfSize(t, 262145)
 	const want = "invalid request: the execution input is 262145 bytes, over the Step Functions limit of 262144 " +
 		"bytes (256 KiB) of UTF-8: pass large data by reference (for example an S3 URI) instead"
+	// Run, like taskgate, on an engine that checked the target (whether it can only Run) first.
+	engine := enginetest.Stack(e, stepfunctions.Driver{}.Info())
+	if _, err := engine.Check(ctx, echo); err != nil {
+		t.Fatal(err)
+	}
 	before := c.total()
 	const reason = "the input is too large: 262145 bytes, over the engine's limit of 262144 bytes (256 KiB) of UTF-8: " +
 		"pass large data by reference (for example an S3 URI) instead"
 	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want || adapters.ReasonOf(err, "") != reason {
 		t.Errorf("Start with %d bytes of input: error %v, reason for the caller %q\nwant %s\nand %s", len(over), err, adapters.ReasonOf(err, ""), want, reason)
 	}
-	if _, _, err := e.Run(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+	if _, _, err := engine.Run(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
 		t.Errorf("Run with %d bytes of input: error %v\nwant %s", len(over), err, want)
 	}
 	if n := c.total(); n != before {
@@ -425,7 +431,7 @@ func TestAssumeRole(t *testing.T) {
 	if _, err := e.Check(ctx, echo); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	r, o, err := e.Run(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
+	r, o, err := runToEnd(ctx, e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
 	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r, "") {
 		t.Errorf("Run in account %s: %v, %+v, %v; want succeeded with {\"text\":\"across\"}", account, r, o, err)
 	}
@@ -463,7 +469,7 @@ func TestAStartWhoseAnswerWasLost(t *testing.T) {
 	if n := p.Calls("StartExecution"); n != 2 {
 		t.Errorf("%d StartExecution calls, want 2 (the lost one and the SDK's retry)", n)
 	}
-	o, err := e.Wait(ctx, echo, r)
+	o, err := awaitEnd(ctx, e, echo, r)
 	if err != nil || string(o.Output) != `{"text":"lost answer"}` {
 		t.Errorf("Wait of the execution: %s %v, want its output", o.Output, err)
 	}
@@ -499,12 +505,12 @@ func TestStartIsOneCallAndReadsWaitForVisibility(t *testing.T) {
 	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
 		t.Errorf("Describe of the hidden execution: %v, want ErrNotFound", err)
 	}
-	o, err := e.Wait(ctx, echo, r)
+	o, err := awaitEnd(ctx, e, echo, r)
 	if err != nil || o.State != adapters.Succeeded {
 		t.Errorf("Wait through the hidden start: %+v %v, want succeeded", o, err)
 	}
 
-	_, o, err = e.Run(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"run"}`)})
+	_, o, err = runToEnd(ctx, e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"run"}`)})
 	if err != nil || string(o.Output) != `{"text":"run"}` {
 		t.Errorf("Run through a hidden start: %s %v", o.Output, err)
 	}

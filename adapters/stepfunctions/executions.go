@@ -32,12 +32,9 @@ const (
 	maxStopCause = 32768
 
 	// visibleWithin bounds how long a new execution may stay unreadable: DescribeExecution is
-	// eventually consistent. Within it, Wait (from its own start) and a repeated keyed Start keep
-	// reading an execution that is not found.
+	// eventually consistent. Within it, a repeated keyed Start keeps reading an execution that is
+	// not found.
 	visibleWithin = 5 * time.Second
-	// Wait polls DescribeExecution from firstPoll, growing by half each time up to maxPoll.
-	firstPoll = 200 * time.Millisecond
-	maxPoll   = 2 * time.Second
 )
 
 // Owns reports whether r is a Standard execution of t's state machine (same partition, region,
@@ -281,55 +278,27 @@ func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Out
 	return o
 }
 
-// Wait polls DescribeExecution until the execution ends. Transient failures (ErrUnavailable) do not
-// end the wait, nor does "not found" in its first visibleWithin (a Start just before may not be
-// visible yet); ctx does.
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	delay := firstPoll
-	young := time.Now().Add(visibleWithin)
-	for {
-		d, err := e.describe(ctx, t, r)
-		switch {
-		case err == nil:
-			if o, ended := outcomeOf(d); ended {
-				return e.withStopDetails(ctx, r.ID, o), nil
-			}
-		case errors.Is(err, adapters.ErrNotFound) && time.Now().Before(young) && ownsTarget(t, r):
-		case !errors.Is(err, adapters.ErrUnavailable) || ctx.Err() != nil:
-			return adapters.Outcome{}, err
-		}
-		if err := adapters.Sleep(ctx, delay); err != nil {
-			return adapters.Outcome{}, fmt.Errorf("waiting for execution %s: %w", r.ID, err)
-		}
-		delay = min(delay*3/2, maxPoll)
-	}
-}
-
-// Run starts an execution and waits for its outcome. Express state machines run through
-// StartSyncExecution, which answers when the execution ends.
+// Run runs an execution of an Express state machine (TargetInfo.SyncOnly) through
+// StartSyncExecution, which answers when the execution ends. Step Functions does not deduplicate
+// Express executions, so it refuses an idempotency key; a Standard state machine is refused too:
+// its executions start and are read.
 func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
 	m, input, err := e.prepare(t, req)
 	if err != nil {
 		return adapters.Ref{}, adapters.Outcome{}, err
 	}
 	typ, err := e.machineType(ctx, m)
-	if err != nil {
+	switch {
+	case err != nil:
 		return adapters.Ref{}, adapters.Outcome{}, err
+	case typ != types.StateMachineTypeExpress:
+		return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is a %s state machine: start its executions, Run is for Express ones", adapters.ErrInvalid, t.Name, typ)
+	case req.Key != "":
+		return adapters.Ref{}, adapters.Outcome{}, adapters.Refuse("this tool takes no idempotency key: call it without one",
+			fmt.Errorf("%w: %s is an Express state machine, and Step Functions does not deduplicate Express executions: "+
+				"call it without an idempotency key", adapters.ErrInvalid, t.Name))
 	}
-	if typ == types.StateMachineTypeExpress {
-		if req.Key != "" {
-			return adapters.Ref{}, adapters.Outcome{}, adapters.Refuse("this tool takes no idempotency key: call it without one",
-				fmt.Errorf("%w: %s is an Express state machine, and Step Functions does not deduplicate Express executions: "+
-					"call it without an idempotency key", adapters.ErrInvalid, t.Name))
-		}
-		return e.runSync(ctx, m, input, req.Trace)
-	}
-	r, err := e.start(ctx, t, m, input, req)
-	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, err
-	}
-	o, err := e.Wait(ctx, t, r)
-	return r, o, err
+	return e.runSync(ctx, m, input, req.Trace)
 }
 
 func (e *Engine) runSync(ctx context.Context, m machineARN, input string, trace map[string]string) (adapters.Ref, adapters.Outcome, error) {

@@ -169,11 +169,11 @@ func (c *calls) total() int {
 }
 
 // awaitOutcome waits for the execution with a bound, failing the test if it does not end.
-func awaitOutcome(t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref) adapters.Outcome {
+func awaitOutcome(t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref) adapters.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	o, err := e.Wait(ctx, tg, r)
+	o, err := awaitEnd(ctx, e, tg, r)
 	if err != nil {
 		t.Fatalf("Wait %v: %v", r, err)
 	}

@@ -103,7 +103,7 @@ func validHostPort(s string) bool {
 // TEMPORAL_API_KEY, TEMPORAL_TLS_*...), with what the block sets over them. It makes no call, so
 // that taskgate can start before its engine: Check finds a frontend that does not answer, and the
 // client connects once it does.
-func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Engine, error) {
+func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
 	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{EnvLookup: opts.Env})
 	if err != nil {
 		return nil, fmt.Errorf("temporal: reading the Temporal CLI's configuration (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE and TEMPORAL_* variables): %w", err)

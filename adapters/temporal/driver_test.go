@@ -111,7 +111,7 @@ func TestRefs(t *testing.T) {
 }
 
 // open loads an engine block and opens it with env.
-func open(t *testing.T, block string, env adapters.Env) (adapters.Engine, error) {
+func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
 	t.Helper()
 	set, err := mapping.Parse("m.yaml", []byte("engines: {a: {temporal: "+block+"}}\n"))
 	if err != nil {
@@ -127,7 +127,7 @@ func open(t *testing.T, block string, env adapters.Env) (adapters.Engine, error)
 }
 
 // checkNamespace asks the engine to check a target: it reaches the server and its namespace.
-func checkNamespace(t *testing.T, e adapters.Engine) error {
+func checkNamespace(t *testing.T, e adapters.Conn) error {
 	t.Helper()
 	_, err := e.Check(t.Context(), temporal.Workflow("A", "q", 0))
 	return err

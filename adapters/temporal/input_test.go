@@ -204,7 +204,7 @@ func TestAskAndAnswer(t *testing.T) {
 	if !errors.Is(err, adapters.ErrNotFound) {
 		t.Errorf("a second answer: %v, want ErrNotFound", err)
 	}
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	if err != nil || out.State != adapters.Succeeded || string(out.Output) != `{"confirm":true}` {
 		t.Errorf("Wait: %+v, %v; want succeeded with the answer", out, err)
 	}
@@ -270,7 +270,7 @@ func TestAnswerBySignal(t *testing.T) {
 	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	if err != nil || string(out.Output) != `{"confirm":true}` {
 		t.Errorf("Wait: %+v, %v; want the second answer", out, err)
 	}
@@ -315,7 +315,7 @@ func TestApproveDeployment(t *testing.T) {
 		if err := e.Answer(ctx, tg, r, "approve", c.a); err != nil {
 			t.Fatalf("Answer %+v: %v", c.a, err)
 		}
-		if out, err := e.Wait(ctx, tg, r); err != nil || string(out.Output) != c.want {
+		if out, err := awaitEnd(ctx, e, tg, r); err != nil || string(out.Output) != c.want {
 			t.Errorf("after %+v: %+v, %v; want %s", c.a, out, err, c.want)
 		}
 	}
@@ -338,7 +338,7 @@ func TestConformanceFixtures(t *testing.T) {
 	if err := e.Answer(ctx, del, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.Wait(ctx, del, r); err != nil || string(out.Output) != `{"filename":"mrtr-resume.txt","deleted":true}` {
+	if out, err := awaitEnd(ctx, e, del, r); err != nil || string(out.Output) != `{"filename":"mrtr-resume.txt","deleted":true}` {
 		t.Errorf("confirm_delete: %+v, %v", out, err)
 	}
 
@@ -360,7 +360,7 @@ func TestConformanceFixtures(t *testing.T) {
 	if err := e.Answer(ctx, multi, r, "confirm", adapters.Answer{Action: "accept", Content: both}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.Wait(ctx, multi, r); err != nil || string(out.Output) != `{"name":"partial-1","confirmed":true}` {
+	if out, err := awaitEnd(ctx, e, multi, r); err != nil || string(out.Output) != `{"name":"partial-1","confirmed":true}` {
 		t.Errorf("multi_input: %+v, %v", out, err)
 	}
 }
@@ -371,7 +371,7 @@ func TestAskMistakes(t *testing.T) {
 	ctx := testContext(t)
 	e, tg := v.engine, v.target(misaskedName)
 	r := start(ctx, t, e, tg, nil, "")
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	if err != nil {
 		t.Fatal(err)
 	}

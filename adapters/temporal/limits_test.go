@@ -44,7 +44,7 @@ func TestAnswerOverTheLimitIsRefusedAtOnce(t *testing.T) {
 	defer offline.Close()
 	cut()
 	const want = `invalid request: the answer is 3.0 MiB; Temporal takes answers of at most 1.9 MiB (2031616 bytes)`
-	for name, eng := range map[string]adapters.Engine{"the engine": e, "an engine whose frontend is cut": offline} {
+	for name, eng := range map[string]adapters.Conn{"the engine": e, "an engine whose frontend is cut": offline} {
 		began := time.Now()
 		err := eng.Answer(ctx, tg, r, "confirm", padded(3<<20))
 		if took := time.Since(began); !errors.Is(err, adapters.ErrInvalid) || !strings.HasSuffix(err.Error(), want) || took > 5*time.Second {
@@ -58,7 +58,7 @@ func TestAnswerOverTheLimitIsRefusedAtOnce(t *testing.T) {
 	if err := e.Answer(ctx, tg, r, "confirm", large); err != nil {
 		t.Fatalf("an answer just under the limit: %v", err)
 	}
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	if err != nil || out.State != adapters.Succeeded || string(out.Output) != string(large.Content) {
 		t.Errorf("Wait after the answer under the limit: %v, %v (%d bytes of output); want succeeded with the answer", out.State, err, len(out.Output))
 	}

@@ -3,9 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
@@ -32,7 +30,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
 		return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w (%s); wait for it or poll its status", what, adapters.ErrNotEnded, out.Native)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		ev, err := e.closeEvent(ctx, what, c.id, runID, false)
+		ev, err := e.closeEvent(ctx, what, c.id, runID)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -42,7 +40,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		}
 		out = adapters.SucceededWith(out.Native, result)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		ev, err := e.closeEvent(ctx, what, c.id, runID, false)
+		ev, err := e.closeEvent(ctx, what, c.id, runID)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -56,7 +54,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 			return adapters.Outcome{}, err
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		ev, err := e.closeEvent(ctx, what, c.id, runID, false)
+		ev, err := e.closeEvent(ctx, what, c.id, runID)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -65,52 +63,6 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, info.GetStatus())
 	}
 	return out, nil
-}
-
-// Wait long-polls the close event of the chain's current run, follows continue-as-new, and then
-// reads the outcome. Transient failures (ErrUnavailable: the frontend restarting, or out of
-// reach) do not end the wait, which goes on after a pause growing from 200 ms to 2 s; ctx does.
-// A waiting tool call that failed on them had its client start the workflow a second time.
-func (e *Engine) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	pause := 200 * time.Millisecond
-	for {
-		out, err := e.wait(ctx, t, r)
-		if err == nil || !errors.Is(err, adapters.ErrUnavailable) || ctx.Err() != nil {
-			return out, err
-		}
-		timer := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return adapters.Outcome{}, fmt.Errorf("temporal: wait for %v: %w", r, ctx.Err())
-		case <-timer.C:
-		}
-		pause = min(pause*2, 2*time.Second)
-	}
-}
-
-// wait is one attempt of Wait, which a transient failure ends.
-func (e *Engine) wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	what := "wait for " + r.String()
-	c, err := e.chain(ctx, what, r)
-	if err != nil {
-		return adapters.Outcome{}, err
-	}
-	if closed(c.status()) {
-		return e.Outcome(ctx, t, r)
-	}
-	runID := c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-	for {
-		ev, err := e.closeEvent(ctx, what, c.id, runID, true)
-		if err != nil {
-			return adapters.Outcome{}, err
-		}
-		next := ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
-		if next == "" {
-			return e.Outcome(ctx, t, r)
-		}
-		runID = next
-	}
 }
 
 func closed(s enumspb.WorkflowExecutionStatus) bool {
@@ -143,26 +95,16 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	return nil
 }
 
-// closeEvent reads the close event of one run; with wait, it long-polls until the run closes.
-func (e *Engine) closeEvent(ctx context.Context, what, id, runID string, wait bool) (*historypb.HistoryEvent, error) {
+// closeEvent reads the close event of one run.
+func (e *Engine) closeEvent(ctx context.Context, what, id, runID string) (*historypb.HistoryEvent, error) {
 	req := &workflowservice.GetWorkflowExecutionHistoryRequest{
 		Namespace:              e.namespace,
 		Execution:              &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
-		WaitNewEvent:           wait,
 		HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
 		SkipArchival:           true,
 	}
-	callCtx := ctx
-	if wait {
-		// The caller's deadline is kept from the server: a server ending the poll at that deadline
-		// answers with a cancellation that can arrive before ctx itself reports it.
-		pollCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		defer cancel()
-		defer context.AfterFunc(ctx, cancel)()
-		callCtx = pollCtx
-	}
 	for {
-		resp, err := e.svc.GetWorkflowExecutionHistory(callCtx, req)
+		resp, err := e.svc.GetWorkflowExecutionHistory(ctx, req)
 		if err != nil {
 			return nil, e.fail(ctx, what, err)
 		}

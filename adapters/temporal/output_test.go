@@ -44,7 +44,7 @@ func TestAResultThatIsNotJSONIsAFailure(t *testing.T) {
 	}
 	defer w.Stop()
 	tg := temporal.Workflow(invalidResultName, queue, time.Minute)
-	out, err := e.Wait(ctx, tg, start(ctx, t, e, tg, nil, ""))
+	out, err := awaitEnd(ctx, e, tg, start(ctx, t, e, tg, nil, ""))
 	want := adapters.Outcome{State: adapters.Failed, Native: "COMPLETED", Error: adapters.InvalidOutputError,
 		Cause: "the execution succeeded, but taskgate cannot return its output: it is not valid JSON (invalid character 'N' looking for beginning of value, at byte 12)"}
 	if err != nil || out.State != want.State || out.Native != want.Native || out.Error != want.Error || out.Cause != want.Cause || out.Output != nil {

@@ -159,7 +159,7 @@ func TestWaitGoesOnThroughAnOutage(t *testing.T) {
 	var out adapters.Outcome
 	go func() {
 		var err error
-		out, err = e.Wait(ctx, echo, r)
+		out, err = awaitEnd(ctx, e, echo, r)
 		waited <- err
 	}()
 	time.Sleep(500 * time.Millisecond)

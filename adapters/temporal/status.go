@@ -155,7 +155,7 @@ func (e *Engine) chain(ctx context.Context, what string, r adapters.Ref) (chain,
 
 // nextRun reads the run id a continued-as-new run continued into.
 func (e *Engine) nextRun(ctx context.Context, what, id string, d *workflowservice.DescribeWorkflowExecutionResponse) (string, error) {
-	ev, err := e.closeEvent(ctx, what, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), false)
+	ev, err := e.closeEvent(ctx, what, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId())
 	if err != nil {
 		return "", err
 	}

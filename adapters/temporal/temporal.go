@@ -1,4 +1,4 @@
-// Package temporal serves Temporal workflows as taskgate executions: an adapters.Engine on
+// Package temporal serves Temporal workflows as taskgate executions: an adapters.Conn on
 // go.temporal.io/sdk.
 //
 // A Ref is the workflow id and the run id of the chain's first run (driver.go); every call asks the
@@ -81,7 +81,7 @@ type Engine struct {
 	namespaceSeen atomic.Bool
 }
 
-var _ adapters.Engine = (*Engine)(nil)
+var _ adapters.Conn = (*Engine)(nil)
 
 // New dials the frontend at cfg.Address and checks that it answers.
 func New(ctx context.Context, cfg Config) (*Engine, error) {
@@ -370,14 +370,4 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 func callersWorkflowID(w workflow, id, caller string) bool {
 	rest, ok := strings.CutPrefix(id, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
 	return ok && adapters.StartedSuffix(rest, keyIDPrefix, 32)
-}
-
-// Run starts an execution and waits for its outcome.
-func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
-	r, err := e.Start(ctx, t, req)
-	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, err
-	}
-	out, err := e.Wait(ctx, t, r)
-	return r, out, err
 }

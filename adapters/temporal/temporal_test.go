@@ -60,13 +60,13 @@ type harness struct {
 	*env
 }
 
-func (h *harness) Engine() adapters.Engine { return h.engine }
+func (h *harness) Conn() adapters.Conn { return h.engine }
 
 func (h *harness) Driver() adapters.Driver { return temporal.Driver{} }
 
 // Unreachable dials the server through a proxy, then cuts the proxy: New checks that the server
 // answers, so an engine for a closed port cannot be made directly.
-func (h *harness) Unreachable() adapters.Engine {
+func (h *harness) Unreachable() adapters.Conn {
 	addr, cut, _ := enginetest.Switch(h.t, testenv.TemporalAddress(h.t))
 	e, err := temporal.New(h.t.Context(), temporal.Config{Address: addr})
 	if err != nil {
@@ -143,7 +143,7 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func start(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, in any, key string) adapters.Ref {
+func start(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, in any, key string) adapters.Ref {
 	t.Helper()
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestContinueAsNewFollowsTheChain(t *testing.T) {
 	e, tg := v.engine, v.target(temporalexamples.ContinueAsNewEchoName)
 	r := start(ctx, t, e, tg, map[string]any{"seconds": 1, "text": "chained"}, "")
 
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -249,7 +249,7 @@ func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
 	if err := e.Cancel(ctx, tg, r, "stop the second run"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
-	out, err := e.Wait(ctx, tg, r)
+	out, err := awaitEnd(ctx, e, tg, r)
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -261,7 +261,7 @@ func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
 
 // awaitWorking polls Describe until a worker has picked the execution up: Submitted may come
 // before Working, and nothing else may.
-func awaitWorking(ctx context.Context, t *testing.T, e adapters.Engine, tg adapters.Target, r adapters.Ref) {
+func awaitWorking(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -531,7 +531,7 @@ func TestSummarizeDataset(t *testing.T) {
 
 	t.Run("summary", func(t *testing.T) {
 		in := json.RawMessage(`{"name":"latency","values":[12,7,3,9,14,3],"stepSeconds":0.2}`)
-		_, out, err := e.Run(ctx, tg, adapters.StartRequest{Input: in})
+		_, out, err := runToEnd(ctx, e, tg, adapters.StartRequest{Input: in})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -551,7 +551,7 @@ func TestSummarizeDataset(t *testing.T) {
 		}
 	})
 	t.Run("no values", func(t *testing.T) {
-		_, out, err := e.Run(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"name":"empty","values":[]}`)})
+		_, out, err := runToEnd(ctx, e, tg, adapters.StartRequest{Input: json.RawMessage(`{"name":"empty","values":[]}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 
 // connect opens every engine block of the mapping that a tool uses; with tel, its client's retries
 // are counted (the task service measures and traces the engines: newTasks).
-func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions, tel *observe.Telemetry) (map[string]adapters.Engine, error) {
-	engines := map[string]adapters.Engine{}
+func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions, tel *observe.Telemetry) (map[string]adapters.Conn, error) {
+	engines := map[string]adapters.Conn{}
 	for _, t := range set.Tools {
 		if _, done := engines[t.Engine]; done {
 			continue
@@ -32,7 +32,7 @@ func connect(ctx context.Context, set *mapping.Set, opts adapters.OpenOptions, t
 	return engines, nil
 }
 
-func closeAll(engines map[string]adapters.Engine) {
+func closeAll(engines map[string]adapters.Conn) {
 	for _, e := range engines {
 		e.Close()
 	}

@@ -214,11 +214,11 @@ func newServeCmd() *cobra.Command {
 }
 
 // newTasks builds the task service over the engines: measured and traced, with s.tel.
-func newTasks(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, s *serverSetup, stderr io.Writer) (*tasks.Service, error) {
+func newTasks(set *mapping.Set, engines map[string]adapters.Conn, tokens token.Codec, s *serverSetup, stderr io.Writer) (*tasks.Service, error) {
 	log, audit := s.loggers(stderr)
 	cfg := tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, Audit: audit, Replicas: s.replicas, CacheBytes: s.cacheBytes}
 	if s.tel != nil {
-		cfg.Instrument, cfg.Observer = s.tel.Engine, s.tel
+		cfg.Hooks, cfg.Observer = s.tel.EngineHooks, s.tel
 	}
 	svc, err := tasks.New(cfg)
 	if err != nil {
@@ -231,7 +231,7 @@ func newTasks(set *mapping.Set, engines map[string]adapters.Engine, tokens token
 }
 
 // newServer builds the task service and the MCP server over it.
-func newServer(set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, s *serverSetup, a *httpAuth, stderr io.Writer) (*mcpserver.Server, *tasks.Service, error) {
+func newServer(set *mapping.Set, engines map[string]adapters.Conn, tokens token.Codec, s *serverSetup, a *httpAuth, stderr io.Writer) (*mcpserver.Server, *tasks.Service, error) {
 	svc, err := newTasks(set, engines, tokens, s, stderr)
 	if err != nil {
 		return nil, nil, err
@@ -438,7 +438,7 @@ func loopback(addr string) bool {
 
 // serve checks the targets and serves, where tf says, until ctx ends. ready, if set, is told the
 // endpoint.
-func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Engine, tokens token.Codec, tf transportFlags, s *serverSetup, stderr io.Writer, ready func(endpoint string)) error {
+func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Conn, tokens token.Codec, tf transportFlags, s *serverSetup, stderr io.Writer, ready func(endpoint string)) error {
 	if err := checkOpen(set, tf); err != nil {
 		return err
 	}
@@ -451,6 +451,7 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.En
 	if err != nil {
 		return err
 	}
+	defer svc.Close()
 	if err := checkTargets(ctx, svc, stderr); err != nil {
 		if tf.requireEngines || !unreachableOnly(err) {
 			return err

@@ -54,7 +54,7 @@ func examples(t *testing.T) (*Client, func(stderr string)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for _, tool := range set.Tools {
 		if engines[tool.Engine] == nil {
 			if engines[tool.Engine], err = set.Engines[tool.Engine].Config.Open(t.Context(), adapters.OpenOptions{}); err != nil {

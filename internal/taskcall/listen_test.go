@@ -61,7 +61,7 @@ func memServer(t *testing.T, m *methods) *Client {
 	t.Cleanup(func() { e.Close() })
 	keys, _ := token.ParseKeys(token.NewKey("test"))
 	tokens, _ := token.NewSealed(keys)
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Engine{"mem": e}, Tokens: tokens})
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": e}, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,13 +50,13 @@ tools:
 
 // service serves the tools over memory engines, and returns the engine of block mem to start
 // executions on as a pipeline would, past taskgate.
-func service(t *testing.T) (*tasks.Service, adapters.Engine) {
+func service(t *testing.T) (*tasks.Service, adapters.Conn) {
 	t.Helper()
 	set, err := mapping.Parse("tools.yaml", []byte(tools))
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, block := range set.Engines {
 		e, err := block.Config.Open(t.Context(), adapters.OpenOptions{})
 		if err != nil {
@@ -72,7 +72,7 @@ func service(t *testing.T) (*tasks.Service, adapters.Engine) {
 	return svc, engines["mem"]
 }
 
-func start(t *testing.T, e adapters.Engine, program string, inputs ...string) {
+func start(t *testing.T, e adapters.Conn, program string, inputs ...string) {
 	t.Helper()
 	tool := memengine.Job(program, 0)
 	for _, in := range inputs {

@@ -70,17 +70,17 @@ type childConfig struct {
 
 // counters count the calls that reach the engines.
 type counters struct {
-	describe, outcome, start, cancel, wait, sweep atomic.Int64
-	perRefOn                                      bool
-	mu                                            sync.Mutex
-	inFlight                                      map[string]int
-	maxInFlight                                   int
-	perRef                                        map[string]int64
+	describe, outcome, start, cancel, sweep atomic.Int64
+	perRefOn                                bool
+	mu                                      sync.Mutex
+	inFlight                                map[string]int
+	maxInFlight                             int
+	perRef                                  map[string]int64
 }
 
 // childCounts is what GET /debug/bench answers.
 type childCounts struct {
-	Describe, Outcome, Start, Cancel, Wait int64
+	Describe, Outcome, Start, Cancel int64
 	// Sweep counts the listing pages read for many executions at once (adapters.Sweeper).
 	Sweep int64
 	// MaxInFlight is the most engine reads ever in flight at once for one execution, since the
@@ -117,7 +117,7 @@ func (c *counters) enter(r adapters.Ref) func() {
 func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	out := childCounts{Describe: c.describe.Load(), Outcome: c.outcome.Load(), Start: c.start.Load(),
-		Cancel: c.cancel.Load(), Wait: c.wait.Load(), Sweep: c.sweep.Load()}
+		Cancel: c.cancel.Load(), Sweep: c.sweep.Load()}
 	c.mu.Lock()
 	out.MaxInFlight = c.maxInFlight
 	if q.Get("reset") == "1" { // from now on: what is in flight now, and what comes
@@ -144,57 +144,25 @@ func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// counting passes every call to the engine and counts it.
-type counting struct {
-	adapters.Engine
-	c *counters
-}
-
-func (e counting) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
-	e.c.describe.Add(1)
-	defer e.c.enter(r)()
-	return e.Engine.Describe(ctx, t, r)
-}
-
-func (e counting) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	e.c.outcome.Add(1)
-	defer e.c.enter(r)()
-	return e.Engine.Outcome(ctx, t, r)
-}
-
-func (e counting) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
-	e.c.start.Add(1)
-	return e.Engine.Start(ctx, t, req)
-}
-
-func (e counting) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
-	e.c.cancel.Add(1)
-	return e.Engine.Cancel(ctx, t, r, reason)
-}
-
-func (e counting) Wait(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
-	e.c.wait.Add(1)
-	return e.Engine.Wait(ctx, t, r)
-}
-
-// countingSweeper is counting over a driver that reads many executions in one call: it keeps
-// that capability, which the task service finds on the engines it is given.
-type countingSweeper struct {
-	counting
-	sw adapters.Sweeper
-}
-
-func (e countingSweeper) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	e.c.sweep.Add(1)
-	return e.sw.Sweep(ctx, t, refs, page)
-}
-
-// count wraps a driver in counting, keeping its Sweeper.
-func count(eng adapters.Engine, c *counters) adapters.Engine {
-	if sw, ok := eng.(adapters.Sweeper); ok {
-		return countingSweeper{counting: counting{Engine: eng, c: c}, sw: sw}
+// count is the hook that counts every call that reaches an engine, nearest the engine.
+func (c *counters) count(ctx context.Context, call *adapters.Call) (context.Context, func(error) error, error) {
+	switch call.Op {
+	case adapters.OpDescribe, adapters.OpOutcome:
+		if call.Op == adapters.OpDescribe {
+			c.describe.Add(1)
+		} else {
+			c.outcome.Add(1)
+		}
+		exit := c.enter(call.Ref)
+		return ctx, func(err error) error { exit(); return err }, nil
+	case adapters.OpStart:
+		c.start.Add(1)
+	case adapters.OpCancel:
+		c.cancel.Add(1)
+	case adapters.OpSweep:
+		c.sweep.Add(1)
 	}
-	return counting{Engine: eng, c: c}
+	return ctx, nil, nil
 }
 
 // floorAnswers answer a tasks/get with the result the bench stored under the path's name (PUT), a
@@ -214,7 +182,7 @@ type floorAnswer struct {
 
 // directReads are the direct status reads of the engines that taskgate reads through an SDK
 // client: one DescribeWorkflowExecution, one DescribeExecution.
-func directReads(engines map[string]adapters.Engine) map[string]func(ctx context.Context, id string) error {
+func directReads(engines map[string]adapters.Conn) map[string]func(ctx context.Context, id string) error {
 	reads := map[string]func(ctx context.Context, id string) error{}
 	for name, e := range engines {
 		switch e := e.(type) {
@@ -304,14 +272,14 @@ func serveChild(spec string) error {
 		set.Engines[name].Budget = b
 	}
 	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}}
-	engines, raw := map[string]adapters.Engine{}, map[string]adapters.Engine{}
+	engines := map[string]adapters.Conn{}
 	for name, e := range set.Engines {
 		eng, err := e.Config.Open(ctx, adapters.OpenOptions{Retried: tel.Retried(name)})
 		if err != nil {
 			return fmt.Errorf("engine %s: %w", name, err)
 		}
 		defer eng.Close()
-		engines[name], raw[name] = count(eng, counts), eng
+		engines[name] = eng
 	}
 	keys, err := token.ParseKeys(cfg.Keys)
 	if err != nil {
@@ -322,7 +290,7 @@ func serveChild(spec string) error {
 		return err
 	}
 	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, FreshFor: cfg.FreshFor,
-		Instrument: tel.Engine, Observer: tel})
+		Hooks: func(name string) []adapters.Hook { return []adapters.Hook{tel.Engine(name), counts.count} }, Observer: tel})
 	if err != nil {
 		return err
 	}
@@ -351,7 +319,7 @@ func serveChild(spec string) error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if !cfg.Stdio {
 		mux.Handle("/mcp", tel.HTTP(srv.HTTPHandler()))
-		floor := &floorAnswers{reads: directReads(raw)}
+		floor := &floorAnswers{reads: directReads(engines)}
 		mux.HandleFunc("PUT /floor/{name}", floor.store)
 		mux.HandleFunc("POST /floor/{name}", floor.answer)
 	}

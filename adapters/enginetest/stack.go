@@ -1,0 +1,37 @@
+package enginetest
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/budget"
+	"github.com/taskgate/taskgate/adapters/coalesce"
+	"github.com/taskgate/taskgate/adapters/instrument"
+)
+
+// Stack is c as taskgate serves it (package tasks builds the same per engine block): readings
+// shared and reused (adapters/coalesce) over the driver's default read budget, when it has one,
+// and its sweep budget (adapters/budget), over the instrumentation (adapters/instrument, on a registry of its own).
+// The charge of each call to its caller is the task service's, and left out.
+func Stack(c adapters.Conn, info adapters.DriverInfo) *adapters.Engine {
+	o := coalesce.Options{Size: 1024, Fresh: 250 * time.Millisecond}
+	var hooks []adapters.Hook
+	if !info.Budget.Unlimited() {
+		b := budget.New(info.Budget, info.SweepBudget)
+		hooks, o.Stretch = append(hooks, b.Hook), b.Stretch
+	}
+	hooks = append(hooks, instrument.Hook("conformance", instrument.NewMetrics(prometheus.NewRegistry()), nil, propagation.TraceContext{}))
+	return adapters.NewEngine(c, adapters.EngineOptions{Hooks: hooks, Readings: coalesce.New(o)})
+}
+
+// suite is a Harness and the Stack over its Conn, which the tests read through.
+type suite struct {
+	Harness
+	engine *adapters.Engine
+}
+
+// Engine is the Stack over the harness's Conn.
+func (s *suite) Engine() *adapters.Engine { return s.engine }
