@@ -45,11 +45,12 @@ type caps struct {
 // noTasks reports whether the client is known to support no kind of task.
 func (c caps) noTasks() bool { return c.known && !c.tasks && !c.sep1391 }
 
-type capsKey struct{}
-
+// capsOf is what the caller of the request ctx serves speaks, as the middleware read it.
 func capsOf(ctx context.Context) caps {
-	c, _ := ctx.Value(capsKey{}).(caps)
-	return c
+	if r := requestOf(ctx); r != nil {
+		return r.caps
+	}
+	return caps{}
 }
 
 // clientRequest is what every *mcp.ServerRequest[P] offers, whatever its params.

@@ -29,7 +29,7 @@ type Reading struct{ Method, TaskID, Tool string }
 func (s *Server) WatchReadings(seen func(front, served Reading)) {
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if rd, ok := ctx.Value(readingKey{}).(*reading); ok {
+			if rd := readingOf(ctx); rd != nil {
 				served := Reading{Method: method}
 				switch p := paramsOf(req).(type) {
 				case *taskParams:

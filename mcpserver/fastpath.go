@@ -62,9 +62,9 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 		panic(err) // an Implementation is strings only
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rd, ok := r.Context().Value(readingKey{}).(*reading)
+		rd := readingOf(r.Context())
 		var f *fastRequest
-		if ok && (rd.method == fastMethod || rd.method == fastStart || rd.method == listenMethod) {
+		if rd != nil && (rd.method == fastMethod || rd.method == fastStart || rd.method == listenMethod) {
 			f = s.readFast(r, rd, checkHost)
 		}
 		switch {

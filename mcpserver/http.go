@@ -145,11 +145,8 @@ func (f *httpFront) readBeforeAuth(w http.ResponseWriter, r *http.Request) (_ *h
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	return r.WithContext(context.WithValue(r.Context(), readBeforeAuthKey{}, rd)), false
+	return r.WithContext(context.WithValue(r.Context(), requestKey{}, &request{reading: rd})), false
 }
-
-// readBeforeAuthKey carries the reading of a body read before authentication to request.
-type readBeforeAuthKey struct{}
 
 // principalFromToken puts the principal of the verified bearer token into the request.
 func principalFromToken(next http.Handler) http.Handler {
@@ -197,7 +194,8 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, errTooLarge)
 			return
 		}
-		rd, read := r.Context().Value(readBeforeAuthKey{}).(*reading)
+		rd := readingOf(r.Context())
+		read := rd != nil
 		var body []byte
 		var held int64
 		var err error
@@ -248,12 +246,10 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(rd.body))
 		r.ContentLength = int64(len(rd.body))
-		ctx := context.WithValue(r.Context(), clientGoneKey{}, r.Context())
-		ctx = context.WithValue(ctx, maxWaitKey{}, f.maxWait)
-		ctx = context.WithValue(ctx, releaseBodyKey{}, give)
-		refused := &methodNotFound{}
-		ctx = context.WithValue(ctx, refusalKey{}, refused)
-		next.ServeHTTP(refusalWriter{w, refused}, r.WithContext(context.WithValue(ctx, readingKey{}, rd)))
+		ctx, req := withRequest(r.Context())
+		req.reading, req.clientGone, req.maxWait, req.releaseBody = rd, r.Context(), f.maxWait, give
+		req.refusal = &methodNotFound{}
+		next.ServeHTTP(refusalWriter{w, req.refusal}, r.WithContext(ctx))
 	})
 }
 
@@ -379,34 +375,18 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrp
 	w.Write(errorResponse(id, e))
 }
 
-// readingKey carries the front's reading of a request to the fast path, which so reads neither
-// the body nor its method again.
-type readingKey struct{}
-
-// releaseBodyKey carries what gives back a request's share of the body budget before the request
-// ends: a long-lived one (a listen) that has read what it needs of its body holds no more of it.
-type releaseBodyKey struct{}
-
 // releaseBody gives back the share of the body budget that the request ctx serves holds.
 func releaseBody(ctx context.Context) {
-	if give, ok := ctx.Value(releaseBodyKey{}).(func()); ok {
-		give()
+	if r := requestOf(ctx); r != nil && r.releaseBody != nil {
+		r.releaseBody()
 	}
 }
-
-// maxWaitKey carries the longest an HTTP request may wait for a workflow (0: no bound).
-type maxWaitKey struct{}
-
-// clientGoneKey carries the HTTP request's context to the handlers: the stateless SDK handler runs
-// them in a context that outlives the request, so a blocking call (tasks/result, a waiting tool)
-// would otherwise go on for a client that left.
-type clientGoneKey struct{}
 
 // withClient ends ctx when the HTTP client that sent the request goes away.
 func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if req, ok := ctx.Value(clientGoneKey{}).(context.Context); ok {
-		stop := context.AfterFunc(req, cancel)
+	if r := requestOf(ctx); r != nil && r.clientGone != nil {
+		stop := context.AfterFunc(r.clientGone, cancel)
 		return ctx, func() { stop(); cancel() }
 	}
 	return ctx, cancel

@@ -44,11 +44,13 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		c := capsFromRequest(req)
-		observeCaps(ctx, c, method)
+		ctx, r := withRequest(ctx)
+		r.caps = c
+		r.observeDialect(method)
 		if bucket := s.rates.limiter(tasks.Principal(ctx), method, s.now()); bucket != nil {
 			ctx = tasks.Charging(ctx, func() { bucket.ReserveN(s.now(), 1) }) // never cancelled: the call is made
 		}
-		ctx, cancel := withClient(context.WithValue(ctx, capsKey{}, c))
+		ctx, cancel := withClient(ctx)
 		defer cancel()
 		defer func() { s.keepRefusal(ctx, c, err) }()
 		switch {

@@ -49,14 +49,6 @@ type Request struct {
 	Duration time.Duration
 }
 
-type requestKey struct{}
-
-// requestOf is the record of the request ctx serves, nil when nobody observes.
-func requestOf(ctx context.Context) *Request {
-	r, _ := ctx.Value(requestKey{}).(*Request)
-	return r
-}
-
 // methods are the methods a Request names; any other is "other", so that a client cannot make up
 // names that metrics would keep.
 var methods = map[string]string{}
@@ -81,8 +73,10 @@ func methodName(method string) string {
 
 // observed serves a request through serve, telling the observer of it.
 func (s *Server) observed(ctx context.Context, method string, serve func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
+	ctx, r := withRequest(ctx)
 	rec := &Request{Method: methodName(method)}
-	ctx = s.observer.Request(context.WithValue(ctx, requestKey{}, rec), rec)
+	r.record = rec
+	ctx = s.observer.Request(ctx, rec)
 	ctx, subject := tasks.Track(ctx)
 	start := time.Now()
 	defer func() {
@@ -94,10 +88,10 @@ func (s *Server) observed(ctx context.Context, method string, serve func(context
 	return serve(ctx)
 }
 
-// observeCaps records what the caller speaks.
-func observeCaps(ctx context.Context, c caps, method string) {
-	if rec := requestOf(ctx); rec != nil {
-		rec.Dialect = c.dialectName(method)
+// observeDialect records how the caller speaks of tasks, once the middleware read its caps.
+func (r *request) observeDialect(method string) {
+	if r.record != nil {
+		r.record.Dialect = r.caps.dialectName(method)
 	}
 }
 

@@ -34,17 +34,14 @@ func (r *methodNotFound) get() *jsonrpc.Error {
 	return r.err
 }
 
-// refusalKey carries an HTTP request's refusal to its handlers.
-type refusalKey struct{}
-
 // keepRefusal hands err, when it is a -32601 error, to the transport of the request.
 func (s *Server) keepRefusal(ctx context.Context, c caps, err error) {
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
 		return
 	}
-	if r, ok := ctx.Value(refusalKey{}).(*methodNotFound); ok {
-		r.set(rpcErr)
+	if r := requestOf(ctx); r != nil && r.refusal != nil {
+		r.refusal.set(rpcErr)
 		return
 	}
 	if conn, ok := s.conns.get(c.conn); ok && c.request.IsValid() {

@@ -115,7 +115,10 @@ func newWait(ctx context.Context, tool *mapping.Tool) *wait {
 // withWaitBound is ctx, ended after the longest its request may wait for a workflow (bound) when
 // its transport set one (HTTP).
 func withWaitBound(ctx context.Context) (bounded context.Context, bound time.Duration, stop context.CancelFunc) {
-	if bound, _ = ctx.Value(maxWaitKey{}).(time.Duration); bound <= 0 {
+	if r := requestOf(ctx); r != nil {
+		bound = r.maxWait
+	}
+	if bound <= 0 {
 		return ctx, 0, func() {}
 	}
 	bounded, stop = context.WithTimeout(ctx, bound)
