@@ -87,6 +87,10 @@ type faultRecord struct {
 	ReadyMs []float64 `json:"readyMs,omitempty"`
 	// LastErrors are, per replica, the last error a recovery poll got, and when.
 	LastErrors []string `json:"lastErrors,omitempty"`
+	// KilledRecoveryMs is, by engine, how long after a killed replica served again it answered
+	// the first poll of a task on that engine (one it holds no reading of): -1 when it did not
+	// within 2 minutes.
+	KilledRecoveryMs map[string]float64 `json:"killedRecoveryMs,omitempty"`
 	Error      string   `json:"error,omitempty"`
 }
 
@@ -370,8 +374,10 @@ func (s *soak) inject(ctx context.Context, e event) {
 		sleep(ctx, e.lasts)
 		if err := r.start(ctx); err != nil {
 			rec.Error = err.Error()
+			break
 		}
-		s.logf("%s serves again", r.name())
+		rec.KilledRecoveryMs = s.killedRecovery(ctx, r)
+		s.logf("%s serves again; first polls of each engine's task answered after %v ms", r.name(), rec.KilledRecoveryMs)
 	case faultRestart:
 		s.restarting.Store(true)
 		defer s.restarting.Store(false)
@@ -433,6 +439,35 @@ func (s *soak) pollRecovery(ctx context.Context, engine string, since time.Time)
 		_, err := probe.poll(ctx, s.sentinels[engine])
 		return err
 	})
+}
+
+// killedRecovery is, by engine, how long the replica r, just started, took to answer a poll of the
+// engine's sentinel: its first read of it, amid the polls of every client it serves.
+func (s *soak) killedRecovery(ctx context.Context, r *replica) map[string]float64 {
+	out := map[string]float64{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	since := time.Now()
+	for engine, id := range s.sentinels {
+		wg.Go(func() {
+			probe := newSession(dialectExtension, mcpclient.HTTP{URL: r.url("/mcp")}, 5*time.Second)
+			ms := -1.0
+			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+				if _, err := probe.poll(ctx, id); err == nil {
+					ms = float64(time.Since(since).Milliseconds())
+					break
+				}
+				if !sleep(ctx, 50*time.Millisecond) {
+					break
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out[engine] = ms
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // readyRecovery is, per replica, when after since /readyz was asked the first time it said ready.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -303,6 +304,16 @@ func (sum *summary) targets(planned int) {
 	add("poll p99 outside fault windows", "at most 2x the fault-free p99", fmt.Sprintf("%.1f ms (fault-free %.1f ms)", p99.OutsideFaults, p99.FaultFree),
 		p99.OutsideFaults <= 2*p99.FaultFree)
 	for _, f := range sum.Faults {
+		if f.Kind == faultKill {
+			worst := -1.0
+			for _, ms := range f.KilledRecoveryMs {
+				worst = max(worst, ms)
+			}
+			missing := slices.Contains(slices.Collect(maps.Values(f.KilledRecoveryMs)), -1) || len(f.KilledRecoveryMs) == 0
+			add("recovery after killing "+f.Replica, "its first poll of each engine's task answered within 5 s of serving again",
+				fmt.Sprintf("%v ms", f.KilledRecoveryMs), !missing && worst <= 5000)
+			continue
+		}
 		if f.Kind != faultRestart {
 			continue
 		}
