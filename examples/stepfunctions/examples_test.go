@@ -111,6 +111,7 @@ func TestEnsure(t *testing.T) {
 
 func TestExamples(t *testing.T) {
 	e, _, arns := setup(t)
+	engine := adapters.NewEngine(e, adapters.EngineOptions{}) // runs a Standard execution as a start and a wait
 	order := map[string]any{"orderId": "o-1", "items": []any{
 		map[string]any{"sku": "tea", "qty": 2}, map[string]any{"sku": "cup", "qty": 1},
 	}}
@@ -165,7 +166,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, got, err := e.Run(ctx, machine, adapters.StartRequest{Input: in})
+			_, got, err := engine.Run(ctx, machine, adapters.StartRequest{Input: in})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
