@@ -12,9 +12,7 @@ import (
 // calls (a client key looked up across N tools, a listing over many pages) costs its caller N
 // requests' worth. The request's admission paid for its first call.
 
-type chargeKey struct{}
-
-// charge is what one request's engine calls are billed to.
+// charge is what one request's engine calls are billed to (nil pay: nobody).
 type charge struct {
 	pay func()
 	// paid is spent by the first engine call.
@@ -24,9 +22,10 @@ type charge struct {
 // Charging is ctx with each engine call of its request after the first paid for by pay (a token
 // of its caller's rate, say).
 func Charging(ctx context.Context, pay func()) context.Context {
-	c := &charge{pay: pay}
-	c.paid.Store(true)
-	return context.WithValue(ctx, chargeKey{}, c)
+	ctx, r := withRequest(ctx)
+	r.charge.pay = pay
+	r.charge.paid.Store(true)
+	return ctx
 }
 
 // bill is the hook that charges every engine call but a Check to the request that makes it. It
@@ -37,8 +36,8 @@ func bill(ctx context.Context, c *adapters.Call) (context.Context, func(error) e
 	if c.Op == adapters.OpCheck {
 		return ctx, nil, nil
 	}
-	if ch, _ := ctx.Value(chargeKey{}).(*charge); ch != nil && !ch.paid.CompareAndSwap(true, false) {
-		ch.pay()
+	if r := requestOf(ctx); r != nil && r.charge.pay != nil && !r.charge.paid.CompareAndSwap(true, false) {
+		r.charge.pay()
 	}
 	return ctx, nil, nil
 }

@@ -11,26 +11,21 @@ import (
 // request starts (callers.go): a task id opens only for the caller it was issued to, and only
 // while that caller may use the tool it was started through.
 
-type identityKey struct{}
-
-// identity is who sent a request and the scopes their token grants.
-type identity struct {
-	principal string
-	scopes    []string
-}
-
 // WithPrincipal marks ctx as a request of the authenticated principal, with the scopes its token
-// grants.
+// grants. It begins the request's state (request.go), so a transport calls it before Charging and
+// Track.
 func WithPrincipal(ctx context.Context, principal string, scopes ...string) context.Context {
-	return context.WithValue(ctx, identityKey{}, identity{principal: principal, scopes: scopes})
+	ctx, r := newRequest(ctx)
+	r.principal, r.scopes = principal, scopes
+	return ctx
 }
 
 // Principal says who sent the request: the authenticated principal, or the local one when no one
 // is authenticated (stdio, and HTTP without auth, which serves only loopback unless the operator
 // insists): the user who started taskgate.
 func Principal(ctx context.Context) string {
-	if id, _ := ctx.Value(identityKey{}).(identity); id.principal != "" {
-		return id.principal
+	if r := requestOf(ctx); r != nil && r.principal != "" {
+		return r.principal
 	}
 	return mapping.LocalPrincipal
 }
@@ -41,12 +36,12 @@ func Principal(ctx context.Context) string {
 // what they are); an OAuth caller sees it, to ask its authorization server for them (step-up).
 // The local principal sees and calls every tool.
 func Access(ctx context.Context, tool *mapping.Tool) (visible bool, missing []string) {
-	id, _ := ctx.Value(identityKey{}).(identity)
-	if id.principal == "" {
+	r := requestOf(ctx)
+	if r == nil || r.principal == "" {
 		return true, nil
 	}
-	missing = tool.Allow.Missing(id.scopes)
-	return tool.Allow.Admits(id.principal) && (len(missing) == 0 || mapping.IsOAuthPrincipal(id.principal)), missing
+	missing = tool.Allow.Missing(r.scopes)
+	return tool.Allow.Admits(r.principal) && (len(missing) == 0 || mapping.IsOAuthPrincipal(r.principal)), missing
 }
 
 // permitted checks that the request's caller may use tool now, as tools/call checks it: a tool

@@ -27,12 +27,11 @@ type Subject struct {
 	execution    adapters.Ref
 }
 
-type subjectKey struct{}
-
 // Track returns ctx with a Subject for the service to fill in.
 func Track(ctx context.Context) (context.Context, *Subject) {
-	s := &Subject{}
-	return context.WithValue(ctx, subjectKey{}, s), s
+	ctx, r := withRequest(ctx)
+	r.tracked = true
+	return ctx, &r.subject
 }
 
 // Get returns the tool, its engine block and the execution the request was about, as far as known.
@@ -45,10 +44,11 @@ func (s *Subject) Get() (tool, engine string, execution adapters.Ref) {
 // Note records, for the request of ctx, that it is about tool and, when ref is not zero, its
 // execution ref. A dialect calls it for a tool it serves before the service is involved.
 func Note(ctx context.Context, tool *mapping.Tool, ref adapters.Ref) {
-	s, _ := ctx.Value(subjectKey{}).(*Subject)
-	if s == nil {
+	r := requestOf(ctx)
+	if r == nil || !r.tracked {
 		return
 	}
+	s := &r.subject
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tool, s.engine = tool.Name, tool.Engine
