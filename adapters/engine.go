@@ -90,6 +90,34 @@ type Call struct {
 	Status Status
 }
 
+// Priority is how a read stands against the others under a read budget (adapters/budget), as
+// whoever makes it says in its context (WithPriority).
+type Priority uint8
+
+const (
+	// Turn is the default: a read the budget refuses is given its turn, in order.
+	Turn Priority = iota
+	// Ahead goes before every turn, waiting only for its tokens: the sweeps and their
+	// confirmations of ends, which every follower of the block's tasks waits on.
+	Ahead
+	// Spare is made only with tokens to spare at once, and refused without a turn: a read of a
+	// task whose state a sweep keeps true, for its progress and questions.
+	Spare
+)
+
+type priorityKey struct{}
+
+// WithPriority marks the reads made with ctx.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// PriorityOf is the priority of the reads made with ctx.
+func PriorityOf(ctx context.Context) Priority {
+	p, _ := ctx.Value(priorityKey{}).(Priority)
+	return p
+}
+
 // Hook is told of an engine call before it is made. It returns the context the call is made with
 // (and the later hooks are told with), and may refuse the call with an error, which the call then
 // ends with: the hooks after it, and the engine, are not called (a read budget refuses a read

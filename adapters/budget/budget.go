@@ -303,7 +303,9 @@ func (e *Budget) ended(err error) error {
 }
 
 // Hook spends the budget on the reads of an adapters.Engine: a Describe spends the tokens of its
-// engine calls (adapters.Call.Calls) and tells what its execution's pace asks of the engine, an
+// engine calls (adapters.Call.Calls), by its context's adapters.Priority (a turn when refused, by
+// default; ahead of every turn; or only with tokens to spare), and tells what its execution's
+// pace asks of the engine, an
 // Outcome takes the next tokens before any other read, a List spends a token per page, a Sweep a
 // token of the sweeps' bucket (see New), and a Samples waits for the tokens of all the calls it may
 // make there (no client waits on it). Other calls pass.
@@ -311,7 +313,14 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 	switch c.Op {
 	case adapters.OpDescribe:
 		k := c.Target.Name + "\x00" + c.Ref.ID
-		if err := e.admit(ctx, k, c.Calls, false); err != nil {
+		turn, ahead := k, false
+		switch adapters.PriorityOf(ctx) {
+		case adapters.Ahead:
+			ahead = true
+		case adapters.Spare:
+			turn = "" // refused without a turn
+		}
+		if err := e.admit(ctx, turn, c.Calls, ahead); err != nil {
 			e.describedAs(ctx, k, adapters.Status{}, err)
 			return ctx, nil, err
 		}
@@ -325,7 +334,7 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 	case adapters.OpList:
 		return ctx, e.ended, e.admit(ctx, "", 1, false)
 	case adapters.OpSweep:
-		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, "", 1, false)
+		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, "", 1, adapters.PriorityOf(ctx) == adapters.Ahead)
 	case adapters.OpSample:
 		return ctx, e.sweeps.ended, e.sweeps.spend(ctx, c.Calls)
 	}

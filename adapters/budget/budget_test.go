@@ -355,3 +355,34 @@ func TestSamplesWaitForTheirTokens(t *testing.T) {
 		t.Errorf("Samples with its context ended = %v", err)
 	}
 }
+
+// A read marked Spare is made only with a token to spare, and refused without booking a turn; one
+// marked Ahead goes before the turns booked, waiting only for its token.
+func TestPrioritiesOfReads(t *testing.T) {
+	b := New(adapters.Budget{ReadsPerSecond: 10, Burst: 1}, adapters.Budget{})
+	e := adapters.NewEngine(&fixed{state: adapters.Working}, adapters.EngineOptions{Hooks: []adapters.Hook{b.Hook}})
+	ctx := context.Background()
+	if _, err := e.Describe(ctx, tg, ref(0)); err != nil {
+		t.Fatal(err)
+	}
+	spare := adapters.WithPriority(ctx, adapters.Spare)
+	if _, err := e.Describe(spare, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Fatalf("a spare read with no token: %v, want refused", err)
+	}
+	time.Sleep(150 * time.Millisecond) // a token again, which the spare read booked no turn for
+	if _, err := e.Describe(ctx, tg, ref(2)); err != nil {
+		t.Fatalf("a read after a spare refusal and a token's time: %v, want made", err)
+	}
+	for i := 3; i < 6; i++ { // turns booked for the next three tokens
+		if _, err := e.Describe(ctx, tg, ref(i)); !errors.Is(err, adapters.ErrThrottled) {
+			t.Fatalf("read %d with no token: %v, want refused with a turn", i, err)
+		}
+	}
+	begin := time.Now()
+	if _, err := e.Describe(adapters.WithPriority(ctx, adapters.Ahead), tg, ref(9)); err != nil {
+		t.Fatalf("a read ahead of three turns: %v, want made", err)
+	}
+	if waited := time.Since(begin); waited > 250*time.Millisecond {
+		t.Errorf("the read ahead waited %v, want about a token's time (100ms), not the turns' (400ms)", waited)
+	}
+}

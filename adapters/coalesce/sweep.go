@@ -80,7 +80,9 @@ func (e *Readings) Sweeps(sweep Sweep) {
 	}
 	s := &sweeper{sweep: sweep, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}}
-	ctx, stop := context.WithCancel(context.Background())
+	// Sweeps and their confirmations go ahead of every client's turn under a read budget: every
+	// follower of the block's tasks waits on them.
+	ctx, stop := context.WithCancel(adapters.WithPriority(context.Background(), adapters.Ahead))
 	s.stop = stop
 	e.sweeps = s
 	go e.sweepRounds(ctx)
@@ -121,6 +123,13 @@ func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced 
 	}
 	in.until, in.pace, in.paced, in.describe = now.Add(s.lasting), p, paced, describe
 	f.refs[r] = in
+}
+
+// swept reports whether a sweep showed v running lately: its state is true as of then, so a read
+// of its own, for its progress and questions, is made only with tokens to spare.
+func (e *Readings) sweptLately(v entry, now time.Time) bool {
+	s := e.sweeps
+	return s != nil && now.Sub(v.swept) < 3*s.every
 }
 
 // hurry asks for a round soon: a read found nothing to answer with and the budget is spent.
