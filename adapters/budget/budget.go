@@ -185,14 +185,14 @@ func (e *Budget) until(b float64, n int) time.Duration {
 // take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
 // execution's read is given its turn then (a slot), another read is not; a first read (an
-// outcome) goes ahead of the turns given (they wait its tokens' time more), and waits only for
-// its tokens to be made (makeRead).
+// outcome, a sweep's confirmation) goes ahead of the turns given, its own execution's too (they
+// wait its tokens' time more), and waits only for its tokens to be made (makeRead).
 func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
-	if slot, booked := e.slots[k]; booked {
+	if slot, booked := e.slots[k]; booked && !first {
 		switch {
 		case now.Before(slot):
 			return false, slot.Sub(now), false
