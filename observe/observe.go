@@ -139,7 +139,7 @@ func (t *Telemetry) Retried(name string) func(throttled bool) { return t.engines
 // what their read budgets did (taskgate_engine_read_*, taskgate_engine_throttles_total), and the
 // bytes their caches hold (taskgate_engine_cache_bytes).
 func (t *Telemetry) Watch(svc *tasks.Service) {
-	t.registry.MustRegister(readsCollector{svc.Reads}, budgetCollector{svc.Budgets}, cacheCollector{svc.CacheBytes})
+	t.registry.MustRegister(readsCollector{svc.Reads}, budgetCollector{svc.Budgets}, cacheCollector{svc.CacheBytes}, sweepsCollector{svc.Sweeps})
 }
 
 // Metrics serves the metrics in Prometheus's text format.

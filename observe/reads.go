@@ -89,3 +89,31 @@ func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(loadDesc, prometheus.GaugeValue, s.Stretch, engine)
 	}
 }
+
+var (
+	sweepsDesc = prometheus.NewDesc("taskgate_engine_sweeps_total",
+		"What the sweeps of running tasks did, by engine block and what: pages (listing calls made), confirms (reads of tasks a sweep no longer showed running), failures (sweeps the engine or the budget refused).",
+		[]string{"engine", "what"}, nil)
+	followedDesc = prometheus.NewDesc("taskgate_engine_swept_tasks",
+		"Running tasks the sweeps follow now (asked about in the last two minutes), by engine block.",
+		[]string{"engine"}, nil)
+)
+
+// sweepsCollector reads what the sweeps did when scraped.
+type sweepsCollector struct {
+	sweeps func() map[string]coalesce.SweepCounts
+}
+
+func (sweepsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- sweepsDesc
+	ch <- followedDesc
+}
+
+func (c sweepsCollector) Collect(ch chan<- prometheus.Metric) {
+	for engine, n := range c.sweeps() {
+		for what, v := range map[string]uint64{"pages": n.Pages, "confirms": n.Confirms, "failures": n.Failures} {
+			ch <- prometheus.MustNewConstMetric(sweepsDesc, prometheus.CounterValue, float64(v), engine, what)
+		}
+		ch <- prometheus.MustNewConstMetric(followedDesc, prometheus.GaugeValue, float64(n.Followed), engine)
+	}
+}

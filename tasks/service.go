@@ -283,6 +283,17 @@ func (s *Service) CacheBytes() map[string]int64 {
 	return held
 }
 
+// Sweeps are, by engine block name, what the sweeps of the blocks whose engines sweep did.
+func (s *Service) Sweeps() map[string]coalesce.SweepCounts {
+	out := map[string]coalesce.SweepCounts{}
+	for name, e := range s.engines {
+		if e.Supports(adapters.OpSweep) {
+			out[name] = s.reads[name].SweepCounts()
+		}
+	}
+	return out
+}
+
 // Budgets are, by engine block name, what the read budgets of the blocks that have one did (blocks
 // that read one account report their shared budget each).
 func (s *Service) Budgets() map[string]budget.Stats {
