@@ -41,7 +41,9 @@ type Config struct {
 	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
 	// task not yet visible (eventually consistent engines). Default 10s.
 	NotFoundGrace time.Duration
-	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default 4096.
+	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default
+	// 65,536: the sweeps keep every running task they follow in it, and CacheBytes bounds its
+	// memory.
 	EndedCacheSize int
 	// CacheBytes bounds the bytes of that cache across all engine blocks, each holding an equal
 	// share: the count alone lets a few large outputs fill the memory. An execution whose
@@ -112,7 +114,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	size := cfg.EndedCacheSize
 	if size == 0 {
-		size = 4096
+		size = 1 << 16
 	}
 	fresh := cfg.FreshFor
 	if fresh == 0 {
