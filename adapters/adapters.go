@@ -473,12 +473,18 @@ func (t *Throttle) Unwrap() error { return t.Cause }
 
 // Sleep waits d, or until ctx ends (its error then): for the waits of drivers, hooks and Engine
 // between reads.
-func Sleep(ctx context.Context, d time.Duration) error {
+func Sleep(ctx context.Context, d time.Duration) error { return SleepUntil(ctx, d, nil) }
+
+// SleepUntil waits d, or until wake is closed (a nil wake never is), or until ctx ends (its error
+// then): for the waits that a change of an execution cuts short (Notifier).
+func SleepUntil(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-wake:
+		return nil
 	case <-t.C:
 		return nil
 	}

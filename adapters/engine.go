@@ -273,7 +273,7 @@ func (e *Engine) Wait(ctx context.Context, t Target, r Ref) (Outcome, error) {
 		default:
 			return Outcome{}, err
 		}
-		if err := e.sleep(ctx, t, r, max(next, 10*time.Millisecond)); err != nil {
+		if err := SleepUntil(ctx, max(next, 10*time.Millisecond), e.Changes(t, r)); err != nil {
 			return Outcome{}, err
 		}
 	}
@@ -293,19 +293,6 @@ type Notifier interface {
 func (e *Engine) Changes(t Target, r Ref) <-chan struct{} {
 	if n, ok := e.readings.(Notifier); ok {
 		return n.Changes(t, r)
-	}
-	return nil
-}
-
-// sleep waits d, or until the readings record a change of the execution, or ctx ends (its error).
-func (e *Engine) sleep(ctx context.Context, t Target, r Ref, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.Changes(t, r):
-	case <-timer.C:
 	}
 	return nil
 }

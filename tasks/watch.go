@@ -98,13 +98,5 @@ const followMin, followMax = 200 * time.Millisecond, 2 * time.Second
 // within [followMin, followMax]; reads before then are answered from the same reading.
 func (s *Service) untilChanged(ctx context.Context, t *Task) bool {
 	changed := s.engines[t.Tool.Engine].Changes(t.Tool.Target, t.claims.Ref)
-	timer := time.NewTimer(min(max(time.Until(t.Status.NextReadAt), followMin), followMax))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-changed:
-	case <-timer.C:
-	}
-	return true
+	return adapters.SleepUntil(ctx, min(max(time.Until(t.Status.NextReadAt), followMin), followMax), changed) == nil
 }

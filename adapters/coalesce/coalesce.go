@@ -256,23 +256,10 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 		if after <= 0 {
 			return adapters.Status{}, err
 		}
-		if e.sleep(ctx, t, r, after) != nil {
+		if adapters.SleepUntil(ctx, after, e.Changes(t, r)) != nil { // or a sweep records it
 			return adapters.Status{}, ctx.Err()
 		}
 	}
-}
-
-// sleep waits d, or until a sweep or another read records a change of r, or ctx ends (its error).
-func (e *Readings) sleep(ctx context.Context, t adapters.Target, r adapters.Ref, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.Changes(t, r):
-	case <-timer.C:
-	}
-	return nil
 }
 
 // answer is a cached entry as the answer to a read at now, counted.
