@@ -91,7 +91,7 @@ type faultRecord struct {
 	// the first poll of a task on that engine (one it holds no reading of): -1 when it did not
 	// within 2 minutes.
 	KilledRecoveryMs map[string]float64 `json:"killedRecoveryMs,omitempty"`
-	Error      string   `json:"error,omitempty"`
+	Error            string             `json:"error,omitempty"`
 }
 
 // seriesPoint is every replica's usage at one moment.
