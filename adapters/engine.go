@@ -100,9 +100,6 @@ const (
 	// Ahead goes before every turn, waiting only for its tokens: the sweeps and their
 	// confirmations of ends, which every follower of the block's tasks waits on.
 	Ahead
-	// Spare is made only with tokens to spare at once, and refused without a turn: a read of a
-	// task whose state a sweep keeps true, for its progress and questions.
-	Spare
 )
 
 type priorityKey struct{}

@@ -304,8 +304,7 @@ func (e *Budget) ended(err error) error {
 
 // Hook spends the budget on the reads of an adapters.Engine: a Describe spends the tokens of its
 // engine calls (adapters.Call.Calls), by its context's adapters.Priority (a turn when refused, by
-// default; ahead of every turn; or only with tokens to spare), and tells what its execution's
-// pace asks of the engine, an
+// default, or ahead of every turn), and tells what its execution's pace asks of the engine, an
 // Outcome takes the next tokens before any other read, a List spends a token per page, a Sweep a
 // token of the sweeps' bucket (see New), and a Samples waits for the tokens of all the calls it may
 // make there (no client waits on it). Other calls pass.
@@ -313,14 +312,7 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 	switch c.Op {
 	case adapters.OpDescribe:
 		k := c.Target.Name + "\x00" + c.Ref.ID
-		turn, ahead := k, false
-		switch adapters.PriorityOf(ctx) {
-		case adapters.Ahead:
-			ahead = true
-		case adapters.Spare:
-			turn = "" // refused without a turn
-		}
-		if err := e.admit(ctx, turn, c.Calls, ahead); err != nil {
+		if err := e.admit(ctx, k, c.Calls, adapters.PriorityOf(ctx) == adapters.Ahead); err != nil {
 			e.describedAs(ctx, k, adapters.Status{}, err)
 			return ctx, nil, err
 		}

@@ -217,7 +217,6 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
-		readCtx := ctx
 		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
@@ -226,11 +225,8 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 				}
 				return st, nil
 			}
-			if e.sweptLately(v, now) {
-				readCtx = adapters.WithPriority(ctx, adapters.Spare)
-			}
 		}
-		st, err, answered := e.read(readCtx, t, r, k, p, paced, describe)
+		st, err, answered := e.read(ctx, t, r, k, p, paced, describe)
 		if err == nil && !st.State.Terminal() {
 			e.follow(t, r, p, paced, describe)
 		}

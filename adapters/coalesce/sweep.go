@@ -125,13 +125,6 @@ func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced 
 	f.refs[r] = in
 }
 
-// swept reports whether a sweep showed v running lately: its state is true as of then, so a read
-// of its own, for its progress and questions, is made only with tokens to spare.
-func (e *Readings) sweptLately(v entry, now time.Time) bool {
-	s := e.sweeps
-	return s != nil && now.Sub(v.swept) < 3*s.every
-}
-
 // hurry asks for a round soon: a read found nothing to answer with and the budget is spent.
 func (e *Readings) hurry() {
 	if s := e.sweeps; s != nil {
