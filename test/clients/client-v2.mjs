@@ -134,6 +134,8 @@ function listenCheck(transport, echo) {
         const task = await Promise.race([end, timeout]);
         assert(!task.timedOut, `no end notified within 30 s; notified ${show(statuses)}`);
         assert(task.status === "completed" && task.result?.structuredContent?.text === text, `notified end ${show(task)}, want completed with the echoed ${text}`);
+        // Settle the execution too: ext-tasks rejects an unsettled one when its session closes.
+        await settle(execution);
         return `notified ${statuses.join(" > ")}; text ${show(task.result.structuredContent.text)}`;
       } finally {
         await subscription.close();
