@@ -225,6 +225,9 @@ type Outcome struct {
 	Error string
 	// Cause is the failure message or cause.
 	Cause string
+	// Ended is when it ended, as Describe's Status.Updated of the ended execution says: a layer
+	// that reads the outcome first (adapters/coalesce) answers Describe from it.
+	Ended time.Time
 }
 
 // Listed is one execution of a listing.

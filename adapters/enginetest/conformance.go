@@ -136,6 +136,9 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 		t.Fatalf("Outcome after Wait: %v", err)
 	}
 	checkSucceeded(t, "Outcome after Wait", again, text)
+	if !again.Ended.Equal(st.Updated) {
+		t.Errorf("Outcome Ended %v, Describe Updated %v: want the same", again.Ended, st.Updated)
+	}
 }
 
 func testOutcomeBeforeEnd(t *testing.T, h *suite) {
@@ -172,6 +175,9 @@ func testFail(t *testing.T, h *suite) {
 	}
 	if st.State != adapters.Failed || st.Native != out.Native {
 		t.Errorf("Describe after Wait: state %v native %q, want failed %q", st.State, st.Native, out.Native)
+	}
+	if !out.Ended.Equal(st.Updated) {
+		t.Errorf("Wait: outcome Ended %v, Describe Updated %v: want the same", out.Ended, st.Updated)
 	}
 	again, err := e.Outcome(ctx, fail, r)
 	if err != nil {
@@ -1134,9 +1140,10 @@ func checkSucceeded(t *testing.T, what string, out adapters.Outcome, text string
 	}
 }
 
-// withoutOutput drops Output, which a failed execution may or may not carry.
+// withoutOutput drops Output, which a failed execution may or may not carry, and Ended, which the
+// tests compare with Describe's Updated.
 func withoutOutput(o adapters.Outcome) adapters.Outcome {
-	o.Output = nil
+	o.Output, o.Ended = nil, time.Time{}
 	return o
 }
 

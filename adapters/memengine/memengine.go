@@ -360,7 +360,9 @@ func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (
 	if !x.state.Terminal() {
 		return adapters.Outcome{}, fmt.Errorf("memory: %w: %s is %s", adapters.ErrNotEnded, r, x.native)
 	}
-	return x.outcome, nil
+	o := x.outcome
+	o.Ended = x.updated
+	return o, nil
 }
 
 // Cancel ends a running or waiting execution CANCELLED, with reason as its cause.

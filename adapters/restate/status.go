@@ -287,6 +287,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	default:
 		return adapters.Outcome{}, refused(what, status, body)
 	}
+	out.Ended = inv.status().Updated
 	return out, nil
 }
 

@@ -82,6 +82,7 @@ func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) 
 	default:
 		return adapters.Outcome{}, false
 	}
+	o.Ended = statusOf(d).Updated
 	return o, true
 }
 

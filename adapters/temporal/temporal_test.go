@@ -195,7 +195,7 @@ func TestContinueAsNewFollowsTheChain(t *testing.T) {
 		t.Fatalf("Wait: %v", err)
 	}
 	want := adapters.Outcome{State: adapters.Succeeded, Native: "COMPLETED", Output: json.RawMessage(`{"text":"chained"}`)}
-	if !reflect.DeepEqual(out, want) {
+	if !reflect.DeepEqual(withoutEnd(out), want) {
 		t.Errorf("Wait: %+v, want %+v", out, want)
 	}
 	first := describeRun(ctx, t, e, r)
@@ -213,7 +213,7 @@ func TestContinueAsNewFollowsTheChain(t *testing.T) {
 		t.Errorf("Describe: Started %v, want the first run's start %v", st.Started, first.GetWorkflowExecutionInfo().GetStartTime().AsTime())
 	}
 	again, err := e.Outcome(ctx, tg, r)
-	if err != nil || !reflect.DeepEqual(again, want) {
+	if err != nil || !reflect.DeepEqual(withoutEnd(again), want) {
 		t.Errorf("Outcome: %+v, %v; want %+v", again, err, want)
 	}
 	if err := e.Cancel(ctx, tg, r, "late"); !errors.Is(err, adapters.ErrEnded) {
@@ -254,7 +254,7 @@ func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
 		t.Fatalf("Wait: %v", err)
 	}
 	want := adapters.Outcome{State: adapters.Cancelled, Native: "CANCELED", Cause: "stop the second run"}
-	if !reflect.DeepEqual(out, want) {
+	if !reflect.DeepEqual(withoutEnd(out), want) {
 		t.Errorf("Wait: %+v, want %+v", out, want)
 	}
 }
@@ -305,7 +305,7 @@ func TestTerminatedReadsCancelled(t *testing.T) {
 		t.Fatalf("Outcome: %v", err)
 	}
 	want := adapters.Outcome{State: adapters.Cancelled, Native: "TERMINATED", Cause: "operator stopped it"}
-	if !reflect.DeepEqual(out, want) {
+	if !reflect.DeepEqual(withoutEnd(out), want) {
 		t.Errorf("Outcome: %+v, want %+v", out, want)
 	}
 }
@@ -557,8 +557,14 @@ func TestSummarizeDataset(t *testing.T) {
 		}
 		want := adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "Dataset.Invalid",
 			Cause: `dataset "empty" has no values: pass at least one number in values`}
-		if !reflect.DeepEqual(out, want) {
+		if !reflect.DeepEqual(withoutEnd(out), want) {
 			t.Errorf("outcome %+v, want %+v", out, want)
 		}
 	})
+}
+
+// withoutEnd drops when the outcome's execution ended, which the conformance suite checks.
+func withoutEnd(o adapters.Outcome) adapters.Outcome {
+	o.Ended = time.Time{}
+	return o
 }
