@@ -97,8 +97,8 @@ type Priority uint8
 const (
 	// Turn is the default: a read the budget refuses is given its turn, in order.
 	Turn Priority = iota
-	// Ahead goes before every turn, waiting only for its tokens: the sweeps and their
-	// confirmations of ends, which every follower of the block's tasks waits on.
+	// Ahead goes before every turn, waiting only for its tokens: the sweeps' listings, each of
+	// which answers for every task of a target that anyone follows.
 	Ahead
 )
 

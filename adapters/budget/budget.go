@@ -185,14 +185,14 @@ func (e *Budget) until(b float64, n int) time.Duration {
 // take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
 // execution's read is given its turn then (a slot), another read is not; a first read (an
-// outcome, a sweep's confirmation) goes ahead of the turns given, its own execution's too (they
-// wait its tokens' time more), and waits only for its tokens to be made (makeRead).
+// outcome, a sweep's listing) goes ahead of the turns given (they wait its tokens' time more),
+// and waits only for its tokens to be made (makeRead).
 func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	e.refill(now)
-	if slot, booked := e.slots[k]; booked && !first {
+	if slot, booked := e.slots[k]; booked {
 		switch {
 		case now.Before(slot):
 			return false, slot.Sub(now), false
@@ -303,16 +303,16 @@ func (e *Budget) ended(err error) error {
 }
 
 // Hook spends the budget on the reads of an adapters.Engine: a Describe spends the tokens of its
-// engine calls (adapters.Call.Calls), by its context's adapters.Priority (a turn when refused, by
-// default, or ahead of every turn), and tells what its execution's pace asks of the engine, an
-// Outcome takes the next tokens before any other read, a List spends a token per page, a Sweep a
-// token of the sweeps' bucket (see New), and a Samples waits for the tokens of all the calls it may
-// make there (no client waits on it). Other calls pass.
+// engine calls (adapters.Call.Calls), or is given its turn when refused, and tells what its
+// execution's pace asks of the engine; an Outcome takes the next tokens before any other read; a
+// List spends a token per page; a Sweep a token of the sweeps' bucket (see New), by its context's
+// adapters.Priority (ahead of every turn, or refused); and a Samples waits for the tokens of all
+// the calls it may make there (no client waits on it). Other calls pass.
 func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
 	switch c.Op {
 	case adapters.OpDescribe:
 		k := c.Target.Name + "\x00" + c.Ref.ID
-		if err := e.admit(ctx, k, c.Calls, adapters.PriorityOf(ctx) == adapters.Ahead); err != nil {
+		if err := e.admit(ctx, k, c.Calls, false); err != nil {
 			e.describedAs(ctx, k, adapters.Status{}, err)
 			return ctx, nil, err
 		}

@@ -356,11 +356,12 @@ func TestSamplesWaitForTheirTokens(t *testing.T) {
 	}
 }
 
-// A read marked Ahead goes before the turns booked (its own execution's too), waiting only for
-// its token.
-func TestPrioritiesOfReads(t *testing.T) {
+// A sweep marked Ahead goes before the turns booked, waiting only for its token; a read of an
+// execution takes its turn whatever its context says.
+func TestSweepsGoAheadOfTurns(t *testing.T) {
 	b := New(adapters.Budget{ReadsPerSecond: 10, Burst: 1}, adapters.Budget{})
-	e := adapters.NewEngine(&fixed{state: adapters.Working}, adapters.EngineOptions{Hooks: []adapters.Hook{b.Hook}})
+	inner := &sweeping{fixed: fixed{state: adapters.Working}}
+	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{b.Hook}})
 	ctx := context.Background()
 	if _, err := e.Describe(ctx, tg, ref(2)); err != nil {
 		t.Fatal(err)
@@ -370,12 +371,15 @@ func TestPrioritiesOfReads(t *testing.T) {
 			t.Fatalf("read %d with no token: %v, want refused with a turn", i, err)
 		}
 	}
+	ahead := adapters.WithPriority(ctx, adapters.Ahead)
+	if _, err := e.Describe(ahead, tg, ref(6)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Fatalf("a read marked ahead behind three turns: %v, want refused with a turn of its own", err)
+	}
 	begin := time.Now()
-	// A sweep's confirmation of an execution whose client booked a turn goes ahead of it too.
-	if _, err := e.Describe(adapters.WithPriority(ctx, adapters.Ahead), tg, ref(5)); err != nil {
-		t.Fatalf("a read ahead of three turns, one its own execution's: %v, want made", err)
+	if _, _, err := e.Sweep(ahead, tg, nil, ""); err != nil {
+		t.Fatalf("a sweep ahead of four turns: %v, want made", err)
 	}
 	if waited := time.Since(begin); waited > 250*time.Millisecond {
-		t.Errorf("the read ahead waited %v, want about a token's time (100ms), not the turns' (400ms)", waited)
+		t.Errorf("the sweep ahead waited %v, want about a token's time (100ms), not the turns' (500ms)", waited)
 	}
 }

@@ -10,7 +10,8 @@
 //     answers instead, with the time it was made (Status.ReadAt); only a read with no reading to
 //     fall back on waits a little (Options.Wait), then fails;
 //   - a start is a first reading (Submitted, as of the start);
-//   - the outcome of an ended execution, which can never change, is kept;
+//   - the outcome of an ended execution, which can never change, is kept, and answers Describe
+//     when a running reading came before it;
 //   - every reading says when the engine will next be read for it (Status.NextReadAt), so that
 //     adapters.Engine.Wait, which polls through all of this, costs the engine no more than a
 //     client polling at the task's pace.
@@ -221,14 +222,14 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
 				if !st.State.Terminal() {
-					e.follow(t, r, p, paced, describe)
+					e.follow(t, r, p, paced)
 				}
 				return st, nil
 			}
 		}
 		st, err, answered := e.read(ctx, t, r, k, p, paced, describe)
 		if err == nil && !st.State.Terminal() {
-			e.follow(t, r, p, paced, describe)
+			e.follow(t, r, p, paced)
 		}
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
@@ -238,12 +239,12 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.describes.stale.Add(1)
 			v.status.ReadAt = latest(v.status.ReadAt, v.swept)
 			v.status.NextReadAt = latest(v.hold, now)
-			e.follow(t, r, p, paced, describe)
+			e.follow(t, r, p, paced)
 			return v.status, nil
 		}
 		after := adapters.RetryAfter(err)
 		if e.sweeps != nil { // the next round reads it, as a page of a listing or by a confirmation
-			e.follow(t, r, p, paced, describe)
+			e.follow(t, r, p, paced)
 			e.hurry()
 			after = min(after, time.Until(deadline))
 		} else if time.Now().Add(after).After(deadline) {
@@ -351,7 +352,12 @@ func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Re
 			defer cancel()
 			o, err := read(callCtx)
 			if err == nil {
-				e.learn(ctx, t, r, k, o.State, func(v *entry) { v.outcome = &o })
+				e.learn(ctx, t, r, k, o.State, func(v *entry) {
+					v.outcome = &o
+					if !v.status.ReadAt.IsZero() && !o.Ended.IsZero() { // Describe answers from it
+						v.status = adapters.Status{State: o.State, Native: o.Native, Started: v.status.Started, Updated: o.Ended}
+					}
+				})
 			}
 			return o, err
 		})

@@ -13,9 +13,15 @@ import (
 	"github.com/taskgate/taskgate/adapters/pace"
 )
 
-// Sweep reads one page of the listing of many executions of a target in one engine call: an
-// adapters.Sweeper's Sweep, through the decorators that charge it to the read budget.
-type Sweep func(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
+// Swept is what sweeps read through: the adapters.Engine these Readings serve. Its Sweep reads one
+// page of the listing of many executions of a target in one engine call, and its Outcome confirms
+// the end of an execution that a listing no longer shows running, reading what it will be asked
+// for next (through its hooks, which charge both to the read budget, and through these Readings,
+// which keep the outcome and tell who waits).
+type Swept interface {
+	Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
+	Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error)
+}
 
 const (
 	// defaultSweepEvery is how often the followed executions of a target are swept.
@@ -29,10 +35,10 @@ const (
 // sweeper follows the running executions that reads asked about recently, per target, and keeps
 // their readings fresh a listing page at a time: a round every Options.SweepEvery, or sooner when
 // a read finds nothing to answer with. What a listing shows running refreshes the reading's time;
-// an execution listed as ended, or no longer listed, is confirmed by a point read (which reads its
-// end and tells Ended) before anyone is told.
+// an execution listed as ended, or no longer listed, is confirmed by reading its outcome (which
+// tells Ended) before anyone is told.
 type sweeper struct {
-	sweep          Sweep
+	engine         Swept
 	every, lasting time.Duration
 	kick           chan struct{}
 	stop           context.CancelFunc
@@ -51,38 +57,35 @@ type followed struct {
 	refs   map[adapters.Ref]interest
 }
 
-// interest is why an execution is swept, and until when; describe is the point read of it that a
-// read gave (through the Engine's hooks), which confirms what a sweep no longer shows.
+// interest is since when an execution is swept, until when, and the pace of the read that asked
+// for it last.
 type interest struct {
 	since, until time.Time
 	pace         pace.Pace
 	paced        bool
-	describe     func(context.Context) (adapters.Status, error)
 }
 
 // SweepCounts are what an Engine's sweeps have done since New.
 type SweepCounts struct {
-	// Rounds of all targets, Pages read, Confirms made (point reads of executions a sweep no longer
-	// showed running), and Failures (sweeps that the engine or the budget refused).
+	// Rounds of all targets, Pages read, Confirms made (outcomes read of executions a sweep no
+	// longer showed running), and Failures (sweeps that the engine or the budget refused).
 	Rounds, Pages, Confirms, Failures uint64
 	// Followed is how many running executions the sweeps follow now.
 	Followed int
 }
 
-// Sweeps starts sweeping with sweep (the Engine's Sweep, through its hooks), until Close: the
+// Sweeps starts sweeping through engine (the Engine these Readings serve), until Close: the
 // running executions that reads asked about in the last Options.Interest are swept every
 // Options.SweepEvery, so that their readings stay fresh at the cost of a listing page per round
 // rather than a read per execution. Call it before the first read; it does nothing when the
 // cache keeps nothing (Size 0), or when called again.
-func (e *Readings) Sweeps(sweep Sweep) {
+func (e *Readings) Sweeps(engine Swept) {
 	if e.opts.Size <= 0 || e.sweeps != nil {
 		return
 	}
-	s := &sweeper{sweep: sweep, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
+	s := &sweeper{engine: engine, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}}
-	// Sweeps and their confirmations go ahead of every client's turn under a read budget: every
-	// follower of the block's tasks waits on them.
-	ctx, stop := context.WithCancel(adapters.WithPriority(context.Background(), adapters.Ahead))
+	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	e.sweeps = s
 	go e.sweepRounds(ctx)
@@ -104,7 +107,7 @@ func (e *Readings) SweepCounts() SweepCounts {
 }
 
 // follow keeps r among the executions swept for a while after a read that found it running.
-func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bool, describe func(context.Context) (adapters.Status, error)) {
+func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bool) {
 	s := e.sweeps
 	if s == nil {
 		return
@@ -121,8 +124,18 @@ func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced 
 	if !ok {
 		in.since = now
 	}
-	in.until, in.pace, in.paced, in.describe = now.Add(s.lasting), p, paced, describe
+	in.until, in.pace, in.paced = now.Add(s.lasting), p, paced
 	f.refs[r] = in
+}
+
+// unfollow stops sweeping r.
+func (e *Readings) unfollow(t adapters.Target, r adapters.Ref) {
+	s := e.sweeps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.followed[t.Name]; ok {
+		delete(f.refs, r)
+	}
 }
 
 // hurry asks for a round soon: a read found nothing to answer with and the budget is spent.
@@ -203,9 +216,14 @@ func (e *Readings) toSweep(now time.Time) []followed {
 }
 
 // sweepTarget reads the listing of f's executions page by page, refreshes the readings of those it
-// shows running, and confirms the others by point reads. An execution followed for less than two
-// rounds that no page shows yet is left for the next round: a listing catches up with a start
-// late.
+// shows running, and confirms the others by reading their outcomes. An execution followed for
+// less than two rounds that no page shows yet is left for the next round: a listing catches up
+// with a start late. An outcome that is not there yet is a listing behind the engine: the
+// execution is swept again.
+//
+// Under a read budget the listing goes ahead of every client's turn (one page answers for all the
+// followed tasks), and so does each outcome, as every outcome read does: it is the one read that
+// an end costs, which its task's clients ask for next.
 func (e *Readings) sweepTarget(ctx context.Context, f followed) error {
 	s := e.sweeps
 	refs := make([]adapters.Ref, 0, len(f.refs))
@@ -217,7 +235,7 @@ func (e *Readings) sweepTarget(ctx context.Context, f followed) error {
 	running := make(map[adapters.Ref]bool, len(refs))
 	page := ""
 	for range sweepPages {
-		listed, next, err := s.sweep(ctx, f.target, refs, page)
+		listed, next, err := s.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), f.target, refs, page)
 		if err != nil {
 			return err
 		}
@@ -238,10 +256,11 @@ func (e *Readings) sweepTarget(ctx context.Context, f followed) error {
 		if running[r] || in.since.After(young) {
 			continue
 		}
-		s.confirms.Add(1)
-		k := key(f.target, r)
-		if _, err, _ := e.read(ctx, f.target, r, k, in.pace, in.paced, in.describe); errors.Is(err, adapters.ErrThrottled) {
-			return err
+		switch _, err := s.engine.Outcome(ctx, f.target, r); {
+		case err == nil:
+			s.confirms.Add(1)
+		case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
+			e.unfollow(f.target, r)
 		}
 	}
 	return nil

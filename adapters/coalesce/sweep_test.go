@@ -34,7 +34,7 @@ func sweeping(t *testing.T, o Options) (*adapters.Engine, *Readings, *pointReads
 	o.SweepEvery = 100 * time.Millisecond
 	readings := New(o)
 	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
-	readings.Sweeps(e.Sweep)
+	readings.Sweeps(e)
 	t.Cleanup(readings.Close)
 	return e, readings, mem
 }
@@ -126,5 +126,61 @@ func TestSweepsForgetWhatNobodyAsksAbout(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if c := readings.SweepCounts(); c.Followed != 0 || c.Pages != pages {
 		t.Fatalf("sweep counts %+v, %d pages before: want nothing followed and no page read once nobody asks", c, pages)
+	}
+}
+
+// outcomeReads counts the Outcome calls that reach an engine.
+type outcomeReads struct {
+	*pointReads
+	outcomes atomic.Int64
+}
+
+func (o *outcomeReads) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	o.outcomes.Add(1)
+	return o.pointReads.Outcome(ctx, t, r)
+}
+
+// An end that a sweep finds costs one engine read: the outcome, which confirms it, wakes whoever
+// waits, and answers the reads of the task's status and result after it.
+func TestAnEndCostsOneRead(t *testing.T) {
+	mem := &outcomeReads{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}}
+	readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
+	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
+	readings.Sweeps(e)
+	t.Cleanup(readings.Close)
+	ctx := context.Background()
+	job := memengine.Job(memengine.Echo, 0)
+	refs := startRunning(t, mem.pointReads, job, 20)
+	var changes []<-chan struct{}
+	for _, r := range refs {
+		if _, err := e.Describe(ctx, job, r); err != nil {
+			t.Fatal(err)
+		}
+		changes = append(changes, readings.Changes(job, r))
+	}
+	for _, r := range refs {
+		if err := mem.Cancel(ctx, job, r, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range changes {
+		select {
+		case <-c:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("the end of execution %d was not told within 2 s", i)
+		}
+	}
+	for _, r := range refs {
+		st, err := e.Describe(ctx, job, r)
+		if err != nil || st.State != adapters.Cancelled || st.Started.IsZero() || st.Updated.Before(st.Started) {
+			t.Fatalf("Describe after a sweep confirmed the end: %+v, %v; want cancelled, started and ended", st, err)
+		}
+		o, err := e.Outcome(ctx, job, r)
+		if err != nil || o.State != adapters.Cancelled || !o.Ended.Equal(st.Updated) {
+			t.Fatalf("Outcome after a sweep confirmed the end: %+v, %v; want cancelled, ended as Describe says (%v)", o, err, st.Updated)
+		}
+	}
+	if d, o := mem.describes.Load(), mem.outcomes.Load(); d != 20 || o != 20 {
+		t.Errorf("%d point reads and %d outcome reads for 20 executions read once, then ended; want 20 and 20", d, o)
 	}
 }
