@@ -3,10 +3,10 @@ package tasks
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -183,63 +183,41 @@ func (s *Service) ReadKeyed(ctx context.Context, idOrKey string) (*Task, error) 
 	return s.readKey(ctx, idOrKey)
 }
 
-// unknownFor is how long a client key that named no execution answers "not found" without asking
-// the engines again: a key that opens as no task id costs one engine call per tool that may run
-// as a task, and repeating it must cost nothing.
-const unknownFor = 30 * time.Second
-
-// unknownKeys are, per principal, the client keys that named no execution, until when (a shortcut
-// only). Each caller keeps its own few, so that one caller's misses cannot push out another's,
-// and the callers kept are few too: 16,384 keys at most in all.
-type unknownKeys struct {
-	callers *lru.Cache[*lru.Cache[time.Time]]
-}
-
-const unknownCallers, unknownPerCaller = 128, 128
-
-func newUnknownKeys() unknownKeys {
-	return unknownKeys{callers: lru.New[*lru.Cache[time.Time]](unknownCallers)}
-}
-
-// until is when caller's key stops being known as unknown.
-func (u unknownKeys) until(caller, key string) (time.Time, bool) {
-	if keys, ok := u.callers.Get(caller); ok {
-		return keys.Get(key)
-	}
-	return time.Time{}, false
-}
-
-func (u unknownKeys) remember(caller, key string, until time.Time) {
-	var keys *lru.Cache[time.Time]
-	u.callers.Update(caller, func(c **lru.Cache[time.Time]) {
-		if *c == nil {
-			*c = lru.New[time.Time](unknownPerCaller)
-		}
-		keys = *c
-	})
-	keys.Update(key, func(t *time.Time) { *t = until })
-}
-
-func (u unknownKeys) forget(caller, key string) {
-	if keys, ok := u.callers.Get(caller); ok {
-		keys.DeleteIf(key, func(time.Time) bool { return true })
-	}
-}
-
 // readKey finds the execution a client key started without any lookup table: the key derives one
-// engine id per tool that may run as a task, and all of them are asked at once.
+// engine id per tool that may run as a task, and all of them are asked at once; or only the tool
+// that this replica last found it under (or started it with), while that one still finds it.
 func (s *Service) readKey(ctx context.Context, key string) (*Task, error) {
 	principal := Principal(ctx)
-	if until, ok := s.unknownKeys.until(principal, key); ok && s.now().Before(until) {
+	candidates := s.taskTools(ctx)
+	switch known, ok := s.clientKeys.get(principal, key); {
+	case ok && known.tool == "" && s.now().Before(known.until):
 		return nil, &Error{Kind: NotFound}
+	case ok && known.tool != "":
+		if i := slices.IndexFunc(candidates, func(t *mapping.Tool) bool { return t.Name == known.tool }); i >= 0 {
+			if t, err := s.readKeyOf(ctx, key, candidates[i:i+1]); err == nil || KindOf(err) != NotFound {
+				return t, err
+			}
+		}
 	}
+	t, err := s.readKeyOf(ctx, key, candidates)
+	switch {
+	case err == nil:
+		s.clientKeys.found(principal, key, t.Tool.Name)
+	case KindOf(err) == NotFound:
+		s.clientKeys.unknown(principal, key, s.now().Add(unknownFor))
+	}
+	return t, err
+}
+
+// readKeyOf asks each of candidates for the execution key started, and reads the task of the first
+// that has one.
+func (s *Service) readKeyOf(ctx context.Context, key string, candidates []*mapping.Tool) (*Task, error) {
 	type found struct {
 		i   int
 		ref adapters.Ref
 		st  adapters.Status
 		err error
 	}
-	candidates := s.taskTools(ctx)
 	results := make(chan found, len(candidates))
 	for i, tool := range candidates {
 		go func() {
@@ -266,7 +244,6 @@ func (s *Service) readKey(ctx context.Context, key string) (*Task, error) {
 		if engineErr != nil {
 			return nil, engineError("Failed to retrieve operation", engineErr)
 		}
-		s.unknownKeys.remember(principal, key, s.now().Add(unknownFor))
 		return nil, &Error{Kind: NotFound}
 	}
 	tool := candidates[best]

@@ -86,8 +86,8 @@ type Service struct {
 	budgets  map[string]*budget.Budget
 	observer Observer
 	callers  callers
-	// unknownKeys are client keys that named no execution (a shortcut only).
-	unknownKeys unknownKeys
+	// clientKeys are what the client keys read or started with named (a shortcut only).
+	clientKeys clientKeys
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
 }
@@ -102,7 +102,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
 		now: time.Now, engines: map[string]*adapters.Engine{}, reads: map[string]*coalesce.Readings{},
-		observer: cfg.Observer, unknownKeys: newUnknownKeys(), callers: newCallers(cfg.Tokens.Secrets())}
+		observer: cfg.Observer, clientKeys: newClientKeys(), callers: newCallers(cfg.Tokens.Secrets())}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,7 +169,7 @@ func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce
 	s.reads[name] = coalesce.New(o)
 	e := adapters.NewEngine(c, adapters.EngineOptions{Hooks: hooks, Readings: s.reads[name]})
 	if e.Supports(adapters.OpSweep) {
-		s.reads[name].Sweeps(e.Sweep)
+		s.reads[name].Sweeps(e)
 	}
 	return e
 }

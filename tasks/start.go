@@ -72,7 +72,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Task, error) {
 		return nil, engineError("Failed to start "+tool.Name, err)
 	}
 	if req.Key != "" {
-		s.unknownKeys.forget(Principal(ctx), req.Key)
+		s.clientKeys.found(Principal(ctx), req.Key, tool.Name)
 	}
 	ttl := tool.TTL
 	if req.TTL > 0 && (ttl == 0 || req.TTL < ttl) {

@@ -403,6 +403,26 @@ func TestEngineCallsAreChargedAfterTheFirst(t *testing.T) {
 	}
 }
 
+// TestAKeyIsReadThroughTheToolItNamed: a key that a replica started or found an execution with is
+// read through that tool alone, not asked of every tool that may run as a task.
+func TestAKeyIsReadThroughTheToolItNamed(t *testing.T) {
+	e := newEnv(t)
+	ctx := as("alice")
+	started, err := e.svc.Start(ctx, tasks.StartRequest{Tool: e.tool(t, "echo"), Args: json.RawMessage(`{"seconds": 60, "text": "k"}`), Key: "k-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.mem.describes.Load()
+	for range 3 {
+		if byKey, err := e.svc.ReadKeyed(ctx, "k-1"); err != nil || byKey.Ref() != started.Ref() {
+			t.Fatalf("read by the key: %+v, %v", byKey, err)
+		}
+	}
+	if n := e.mem.describes.Load() - before; n > 1 {
+		t.Errorf("%d engine reads for three reads by a key just started with; want one at most (its reading is fresh)", n)
+	}
+}
+
 // TestKnowsNoMCP: the task service imports neither go-sdk nor any JSON-RPC package.
 func TestKnowsNoMCP(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
