@@ -214,6 +214,23 @@ func (r *replica) usage(ctx context.Context) (usage, error) {
 	return usage{RSSBytes: int64(mem), Goroutines: int(g)}, nil
 }
 
+// saveMetrics writes the replica's /metrics as they are now to path.
+func (r *replica) saveMetrics(ctx context.Context, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url("/metrics"), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s /metrics: %w", r.name(), err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s /metrics: %w", r.name(), err)
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
 // get asks url and reports an error unless it answers 200.
 func get(ctx context.Context, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

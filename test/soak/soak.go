@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -182,6 +183,11 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 		u[i].IdleAtStart = idleAtStart[i]
 	}
 
+	for _, r := range s.replicas { // for whoever reads why a run failed: sweeps, budget, readings
+		if err := r.saveMetrics(ctx, filepath.Join(s.work, r.name()+".metrics")); err != nil {
+			s.logf("%v", err)
+		}
+	}
 	// An engine that cannot be audited (it went away) leaves its calls' executions uncounted.
 	counts, audit := map[string]int{}, map[string]error{}
 	audit[engineTemporal] = s.auditTemporal(ctx, counts)
