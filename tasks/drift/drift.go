@@ -6,8 +6,10 @@ package drift
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,11 +162,31 @@ func (c *Checker) inputs(ctx context.Context, t *mapping.Tool, target Check) Che
 	case err != nil:
 		return Check{State: Unknown, Why: "reading recent inputs: " + err.Error(), At: at}
 	}
-	findings := t.InputDrift(inputs)
+	findings := t.InputDrift(c.unexplained(t, inputs))
 	if len(findings) > 0 {
 		return Check{State: Drifted, Samples: len(inputs), Findings: findings, At: at}
 	}
 	return Check{State: Fits, Samples: len(inputs), At: at}
+}
+
+// unexplained leaves out of inputs those that another tool of the same target would have sent:
+// its latest executions are all of the target's, whichever tool (or pipeline) started them, and
+// an input that fits a sibling's inputSchema is no drift of this tool's.
+func (c *Checker) unexplained(t *mapping.Tool, inputs []json.RawMessage) []json.RawMessage {
+	var siblings []*mapping.Tool
+	for _, s := range c.svc.Mapping().Tools {
+		if s != t && s.Engine == t.Engine && s.Target.Name == t.Target.Name && s.InputsComparable() == nil {
+			siblings = append(siblings, s)
+		}
+	}
+	if len(siblings) == 0 {
+		return inputs
+	}
+	return slices.DeleteFunc(slices.Clone(inputs), func(in json.RawMessage) bool {
+		return len(t.InputDrift([]json.RawMessage{in})) > 0 && slices.ContainsFunc(siblings, func(s *mapping.Tool) bool {
+			return len(s.InputDrift([]json.RawMessage{in})) == 0
+		})
+	})
 }
 
 // Summary says in one line what the check found, as /readyz and the log say it.

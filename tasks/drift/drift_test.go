@@ -52,7 +52,12 @@ tools:
 // executions on as a pipeline would, past taskgate.
 func service(t *testing.T) (*tasks.Service, adapters.Conn) {
 	t.Helper()
-	set, err := mapping.Parse("tools.yaml", []byte(tools))
+	return serviceOf(t, tools)
+}
+
+func serviceOf(t *testing.T, yaml string) (*tasks.Service, adapters.Conn) {
+	t.Helper()
+	set, err := mapping.Parse("tools.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +112,46 @@ func TestChecks(t *testing.T) {
 	off := drift.NewChecker(svc, 0).Tool(t.Context(), reports[0].Tool)
 	if off.Inputs.State != drift.Skipped || off.Inputs.Why != "the inputs check is off (0 samples)" {
 		t.Errorf("with 0 samples: %+v", off.Inputs)
+	}
+}
+
+// TestSiblingsExplainTheirInputs: an input of the target that fits another tool of it is that
+// tool's, not drift of this one.
+func TestSiblingsExplainTheirInputs(t *testing.T) {
+	svc, mem := serviceOf(t, `
+engines:
+  mem: {memory: {}}
+tools:
+  - name: quick
+    description: Echoes soon.
+    engine: mem
+    job: {program: echo}
+    inputSchema:
+      type: object
+      required: [text]
+      additionalProperties: false
+      properties: {text: {type: string}, seconds: {type: number, maximum: 5}}
+  - name: slow
+    description: Echoes late.
+    engine: mem
+    job: {program: echo}
+    inputSchema:
+      type: object
+      required: [text, seconds]
+      additionalProperties: false
+      properties: {text: {type: string}, seconds: {type: number}}
+`)
+	start(t, mem, "echo", `{"seconds": 90}`, `{"seconds": 1, "text": "b"}`, `{"seconds": 60, "text": "a"}`)
+	var got []string
+	for _, r := range drift.NewChecker(svc, 3).All(t.Context()) {
+		got = append(got, r.Tool.Name+": "+r.Inputs.Summary())
+	}
+	want := []string{
+		`quick: drifted: field "seconds" breaks the inputSchema in 1 of 2 recent inputs: must be at most 5; field "text" is required by the inputSchema, but 1 of 2 recent inputs lack it`,
+		`slow: drifted: field "text" is required by the inputSchema, but 1 of 3 recent inputs lack it`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reports:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
