@@ -225,9 +225,10 @@ type Outcome struct {
 	Error string
 	// Cause is the failure message or cause.
 	Cause string
-	// Ended is when it ended, as Describe's Status.Updated of the ended execution says: a layer
-	// that reads the outcome first (adapters/coalesce) answers Describe from it.
-	Ended time.Time
+	// Started and Ended are when it started and ended, as Describe's Status.Started and Updated of
+	// the ended execution say: a layer that reads the outcome first (adapters/coalesce) answers
+	// Describe from it.
+	Started, Ended time.Time
 }
 
 // Listed is one execution of a listing.
@@ -315,8 +316,8 @@ type Sweeper interface {
 	// engine that is queried by id, a page of running executions of one that lists them. A
 	// listing is eventually consistent and coarser than Describe: a status may lag the execution
 	// by seconds, and a ref that no page shows may have ended, or not be listed yet. So an end
-	// that a sweep shows, or a running execution that it no longer shows, is confirmed with
-	// Describe before anyone is told.
+	// that a sweep shows, or a running execution that it no longer shows, is confirmed by reading
+	// its Outcome before anyone is told.
 	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
 }
 

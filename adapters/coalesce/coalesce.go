@@ -10,8 +10,7 @@
 //     answers instead, with the time it was made (Status.ReadAt); only a read with no reading to
 //     fall back on waits a little (Options.Wait), then fails;
 //   - a start is a first reading (Submitted, as of the start);
-//   - the outcome of an ended execution, which can never change, is kept, and answers Describe
-//     when a running reading came before it;
+//   - the outcome of an ended execution, which can never change, is kept, and answers Describe;
 //   - every reading says when the engine will next be read for it (Status.NextReadAt), so that
 //     adapters.Engine.Wait, which polls through all of this, costs the engine no more than a
 //     client polling at the task's pace.
@@ -354,8 +353,8 @@ func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Re
 			if err == nil {
 				e.learn(ctx, t, r, k, o.State, func(v *entry) {
 					v.outcome = &o
-					if !v.status.ReadAt.IsZero() && !o.Ended.IsZero() { // Describe answers from it
-						v.status = adapters.Status{State: o.State, Native: o.Native, Started: v.status.Started, Updated: o.Ended}
+					if !o.Ended.IsZero() { // Describe answers from it
+						v.status = adapters.Status{State: o.State, Native: o.Native, Started: o.Started, Updated: o.Ended}
 					}
 				})
 			}

@@ -113,6 +113,30 @@ func TestAReadWithNoReadingIsAnsweredByTheNextSweep(t *testing.T) {
 	}
 }
 
+// A read of an ended execution with no reading, whose point reads are all throttled, is answered by
+// the outcome the next sweep confirms its end with.
+func TestAReadWithNoReadingOfAnEndIsAnsweredByTheNextSweep(t *testing.T) {
+	e, _, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Wait: 3 * time.Second})
+	job := memengine.Job(memengine.Echo, 0)
+	r := startRunning(t, mem, job, 1)[0]
+	if err := mem.Cancel(context.Background(), job, r, "test"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := mem.Describe(context.Background(), job, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.throttle.Store(true)
+	begin := time.Now()
+	st, err := e.Describe(context.Background(), job, r)
+	if err != nil || st.State != adapters.Cancelled || !st.Started.Equal(want.Started) || !st.Updated.Equal(want.Updated) {
+		t.Fatalf("Describe with every point read throttled: %+v, %v; want %+v, from the sweep's outcome", st, err, want)
+	}
+	if took := time.Since(begin); took > time.Second {
+		t.Fatalf("a read with no reading took %v; want the next sweep's, well under a second", took)
+	}
+}
+
 func TestSweepsForgetWhatNobodyAsksAbout(t *testing.T) {
 	e, readings, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Interest: 200 * time.Millisecond})
 	job := memengine.Job(memengine.Echo, 0)

@@ -136,8 +136,8 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 		t.Fatalf("Outcome after Wait: %v", err)
 	}
 	checkSucceeded(t, "Outcome after Wait", again, text)
-	if !again.Ended.Equal(st.Updated) {
-		t.Errorf("Outcome Ended %v, Describe Updated %v: want the same", again.Ended, st.Updated)
+	if !again.Started.Equal(st.Started) || !again.Ended.Equal(st.Updated) {
+		t.Errorf("Outcome Started %v, Ended %v; Describe Started %v, Updated %v: want the same", again.Started, again.Ended, st.Started, st.Updated)
 	}
 }
 
@@ -176,8 +176,8 @@ func testFail(t *testing.T, h *suite) {
 	if st.State != adapters.Failed || st.Native != out.Native {
 		t.Errorf("Describe after Wait: state %v native %q, want failed %q", st.State, st.Native, out.Native)
 	}
-	if !out.Ended.Equal(st.Updated) {
-		t.Errorf("Wait: outcome Ended %v, Describe Updated %v: want the same", out.Ended, st.Updated)
+	if !out.Started.Equal(st.Started) || !out.Ended.Equal(st.Updated) {
+		t.Errorf("Wait: outcome Started %v, Ended %v; Describe Started %v, Updated %v: want the same", out.Started, out.Ended, st.Started, st.Updated)
 	}
 	again, err := e.Outcome(ctx, fail, r)
 	if err != nil {
@@ -1140,10 +1140,10 @@ func checkSucceeded(t *testing.T, what string, out adapters.Outcome, text string
 	}
 }
 
-// withoutOutput drops Output, which a failed execution may or may not carry, and Ended, which the
-// tests compare with Describe's Updated.
+// withoutOutput drops Output, which a failed execution may or may not carry, and Started and
+// Ended, which the tests compare with Describe's.
 func withoutOutput(o adapters.Outcome) adapters.Outcome {
-	o.Output, o.Ended = nil, time.Time{}
+	o.Output, o.Started, o.Ended = nil, time.Time{}, time.Time{}
 	return o
 }
 

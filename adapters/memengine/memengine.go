@@ -361,7 +361,7 @@ func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (
 		return adapters.Outcome{}, fmt.Errorf("memory: %w: %s is %s", adapters.ErrNotEnded, r, x.native)
 	}
 	o := x.outcome
-	o.Ended = x.updated
+	o.Started, o.Ended = x.started, x.updated
 	return o, nil
 }
 

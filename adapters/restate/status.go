@@ -287,7 +287,8 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	default:
 		return adapters.Outcome{}, refused(what, status, body)
 	}
-	out.Ended = inv.status().Updated
+	st := inv.status()
+	out.Started, out.Ended = st.Started, st.Updated
 	return out, nil
 }
 

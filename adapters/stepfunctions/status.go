@@ -82,7 +82,8 @@ func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) 
 	default:
 		return adapters.Outcome{}, false
 	}
-	o.Ended = statusOf(d).Updated
+	st := statusOf(d)
+	o.Started, o.Ended = st.Started, st.Updated
 	return o, true
 }
 

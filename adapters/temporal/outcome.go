@@ -62,7 +62,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	default:
 		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, info.GetStatus())
 	}
-	out.Ended = asTime(info.GetCloseTime())
+	out.Started, out.Ended = asTime(c.first.GetWorkflowExecutionInfo().GetStartTime()), asTime(info.GetCloseTime())
 	return out, nil
 }
 
