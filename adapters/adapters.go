@@ -321,6 +321,19 @@ type Sweeper interface {
 	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
 }
 
+// EndSweeper is a Sweeper whose engine also lists the executions of a target that ended since a
+// time (Temporal's visibility by close time): a replica that saw its tasks running then reads a
+// page of ends per round, whatever the number of running executions. It is optional.
+type EndSweeper interface {
+	Sweeper
+	// SweepEnded makes one engine call that reads one page of the executions of t that ended
+	// after since: those of refs that the page shows, with their ended statuses, and the page that
+	// follows (as Sweep's pages). An end may show late, as in Sweep: callers ask again from a
+	// little before their last sweep, and a ref that no page shows was still running as of the
+	// listing, as far as the listing knows.
+	SweepEnded(ctx context.Context, t Target, refs []Ref, since time.Time, page string) ([]Listed, string, error)
+}
+
 // Sampler is a Conn that reads the inputs of the most recent executions of a target, whoever
 // started them: for inferring a tool's inputSchema from what really ran (taskgate discover
 // --infer) and for telling when what runs no longer fits it (drift checks). It is optional.

@@ -394,6 +394,20 @@ func (e *Engine) Sweep(ctx context.Context, t Target, refs []Ref, page string) (
 	return l, next, err
 }
 
+// SweepEnded reads one page of the ends of refs since a time (EndSweeper.SweepEnded), as a sweep
+// for the hooks; an error wrapping ErrUnsupported when the Conn is no EndSweeper.
+func (e *Engine) SweepEnded(ctx context.Context, t Target, refs []Ref, since time.Time, page string) (l []Listed, next string, err error) {
+	sw, ok := e.conn.(EndSweeper)
+	if !ok {
+		return nil, "", fmt.Errorf("sweep of the ends of %s: %w", t.Name, ErrUnsupported)
+	}
+	err = e.hooked(ctx, &Call{Op: OpSweep, Target: t, Calls: 1}, func(ctx context.Context) (err error) {
+		l, next, err = sw.SweepEnded(ctx, t, refs, since, page)
+		return err
+	})
+	return l, next, err
+}
+
 // Samples reads the inputs of at most n of the latest executions of t (Sampler.Samples); an error
 // wrapping ErrUnsupported when the Conn is no Sampler.
 func (e *Engine) Samples(ctx context.Context, t Target, n int) (inputs []json.RawMessage, err error) {

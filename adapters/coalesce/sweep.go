@@ -14,12 +14,14 @@ import (
 )
 
 // Swept is what sweeps read through: the adapters.Engine these Readings serve. Its Sweep reads one
-// page of the listing of many executions of a target in one engine call, and its Outcome confirms
-// the end of an execution that a listing no longer shows running, reading what it will be asked
-// for next (through its hooks, which charge both to the read budget, and through these Readings,
-// which keep the outcome and tell who waits).
+// page of the listing of many executions of a target in one engine call, its SweepEnded a page of
+// those that ended since a time (adapters.ErrUnsupported where the engine cannot tell), and its
+// Outcome confirms the end of an execution that a listing no longer shows running, reading what
+// it will be asked for next (through its hooks, which charge all three to the read budget, and
+// through these Readings, which keep the outcome and tell who waits).
 type Swept interface {
 	Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
+	SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error)
 	Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error)
 }
 
@@ -30,15 +32,21 @@ const (
 	defaultInterest = 2 * time.Minute
 	// sweepPages bounds the pages of one target's sweep in one round.
 	sweepPages = 100
+	// endsOverlap is how far back before its last round a sweep of ends asks again: an end that
+	// a listing shows up to this late is still found.
+	endsOverlap = 10 * time.Second
 )
 
 // sweeper follows the running executions that reads asked about recently, per target, and keeps
 // their readings fresh a listing page at a time: a round every Options.SweepEvery, or sooner when
 // a read finds nothing to answer with. What a listing shows running refreshes the reading's time;
 // an execution listed as ended, or no longer listed, is confirmed by reading its outcome (which
-// tells Ended) before anyone is told.
+// tells Ended) before anyone is told. Where the engine lists ends, a round lists the running
+// executions only when one of the followed was not known running since the ends were listed,
+// and else the ends since the last round: its cost follows the ends, not the running.
 type sweeper struct {
 	engine         Swept
+	noEnds         atomic.Bool // the engine cannot list ends
 	every, lasting time.Duration
 	kick           chan struct{}
 	stop           context.CancelFunc
@@ -51,10 +59,12 @@ type sweeper struct {
 	rounds, pages, confirms, failures atomic.Uint64
 }
 
-// followed is a target and the executions of it being swept.
+// followed is a target and the executions of it being swept. endsFrom is zero, or the time from
+// which every end of the target's executions was listed, up to the start of the last round.
 type followed struct {
-	target adapters.Target
-	refs   map[adapters.Ref]interest
+	target         adapters.Target
+	refs           map[adapters.Ref]interest
+	endsFrom, last time.Time
 }
 
 // interest is since when an execution is swept, until when, and the pace of the read that asked
@@ -184,9 +194,15 @@ func (e *Readings) sweepRound(ctx context.Context) {
 	s := e.sweeps
 	s.rounds.Add(1)
 	for _, f := range e.toSweep(time.Now()) {
-		if err := e.sweepTarget(ctx, f); err != nil {
+		endsFrom, last, err := e.sweepTarget(ctx, f)
+		if err != nil {
 			s.failures.Add(1)
 		}
+		s.mu.Lock()
+		if g, ok := s.followed[f.target.Name]; ok {
+			g.endsFrom, g.last = endsFrom, last
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -210,60 +226,145 @@ func (e *Readings) toSweep(now time.Time) []followed {
 			delete(s.followed, name)
 			continue
 		}
-		out = append(out, followed{target: f.target, refs: refs})
+		out = append(out, followed{target: f.target, refs: refs, endsFrom: f.endsFrom, last: f.last})
 	}
 	return out
 }
 
-// sweepTarget reads the listing of f's executions page by page, refreshes the readings of those it
-// shows running, and confirms the others by reading their outcomes. An execution followed for
-// less than two rounds that no page shows yet is left for the next round: a listing catches up
-// with a start late. An outcome that is not there yet is a listing behind the engine: the
-// execution is swept again.
+// sweepTarget sweeps f's executions once: by their ends since the last round where it can, else
+// by the listing of the running ones, a page at a time. It says from when the target's ends are
+// known now, and when the last round that listed them began.
 //
 // Under a read budget the listing goes ahead of every client's turn (one page answers for all the
 // followed tasks), and so does each outcome, as every outcome read does: it is the one read that
 // an end costs, which its task's clients ask for next.
-func (e *Readings) sweepTarget(ctx context.Context, f followed) error {
-	s := e.sweeps
+func (e *Readings) sweepTarget(ctx context.Context, f followed) (endsFrom, last time.Time, err error) {
 	refs := make([]adapters.Ref, 0, len(f.refs))
 	for r := range f.refs {
 		refs = append(refs, r)
 	}
 	slices.SortFunc(refs, func(a, b adapters.Ref) int { return cmp.Compare(a.ID, b.ID) })
 	at := time.Now()
-	running := make(map[adapters.Ref]bool, len(refs))
-	page := ""
-	for range sweepPages {
-		listed, next, err := s.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), f.target, refs, page)
-		if err != nil {
-			return err
+	if !e.sweeps.noEnds.Load() && !f.endsFrom.IsZero() && e.knownRunningSince(f, f.endsFrom) {
+		err := e.sweepEnds(ctx, f, refs, at)
+		if err == nil {
+			return f.endsFrom, at, nil
 		}
-		s.pages.Add(1)
+		if !errors.Is(err, adapters.ErrUnsupported) {
+			return f.endsFrom, f.last, err
+		}
+		e.sweeps.noEnds.Store(true)
+	}
+	if err := e.sweepRunning(ctx, f, refs, at); err != nil {
+		return f.endsFrom, f.last, err
+	}
+	return at, at, nil
+}
+
+// knownRunningSince reports whether each of f's executions had a running reading, or was shown
+// running by a listing, at since or after.
+func (e *Readings) knownRunningSince(f followed, since time.Time) bool {
+	for r := range f.refs {
+		v, ok := e.cache.Get(key(f.target, r))
+		if !ok || endKnown(v) || latest(v.status.ReadAt, v.swept).Before(since) {
+			return false
+		}
+	}
+	return true
+}
+
+// sweepEnds reads the ends of f's target since a little before its last round, page by page, and
+// confirms those of refs it shows by reading their outcomes: the others were running as of at.
+func (e *Readings) sweepEnds(ctx context.Context, f followed, refs []adapters.Ref, at time.Time) error {
+	ended := map[adapters.Ref]bool{}
+	err := e.pages(func(page string) (string, error) {
+		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), f.target, refs, f.last.Add(-endsOverlap), page)
+		for _, l := range listed {
+			ended[l.Ref] = l.Status.State.Terminal()
+		}
+		return next, err
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if ended[r] {
+			e.confirm(ctx, f.target, r)
+		} else {
+			e.stillRunning(f.target, r, at)
+		}
+	}
+	return nil
+}
+
+// sweepRunning reads the listing of f's running executions page by page, refreshes the readings
+// of those it shows running, and confirms the others by reading their outcomes. An execution
+// followed for less than two rounds that no page shows yet is left for the next round: a listing
+// catches up with a start late. An outcome that is not there yet is a listing behind the engine:
+// the execution is swept again.
+func (e *Readings) sweepRunning(ctx context.Context, f followed, refs []adapters.Ref, at time.Time) error {
+	running := make(map[adapters.Ref]bool, len(refs))
+	err := e.pages(func(page string) (string, error) {
+		listed, next, err := e.sweeps.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), f.target, refs, page)
 		for _, l := range listed {
 			if in, ok := f.refs[l.Ref]; ok && !l.Status.State.Terminal() {
 				running[l.Ref] = true
 				e.swept(f.target, l.Ref, l.Status, at, in)
 			}
 		}
+		return next, err
+	})
+	if err != nil {
+		return err
+	}
+	young := at.Add(-2 * e.sweeps.every)
+	for _, r := range refs {
+		if !running[r] && !f.refs[r].since.After(young) {
+			e.confirm(ctx, f.target, r)
+		}
+	}
+	return nil
+}
+
+// pages reads the pages of a listing, up to sweepPages, with read: one page's, which gives the
+// next ("" after the last).
+func (e *Readings) pages(read func(page string) (next string, err error)) error {
+	page := ""
+	for range sweepPages {
+		next, err := read(page)
+		if err != nil {
+			return err
+		}
+		e.sweeps.pages.Add(1)
 		if page = next; page == "" {
 			break
 		}
 	}
-	young := at.Add(-2 * s.every)
-	for _, r := range refs {
-		in := f.refs[r]
-		if running[r] || in.since.After(young) {
-			continue
-		}
-		switch _, err := s.engine.Outcome(ctx, f.target, r); {
-		case err == nil:
-			s.confirms.Add(1)
-		case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
-			e.unfollow(f.target, r)
-		}
-	}
 	return nil
+}
+
+// confirm reads the outcome of an execution that a listing showed ended, or no longer showed
+// running, which tells whoever waits; one the engine no longer has is no longer followed.
+func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Ref) {
+	switch _, err := e.sweeps.engine.Outcome(ctx, t, r); {
+	case err == nil:
+		e.sweeps.confirms.Add(1)
+	case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
+		e.unfollow(t, r)
+	}
+}
+
+// stillRunning records that a listing of ends made at did not show r: it was running as of at.
+func (e *Readings) stillRunning(t adapters.Target, r adapters.Ref, at time.Time) {
+	k := key(t, r)
+	if _, ok := e.cache.Get(k); !ok {
+		return
+	}
+	e.cache.Update(k, func(v *entry) {
+		if !endKnown(*v) && !v.status.ReadAt.IsZero() {
+			v.swept = latest(v.swept, at)
+		}
+	})
 }
 
 // swept records that a listing made at showed r running with st. A reading it had keeps its

@@ -208,3 +208,83 @@ func TestAnEndCostsOneRead(t *testing.T) {
 		t.Errorf("%d point reads and %d outcome reads for 20 executions read once, then ended; want 20 and 20", d, o)
 	}
 }
+
+// listings counts the listings of running executions and of ends that reach an engine.
+type listings struct {
+	*memengine.Engine
+	running, ends atomic.Int64
+}
+
+func (l *listings) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	l.running.Add(1)
+	return l.Engine.Sweep(ctx, t, refs, page)
+}
+
+func (l *listings) SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	l.ends.Add(1)
+	return l.Engine.SweepEnded(ctx, t, refs, since, page)
+}
+
+// runningOnly is an engine that lists running executions, not ends.
+type runningOnly struct {
+	adapters.Conn
+	sweeper adapters.Sweeper
+}
+
+func (r runningOnly) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return r.sweeper.Sweep(ctx, t, refs, page)
+}
+
+// Where the engine lists ends, sweeps list the running executions once, then only the ends since
+// the last round, and still keep the readings fresh and find the ends; where it does not, they
+// list the running every round.
+func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
+	for _, ends := range []bool{true, false} {
+		mem := &listings{Engine: memengine.New(memengine.Options{})}
+		var conn adapters.Conn = mem
+		if !ends {
+			conn = runningOnly{Conn: mem, sweeper: mem}
+		}
+		readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
+		e := adapters.NewEngine(conn, adapters.EngineOptions{Readings: readings})
+		readings.Sweeps(e)
+		t.Cleanup(readings.Close)
+		ctx := context.Background()
+		job := memengine.Job(memengine.Echo, 0)
+		var refs []adapters.Ref
+		for range 5 {
+			r, err := mem.Start(ctx, job, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Describe(ctx, job, r); err != nil {
+				t.Fatal(err)
+			}
+			refs = append(refs, r)
+		}
+		read := time.Now()
+		time.Sleep(400 * time.Millisecond)
+		running, endSweeps := mem.running.Load(), mem.ends.Load()
+		if ends && (running != 1 || endSweeps < 3) || !ends && (running < 4 || endSweeps != 0) {
+			t.Errorf("ends listed: %v; %d listings of the running and %d of ends in 8 rounds", ends, running, endSweeps)
+		}
+		if st, err := e.Describe(ctx, job, refs[1]); err != nil || st.State != adapters.Working || !st.ReadAt.After(read.Add(200*time.Millisecond)) {
+			t.Errorf("ends listed: %v; Describe after sweeps: %+v, %v; want working, true as of a sweep after the first read", ends, st, err)
+		}
+		changed := readings.Changes(job, refs[3])
+		if err := mem.Cancel(ctx, job, refs[3], "test"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("ends listed: %v; the end of a swept execution was not noticed within 2 s", ends)
+		}
+		if st, err := e.Describe(ctx, job, refs[3]); err != nil || st.State != adapters.Cancelled {
+			t.Errorf("ends listed: %v; Describe after the end was swept: %+v, %v", ends, st, err)
+		}
+		if ends && mem.running.Load() != 1 {
+			t.Errorf("%d listings of the running, want still 1", mem.running.Load())
+		}
+	}
+}

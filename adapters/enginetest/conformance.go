@@ -57,6 +57,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CallerBinding", testCallerBinding},
 		{"List", testList},
 		{"Sweep", testSweep},
+		{"SweepEnded", testSweepEnded},
 		{"AskAccept", testAskAccept},
 		{"AskDecline", testAskDecline},
 		{"AskTwo", testAskTwo},
@@ -801,6 +802,73 @@ func testSweep(t *testing.T, h *suite) {
 	}
 	if _, _, err := sw.Sweep(ctx, tg, refs, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep from a page it never gave: %v, want ErrInvalid", err)
+	}
+}
+
+// testSweepEnded: an engine that lists ends shows, of the refs it is given, those that ended after
+// the time asked, as ended, once its listing has caught up; never a running one, one that ended
+// before, or one it was not given; and it refuses a page it did not give.
+func testSweepEnded(t *testing.T, h *suite) {
+	if _, ok := h.Engine().Conn().(adapters.EndSweeper); !ok {
+		t.Skip("the engine does not list ends: its Conn is no adapters.EndSweeper")
+	}
+	e := h.Engine()
+	ctx := testContext(t)
+	tg := h.Target("echo")
+	caller := "ends-" + unique(t)
+	begin := func(seconds float64) adapters.Ref {
+		r := start(ctx, t, h, tg, adapters.StartRequest{Input: echoInput(t, seconds, "ended"), Caller: caller})
+		cancelAtCleanup(t, h, tg, r)
+		return r
+	}
+	before := begin(0)
+	awaitTerminal(ctx, t, e, tg, before)
+	time.Sleep(50 * time.Millisecond)
+	since := time.Now()
+	running, ended, unasked := begin(60), begin(0), begin(0)
+	awaitTerminal(ctx, t, e, tg, ended)
+	awaitTerminal(ctx, t, e, tg, unasked)
+	refs := []adapters.Ref{h.Missing(), before, running, ended}
+	endsAfter := func(since time.Time) map[adapters.Ref]adapters.Status {
+		seen := map[adapters.Ref]adapters.Status{}
+		page := ""
+		for range 100 {
+			listed, next, err := e.SweepEnded(ctx, tg, refs, since, page)
+			if err != nil {
+				t.Fatalf("SweepEnded: %v", err)
+			}
+			for _, l := range listed {
+				seen[l.Ref] = l.Status
+			}
+			if page = next; page == "" {
+				return seen
+			}
+		}
+		t.Fatalf("the sweep of the ends of %d refs did not end after 100 pages", len(refs))
+		return nil
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		seen := endsAfter(since)
+		for r := range seen {
+			if r != ended {
+				t.Fatalf("the ends after %v of %v showed %v: want only %v, which ended after it", since, refs, seen, ended)
+			}
+		}
+		if st, ok := seen[ended]; ok {
+			if st.State != adapters.Succeeded {
+				t.Fatalf("the ends showed %v as %+v, want succeeded", ended, st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the ends after %v show %v; want %v", since, seen, ended)
+		}
+	}
+	if seen := endsAfter(time.Now().Add(time.Minute)); len(seen) > 0 {
+		t.Errorf("the ends after a minute from now: %v, want none", seen)
+	}
+	if _, _, err := e.SweepEnded(ctx, tg, refs, since, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
+		t.Fatalf("a sweep of ends from a page it never gave: %v, want ErrInvalid", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package memengine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -10,6 +11,17 @@ import (
 // Sweep reads a page of refs (adapters.SweepIDs of them) as a listing shows them: their state
 // without questions or messages.
 func (e *Engine) Sweep(_ context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(t, refs, page, func(*execution) bool { return true })
+}
+
+// SweepEnded reads a page of refs (adapters.SweepIDs of them) and shows those that ended after
+// since.
+func (e *Engine) SweepEnded(_ context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(t, refs, page, func(x *execution) bool { return x.state.Terminal() && x.updated.After(since) })
+}
+
+// sweep reads a page of refs and shows those that show says.
+func (e *Engine) sweep(t adapters.Target, refs []adapters.Ref, page string, show func(*execution) bool) ([]adapters.Listed, string, error) {
 	if _, err := jobOf(t); err != nil {
 		return nil, "", err
 	}
@@ -24,7 +36,7 @@ func (e *Engine) Sweep(_ context.Context, t adapters.Target, refs []adapters.Ref
 	}
 	var listed []adapters.Listed
 	for _, r := range chunk {
-		if x, err := e.lookup(r); err == nil {
+		if x, err := e.lookup(r); err == nil && show(x) {
 			listed = append(listed, adapters.Listed{Ref: r, Status: adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
 		}
 	}

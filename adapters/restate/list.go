@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -62,6 +63,19 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 // An invocation of refs that no page shows has completed: Describe reads how. It costs a query
 // per sweepPage invocations in flight, whatever the number of refs.
 func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ctx, t, refs, page, "status != 'completed'")
+}
+
+// SweepEnded reads one page of the handler's invocations that completed after since (as Sweep
+// reads the others) and shows those of refs it holds: a query per sweepPage ends, however many
+// are in flight.
+func (e *Engine) SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ctx, t, refs, page, "status = 'completed' AND completed_at > CAST("+literal(since.UTC().Format(time.RFC3339Nano))+" AS TIMESTAMP)")
+}
+
+// sweep reads one page of the handler's invocations that match condition, and shows those of refs
+// it holds.
+func (e *Engine) sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page, condition string) ([]adapters.Listed, string, error) {
 	h, err := handlerOf(t)
 	if err != nil {
 		return nil, "", err
@@ -87,7 +101,7 @@ func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.R
 		}
 	}
 	sql := "SELECT " + invocationColumns + " FROM sys_invocation WHERE target_service_name = " + literal(h.service) +
-		" AND target_handler_name = " + literal(h.handler) + " AND status != 'completed'" + after +
+		" AND target_handler_name = " + literal(h.handler) + " AND " + condition + after +
 		" ORDER BY id LIMIT " + strconv.Itoa(sweepPage)
 	var rows []invocation
 	if err := e.query(ctx, what, sql, &rows); err != nil {

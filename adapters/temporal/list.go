@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -71,6 +72,20 @@ func listed(info *workflowpb.WorkflowExecutionInfo) (l adapters.Listed, ok bool)
 // tells which. It costs a page per sweepPage running workflows of the type, whatever the number
 // of refs, where a query by ids would cost a page per hundred refs.
 func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ctx, t, refs, page, "ExecutionStatus = 'Running'")
+}
+
+// SweepEnded reads one page of the workflows that taskgate started of t's type and task queue that
+// closed after since (visibility by CloseTime; a run that continued as new is not an end of its
+// chain), and shows those of refs it holds: a page per sweepPage ends, however many run.
+func (e *Engine) SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	// Open workflows have a CloseTime past any in SQL visibility: the status leaves them out.
+	return e.sweep(ctx, t, refs, page, fmt.Sprintf("ExecutionStatus != 'Running' AND CloseTime > '%s'", since.UTC().Format(time.RFC3339Nano)))
+}
+
+// sweep reads one page of the workflows taskgate started of t's type and task queue that match
+// condition, and shows those of refs it holds.
+func (e *Engine) sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page, condition string) ([]adapters.Listed, string, error) {
 	w, err := workflowOf(t)
 	if err != nil {
 		return nil, "", err
@@ -85,7 +100,7 @@ func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.R
 	}
 	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: e.namespace, PageSize: sweepPage, NextPageToken: token,
-		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND TaskQueue = '%s' AND ExecutionStatus = 'Running'", prefix, w.queue),
+		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND TaskQueue = '%s' AND %s", prefix, w.queue, condition),
 	})
 	if err != nil {
 		return nil, "", e.fail(ctx, "sweep "+w.typ, err)
