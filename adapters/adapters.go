@@ -225,10 +225,9 @@ type Outcome struct {
 	Error string
 	// Cause is the failure message or cause.
 	Cause string
-	// Started and Ended are when it started and ended, as Describe's Status.Started and Updated of
-	// the ended execution say: a layer that reads the outcome first (adapters/coalesce) answers
-	// Describe from it.
-	Started, Ended time.Time
+	// Status is the ended execution's Status, as Describe reads it: a layer that reads the
+	// outcome first (adapters/coalesce) answers Describe from it.
+	Status Status
 }
 
 // Listed is one execution of a listing.

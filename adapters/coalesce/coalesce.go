@@ -353,8 +353,8 @@ func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Re
 			if err == nil {
 				e.learn(ctx, t, r, k, o.State, func(v *entry) {
 					v.outcome = &o
-					if !o.Ended.IsZero() { // Describe answers from it
-						v.status = adapters.Status{State: o.State, Native: o.Native, Started: o.Started, Updated: o.Ended}
+					if !v.status.State.Terminal() && o.Status.State.Terminal() { // Describe answers from it
+						v.status = o.Status
 					}
 				})
 			}

@@ -3,6 +3,7 @@ package coalesce
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,8 +201,8 @@ func TestAnEndCostsOneRead(t *testing.T) {
 			t.Fatalf("Describe after a sweep confirmed the end: %+v, %v; want cancelled, started and ended", st, err)
 		}
 		o, err := e.Outcome(ctx, job, r)
-		if err != nil || o.State != adapters.Cancelled || !o.Ended.Equal(st.Updated) {
-			t.Fatalf("Outcome after a sweep confirmed the end: %+v, %v; want cancelled, ended as Describe says (%v)", o, err, st.Updated)
+		if err != nil || o.State != adapters.Cancelled || !reflect.DeepEqual(o.Status, st) {
+			t.Fatalf("Outcome after a sweep confirmed the end: %+v, %v; want cancelled, with the status Describe answers (%+v)", o, err, st)
 		}
 	}
 	if d, o := mem.describes.Load(), mem.outcomes.Load(); d != 20 || o != 20 {

@@ -137,9 +137,7 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 		t.Fatalf("Outcome after Wait: %v", err)
 	}
 	checkSucceeded(t, "Outcome after Wait", again, text)
-	if !again.Started.Equal(st.Started) || !again.Ended.Equal(st.Updated) {
-		t.Errorf("Outcome Started %v, Ended %v; Describe Started %v, Updated %v: want the same", again.Started, again.Ended, st.Started, st.Updated)
-	}
+	sameEndedStatus(t, h, echo, r, again)
 }
 
 func testOutcomeBeforeEnd(t *testing.T, h *suite) {
@@ -177,9 +175,7 @@ func testFail(t *testing.T, h *suite) {
 	if st.State != adapters.Failed || st.Native != out.Native {
 		t.Errorf("Describe after Wait: state %v native %q, want failed %q", st.State, st.Native, out.Native)
 	}
-	if !out.Started.Equal(st.Started) || !out.Ended.Equal(st.Updated) {
-		t.Errorf("Wait: outcome Started %v, Ended %v; Describe Started %v, Updated %v: want the same", out.Started, out.Ended, st.Started, st.Updated)
-	}
+	sameEndedStatus(t, h, fail, r, out)
 	again, err := e.Outcome(ctx, fail, r)
 	if err != nil {
 		t.Fatalf("Outcome after Wait: %v", err)
@@ -1208,11 +1204,23 @@ func checkSucceeded(t *testing.T, what string, out adapters.Outcome, text string
 	}
 }
 
-// withoutOutput drops Output, which a failed execution may or may not carry, and Started and
-// Ended, which the tests compare with Describe's.
+// withoutOutput drops Output, which a failed execution may or may not carry, and Status, which
+// sameEndedStatus compares with Describe's.
 func withoutOutput(o adapters.Outcome) adapters.Outcome {
-	o.Output, o.Started, o.Ended = nil, time.Time{}, time.Time{}
+	o.Output, o.Status = nil, adapters.Status{}
 	return o
+}
+
+// sameEndedStatus checks that the outcome o of r carries the Status the driver's Describe reads.
+func sameEndedStatus(t *testing.T, h *suite, tg adapters.Target, r adapters.Ref, o adapters.Outcome) {
+	t.Helper()
+	st, err := h.Engine().Conn().Describe(testContext(t), tg, r)
+	if err != nil {
+		t.Fatalf("Describe of an ended execution: %v", err)
+	}
+	if !reflect.DeepEqual(o.Status, st) {
+		t.Errorf("the outcome's Status %+v, Describe %+v: want the same", o.Status, st)
+	}
 }
 
 func echoInput(t *testing.T, seconds float64, text string) json.RawMessage {

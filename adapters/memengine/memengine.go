@@ -331,6 +331,11 @@ func (e *Engine) lookup(r adapters.Ref) (*execution, error) {
 	return x, nil
 }
 
+// status is what Describe reads of x: all of it once ended.
+func (x *execution) status() adapters.Status {
+	return adapters.Status{State: x.state, Native: x.native, Message: x.message, Started: x.started, Updated: x.updated}
+}
+
 // Describe reads the execution's state.
 func (e *Engine) Describe(_ context.Context, _ adapters.Target, r adapters.Ref) (adapters.Status, error) {
 	e.mu.Lock()
@@ -339,7 +344,7 @@ func (e *Engine) Describe(_ context.Context, _ adapters.Target, r adapters.Ref) 
 	if err != nil {
 		return adapters.Status{}, err
 	}
-	st := adapters.Status{State: x.state, Native: x.native, Message: x.message, Started: x.started, Updated: x.updated}
+	st := x.status()
 	switch x.state {
 	case adapters.Submitted:
 		st.Message = fmt.Sprintf("no program %q runs it", x.program)
@@ -361,7 +366,7 @@ func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (
 		return adapters.Outcome{}, fmt.Errorf("memory: %w: %s is %s", adapters.ErrNotEnded, r, x.native)
 	}
 	o := x.outcome
-	o.Started, o.Ended = x.started, x.updated
+	o.Status = x.status()
 	return o, nil
 }
 

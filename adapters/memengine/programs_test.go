@@ -58,7 +58,7 @@ func TestAskMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := e.Outcome(ctx, two, r)
-	out.Started, out.Ended = time.Time{}, time.Time{}
+	out.Status = adapters.Status{}
 	wantOut := adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "taskgate.Dismissed", Cause: `the question "first" was dismissed`}
 	if err != nil || !reflect.DeepEqual(out, wantOut) {
 		t.Errorf("Outcome after a dismissal: %+v, %v; want %+v", out, err, wantOut)

@@ -287,8 +287,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	default:
 		return adapters.Outcome{}, refused(what, status, body)
 	}
-	st := inv.status()
-	out.Started, out.Ended = st.Started, st.Updated
+	out.Status = inv.status()
 	return out, nil
 }
 

@@ -138,7 +138,7 @@ func TestCancel(t *testing.T) {
 		t.Errorf("Describe after Cancel: %+v, %v; want cancelled, ABORTED", st, err)
 	}
 	o, err := e.Outcome(ctx, echo, r)
-	o.Started, o.Ended = time.Time{}, time.Time{} // the conformance suite checks them
+	o.Status = adapters.Status{} // the conformance suite checks it
 	want := adapters.Outcome{State: adapters.Cancelled, Native: "ABORTED", Error: "taskgate.Cancelled", Cause: reason}
 	if err != nil || fmt.Sprint(o) != fmt.Sprint(want) {
 		t.Errorf("Outcome after Cancel: %+v, %v; want %+v", o, err, want)

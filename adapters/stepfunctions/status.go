@@ -82,8 +82,7 @@ func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) 
 	default:
 		return adapters.Outcome{}, false
 	}
-	st := statusOf(d)
-	o.Started, o.Ended = st.Started, st.Updated
+	o.Status = statusOf(d)
 	return o, true
 }
 

@@ -62,7 +62,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	default:
 		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, info.GetStatus())
 	}
-	out.Started, out.Ended = asTime(c.first.GetWorkflowExecutionInfo().GetStartTime()), asTime(info.GetCloseTime())
+	out.Status = c.closedStatus()
 	return out, nil
 }
 

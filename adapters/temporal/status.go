@@ -45,17 +45,12 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	if err != nil {
 		return adapters.Status{}, err
 	}
-	info, latest := c.first.GetWorkflowExecutionInfo(), c.latest.GetWorkflowExecutionInfo()
-	st := adapters.Status{Native: native(c.status()), Started: asTime(info.GetStartTime()), Updated: asTime(latest.GetStartTime())}
-	if closed := latest.GetCloseTime(); closed != nil {
-		st.Updated = closed.AsTime()
-	}
-	st.State = stateOf(c.status())
+	st := c.closedStatus()
 	switch c.status() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		if !c.continued() && submitted(c.latest) {
 			st.State = adapters.Submitted
-			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", latest.GetTaskQueue())
+			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", c.latest.GetWorkflowExecutionInfo().GetTaskQueue())
 		} else {
 			e.running(&st, c.latest)
 		}
@@ -69,6 +64,17 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		return adapters.Status{}, fmt.Errorf("temporal: describe %v: unknown workflow status %s", r, c.status())
 	}
 	return st, nil
+}
+
+// closedStatus is the chain's status without what only a running chain tells (questions,
+// progress, why it has not started): all of it, once closed.
+func (c chain) closedStatus() adapters.Status {
+	info, latest := c.first.GetWorkflowExecutionInfo(), c.latest.GetWorkflowExecutionInfo()
+	st := adapters.Status{State: stateOf(c.status()), Native: native(c.status()), Started: asTime(info.GetStartTime()), Updated: asTime(latest.GetStartTime())}
+	if closed := latest.GetCloseTime(); closed != nil {
+		st.Updated = closed.AsTime()
+	}
+	return st
 }
 
 // stateOf is a run's status as a State; 0 for CONTINUED_AS_NEW (the chain goes on) and statuses

@@ -563,9 +563,8 @@ func TestSummarizeDataset(t *testing.T) {
 	})
 }
 
-// withoutEnd drops when the outcome's execution started and ended, which the conformance suite
-// checks.
+// withoutEnd drops the outcome's Status, which the conformance suite checks.
 func withoutEnd(o adapters.Outcome) adapters.Outcome {
-	o.Started, o.Ended = time.Time{}, time.Time{}
+	o.Status = adapters.Status{}
 	return o
 }
