@@ -246,14 +246,18 @@ func TestMetricsCountAScriptedSession(t *testing.T) {
 		{"taskgate_engine_call_duration_seconds", []string{"operation=run"}, 0},
 		{"taskgate_engine_call_duration_seconds", []string{"operation=cancel", "result=ok"}, 1},
 		{"taskgate_engine_call_duration_seconds", []string{"operation=outcome"}, 3},
-		// The outcomes of the succeeded and failed tasks and of quick_echo, once each; echo's
-		// second end was kept.
+		// The outcomes of the succeeded and failed tasks and of quick_echo, once each.
 		{"taskgate_engine_reads_total", []string{"operation=outcome", "served=engine"}, 3},
-		{"taskgate_engine_reads_total", []string{"operation=outcome", "served=cached"}, 1},
-		{"taskgate_engine_reads_total", []string{"operation=describe", "served=cached"}, 1},
 	} {
 		if got := sum(m, want.name, want.labels...); got != want.value {
 			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
+		}
+	}
+	// Echo's second end was kept; and a sweep that confirms an end first (by its outcome) leaves
+	// the reads after it to be answered from what it kept.
+	for _, op := range []string{"operation=outcome", "operation=describe"} {
+		if got := sum(m, "taskgate_engine_reads_total", op, "served=cached"); got < 1 || got > 4 {
+			t.Errorf("taskgate_engine_reads_total[%s served=cached] = %v, want 1 to 4", op, got)
 		}
 	}
 	// Every poll read one status, and quick_echo's wait a few (its start, then one a second); an

@@ -164,7 +164,7 @@ func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce
 		hooks = append(hooks, cfg.Hooks(name)...)
 	}
 	if s.observer != nil {
-		o.Ended = s.ended
+		o.Ended, o.Carry = s.ended, carryTool
 	}
 	s.reads[name] = coalesce.New(o)
 	e := adapters.NewEngine(c, adapters.EngineOptions{Hooks: hooks, Readings: s.reads[name]})
@@ -206,6 +206,12 @@ type toolKey struct{}
 func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.Time) (context.Context, *adapters.Engine) {
 	ctx = pace.With(context.WithValue(ctx, toolKey{}, tool), pace.Pace{Created: created, Curve: tool.PollIntervalAt, MaxStale: tool.MaxStaleness})
 	return ctx, s.engines[tool.Engine]
+}
+
+// carryTool is what the sweeps of an engine's readings keep of the context of a read that followed
+// an execution: which tool read it, so that an end a sweep learns is told as that tool's.
+func carryTool(ctx context.Context) context.Context {
+	return context.WithValue(context.Background(), toolKey{}, ctx.Value(toolKey{}))
 }
 
 // ended tells the observer of an end that an engine call of a tool just learnt.

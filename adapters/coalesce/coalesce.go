@@ -60,6 +60,10 @@ type Options struct {
 	// SweepEvery (default 1s) and Interest (default 2 minutes) say how Sweeps sweep: the running
 	// executions that reads asked about in the last Interest, every SweepEvery.
 	SweepEvery, Interest time.Duration
+	// Carry, when set, is what a sweep keeps of the context of the latest read that followed an
+	// execution, to read it with (and tell Ended with): the reader's own values, never its
+	// request's, since a sweep is made for no one request. Without it, a sweep reads with none.
+	Carry func(ctx context.Context) context.Context
 }
 
 // outcomeWait bounds how long an outcome read waits through throttles.
@@ -221,14 +225,14 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
 				if !st.State.Terminal() {
-					e.follow(t, r, p, paced)
+					e.follow(ctx, t, r, p, paced)
 				}
 				return st, nil
 			}
 		}
 		st, err, answered := e.read(ctx, t, r, k, p, paced, describe)
 		if err == nil && !st.State.Terminal() {
-			e.follow(t, r, p, paced)
+			e.follow(ctx, t, r, p, paced)
 		}
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
@@ -238,12 +242,12 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.describes.stale.Add(1)
 			v.status.ReadAt = latest(v.status.ReadAt, v.swept)
 			v.status.NextReadAt = latest(v.hold, now)
-			e.follow(t, r, p, paced)
+			e.follow(ctx, t, r, p, paced)
 			return v.status, nil
 		}
 		after := adapters.RetryAfter(err)
 		if e.sweeps != nil { // the next round reads it, as a page of a listing or by a confirmation
-			e.follow(t, r, p, paced)
+			e.follow(ctx, t, r, p, paced)
 			e.hurry()
 			after = min(after, time.Until(deadline))
 		} else if time.Now().Add(after).After(deadline) {

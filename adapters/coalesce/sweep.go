@@ -68,11 +68,12 @@ type followed struct {
 }
 
 // interest is since when an execution is swept, until when, and the pace of the read that asked
-// for it last.
+// for it last, and what its context carries (Options.Carry).
 type interest struct {
 	since, until time.Time
 	pace         pace.Pace
 	paced        bool
+	carried      context.Context
 }
 
 // SweepCounts are what an Engine's sweeps have done since New.
@@ -117,7 +118,7 @@ func (e *Readings) SweepCounts() SweepCounts {
 }
 
 // follow keeps r among the executions swept for a while after a read that found it running.
-func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced bool) {
+func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, paced bool) {
 	s := e.sweeps
 	if s == nil {
 		return
@@ -135,6 +136,9 @@ func (e *Readings) follow(t adapters.Target, r adapters.Ref, p pace.Pace, paced 
 		in.since = now
 	}
 	in.until, in.pace, in.paced = now.Add(s.lasting), p, paced
+	if e.opts.Carry != nil {
+		in.carried = e.opts.Carry(ctx)
+	}
 	f.refs[r] = in
 }
 
@@ -289,7 +293,7 @@ func (e *Readings) sweepEnds(ctx context.Context, f followed, refs []adapters.Re
 	}
 	for _, r := range refs {
 		if ended[r] {
-			e.confirm(ctx, f.target, r)
+			e.confirm(ctx, f.target, r, f.refs[r])
 		} else {
 			e.stillRunning(f.target, r, at)
 		}
@@ -319,8 +323,8 @@ func (e *Readings) sweepRunning(ctx context.Context, f followed, refs []adapters
 	}
 	young := at.Add(-2 * e.sweeps.every)
 	for _, r := range refs {
-		if !running[r] && !f.refs[r].since.After(young) {
-			e.confirm(ctx, f.target, r)
+		if in := f.refs[r]; !running[r] && !in.since.After(young) {
+			e.confirm(ctx, f.target, r, in)
 		}
 	}
 	return nil
@@ -345,7 +349,13 @@ func (e *Readings) pages(read func(page string) (next string, err error)) error 
 
 // confirm reads the outcome of an execution that a listing showed ended, or no longer showed
 // running, which tells whoever waits; one the engine no longer has is no longer followed.
-func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Ref) {
+func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Ref, in interest) {
+	if in.carried != nil { // its values, the sweeps' cancellation
+		carried, cancel := context.WithCancel(in.carried)
+		defer context.AfterFunc(ctx, cancel)()
+		defer cancel()
+		ctx = carried
+	}
 	switch _, err := e.sweeps.engine.Outcome(ctx, t, r); {
 	case err == nil:
 		e.sweeps.confirms.Add(1)

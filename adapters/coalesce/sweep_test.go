@@ -165,11 +165,24 @@ func (o *outcomeReads) Outcome(ctx context.Context, t adapters.Target, r adapter
 	return o.pointReads.Outcome(ctx, t, r)
 }
 
+// readerKey marks the contexts of the reads in TestAnEndCostsOneRead.
+type readerKey struct{}
+
 // An end that a sweep finds costs one engine read: the outcome, which confirms it, wakes whoever
-// waits, and answers the reads of the task's status and result after it.
+// waits, answers the reads of the task's status and result after it, and is told to Ended with
+// what the sweep carried of the reader's context.
 func TestAnEndCostsOneRead(t *testing.T) {
 	mem := &outcomeReads{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}}
-	readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
+	var told atomic.Int64
+	readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond,
+		Carry: func(ctx context.Context) context.Context {
+			return context.WithValue(context.Background(), readerKey{}, ctx.Value(readerKey{}))
+		},
+		Ended: func(ctx context.Context, _ adapters.Target, _ adapters.Ref, _ adapters.State) {
+			if ctx.Value(readerKey{}) == "alice" {
+				told.Add(1)
+			}
+		}})
 	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
 	readings.Sweeps(e)
 	t.Cleanup(readings.Close)
@@ -178,7 +191,7 @@ func TestAnEndCostsOneRead(t *testing.T) {
 	refs := startRunning(t, mem.pointReads, job, 20)
 	var changes []<-chan struct{}
 	for _, r := range refs {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(context.WithValue(ctx, readerKey{}, "alice"), job, r); err != nil {
 			t.Fatal(err)
 		}
 		changes = append(changes, readings.Changes(job, r))
@@ -207,6 +220,9 @@ func TestAnEndCostsOneRead(t *testing.T) {
 	}
 	if d, o := mem.describes.Load(), mem.outcomes.Load(); d != 20 || o != 20 {
 		t.Errorf("%d point reads and %d outcome reads for 20 executions read once, then ended; want 20 and 20", d, o)
+	}
+	if n := told.Load(); n != 20 {
+		t.Errorf("Ended told %d ends with the reader's values, want 20", n)
 	}
 }
 
