@@ -826,22 +826,9 @@ func testSweepEnded(t *testing.T, h *suite) {
 	awaitTerminal(ctx, t, e, tg, unasked)
 	refs := []adapters.Ref{h.Missing(), before, running, ended}
 	endsAfter := func(since time.Time) map[adapters.Ref]adapters.Status {
-		seen := map[adapters.Ref]adapters.Status{}
-		page := ""
-		for range 100 {
-			listed, next, err := e.SweepEnded(ctx, tg, refs, since, page)
-			if err != nil {
-				t.Fatalf("SweepEnded: %v", err)
-			}
-			for _, l := range listed {
-				seen[l.Ref] = l.Status
-			}
-			if page = next; page == "" {
-				return seen
-			}
-		}
-		t.Fatalf("the sweep of the ends of %d refs did not end after 100 pages", len(refs))
-		return nil
+		return allPages(t, "SweepEnded", func(page string) ([]adapters.Listed, string, error) {
+			return e.SweepEnded(ctx, tg, refs, since, page)
+		})
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		seen := endsAfter(since)
@@ -871,12 +858,18 @@ func testSweepEnded(t *testing.T, h *suite) {
 // sweepAll sweeps refs through all of their pages.
 func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
 	t.Helper()
+	return allPages(t, "Sweep", func(page string) ([]adapters.Listed, string, error) { return sw.Sweep(ctx, tg, refs, page) })
+}
+
+// allPages reads the pages of a sweep (what) with read, and gives what they showed, by ref.
+func allPages(t *testing.T, what string, read func(page string) ([]adapters.Listed, string, error)) map[adapters.Ref]adapters.Status {
+	t.Helper()
 	seen := map[adapters.Ref]adapters.Status{}
 	page := ""
 	for range 100 {
-		listed, next, err := sw.Sweep(ctx, tg, refs, page)
+		listed, next, err := read(page)
 		if err != nil {
-			t.Fatalf("Sweep: %v", err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		for _, l := range listed {
 			seen[l.Ref] = l.Status
@@ -885,7 +878,7 @@ func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg adapter
 			return seen
 		}
 	}
-	t.Fatalf("the sweep of %d refs did not end after 100 pages", len(refs))
+	t.Fatalf("%s did not end after 100 pages", what)
 	return nil
 }
 
