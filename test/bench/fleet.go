@@ -125,13 +125,15 @@ type fleetRun struct {
 	// window is the throttling window, in seconds from the start of the run.
 	window [2]float64
 	polls  atomic.Int64
-	// answers of running tasks, those older than the task's curve allows, and their ages (s).
-	mu         sync.Mutex
-	answers    int
-	stale      int
-	staleness  []float64
-	errors     int
-	firstError error
+	// answers of running tasks, those older than the task's curve allows, and their ages (s), all
+	// and by engine.
+	mu          sync.Mutex
+	answers     int
+	stale       int
+	staleness   []float64
+	stalenessOf map[string][]float64
+	errors      int
+	firstError  error
 	// delays are, for the ends of the run, how long after the end its client saw it (s); late
 	// counts those seen later than the task's interval plus a second (or not at all).
 	delays []float64
@@ -365,6 +367,10 @@ func (run *fleetRun) poll(ctx context.Context, c *mcpclient.Client, task *fleetT
 		run.mu.Lock()
 		run.answers++
 		run.staleness = append(run.staleness, age)
+		if run.stalenessOf == nil {
+			run.stalenessOf = map[string][]float64{}
+		}
+		run.stalenessOf[task.engine] = append(run.stalenessOf[task.engine], age)
 		if stale {
 			run.stale++
 		}
@@ -514,6 +520,9 @@ func (b *bench) fleetRows(run *fleetRun) {
 	}
 	add("stale answers, share", unitShare, none, share)
 	add("staleness p95 (s)", "s", none, p95(run.staleness))
+	for _, engine := range fleetEngines {
+		add(engine+" staleness p95 (s)", "s", none, p95(run.stalenessOf[engine]))
+	}
 	add("end to seen terminal p95 (s)", "s", none, p95(run.delays))
 	add("ends seen later than the task's interval + 1 s", unitErrors, 0, float64(run.late))
 	add("ends during the run", "executions", none, float64(len(run.delays)))
