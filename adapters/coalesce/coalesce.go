@@ -60,7 +60,7 @@ type Options struct {
 	// SweepEvery (default 1s) and Interest (default 2 minutes) say how Sweeps sweep: the running
 	// executions that reads asked about in the last Interest, every SweepEvery.
 	SweepEvery, Interest time.Duration
-	// Carry, when set, is what a sweep keeps of the context of the latest read that followed an
+	// Carry, when set, is what a sweep keeps of the context of the read that first followed an
 	// execution, to read it with (and tell Ended with): the reader's own values, never its
 	// request's, since a sweep is made for no one request. Without it, a sweep reads with none.
 	Carry func(ctx context.Context) context.Context

@@ -132,13 +132,13 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 		s.followed[t.Name] = f
 	}
 	in, ok := f.refs[r]
-	if !ok {
+	if !ok { // what a read carries is kept once: an execution is read through one tool
 		in.since = now
+		if e.opts.Carry != nil {
+			in.carried = e.opts.Carry(ctx)
+		}
 	}
 	in.until, in.pace, in.paced = now.Add(s.lasting), p, paced
-	if e.opts.Carry != nil {
-		in.carried = e.opts.Carry(ctx)
-	}
 	f.refs[r] = in
 }
 
