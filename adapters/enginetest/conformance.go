@@ -756,12 +756,7 @@ func testSweep(t *testing.T, h *suite) {
 	}
 	ctx := testContext(t)
 	tg := h.Target("echo")
-	caller := "sweep-" + unique(t)
-	begin := func(seconds float64) adapters.Ref {
-		r := start(ctx, t, h, tg, adapters.StartRequest{Input: echoInput(t, seconds, "swept"), Caller: caller})
-		cancelAtCleanup(t, h, tg, r)
-		return r
-	}
+	begin := echoes(ctx, t, h, "sweep-"+unique(t), "swept")
 	var refs []adapters.Ref
 	for range 3 {
 		refs = append(refs, begin(60))
@@ -811,12 +806,7 @@ func testSweepEnded(t *testing.T, h *suite) {
 	e := h.Engine()
 	ctx := testContext(t)
 	tg := h.Target("echo")
-	caller := "ends-" + unique(t)
-	begin := func(seconds float64) adapters.Ref {
-		r := start(ctx, t, h, tg, adapters.StartRequest{Input: echoInput(t, seconds, "ended"), Caller: caller})
-		cancelAtCleanup(t, h, tg, r)
-		return r
-	}
+	begin := echoes(ctx, t, h, "ends-"+unique(t), "ended")
 	before := begin(0)
 	awaitTerminal(ctx, t, e, tg, before)
 	time.Sleep(50 * time.Millisecond)
@@ -852,6 +842,17 @@ func testSweepEnded(t *testing.T, h *suite) {
 	}
 	if _, _, err := e.SweepEnded(ctx, tg, refs, since, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep of ends from a page it never gave: %v, want ErrInvalid", err)
+	}
+}
+
+// echoes starts echo executions of text for caller, each waiting the seconds given, and each
+// cancelled at the end of the test.
+func echoes(ctx context.Context, t *testing.T, h *suite, caller, text string) func(seconds float64) adapters.Ref {
+	tg := h.Target("echo")
+	return func(seconds float64) adapters.Ref {
+		r := start(ctx, t, h, tg, adapters.StartRequest{Input: echoInput(t, seconds, text), Caller: caller})
+		cancelAtCleanup(t, h, tg, r)
+		return r
 	}
 }
 
