@@ -199,11 +199,16 @@ function checksFor(transport, engine) {
         const { outcome } = await settle(execution);
         assert(outcome.status === "cancelled", `outcome ${show(outcome)}, want cancelled`);
         // ext-tasks settles the execution locally once tasks/cancel is acknowledged; cancellation is
-        // cooperative, so the task itself reaches cancelled a moment later: poll it there.
+        // cooperative, so the task itself reaches cancelled a moment later: poll it there. Within
+        // 20 s: every stdio check's `taskgate dev` runs a worker on the examples' task queue. A
+        // worker that stops cancels its polls in flight, and the server may have handed one of
+        // them a workflow task already; that task waits out the workflow task timeout (10 s)
+        // before another worker gets it (servers from 1.32 avoid it, the CLI's 1.29 does not). So
+        // a session ending while this one cancels delays the cancel by 10 s (seen in CI: 10.8 s).
         const controller = session.task(execution.handle.taskId);
         const seen = [];
         let view;
-        for (let i = 0; i < 50; i++) {
+        for (let i = 0; i < 100; i++) {
           view = await controller.snapshot();
           if (seen.at(-1) !== view.status) seen.push(view.status);
           if (!["working", "input_required"].includes(view.status)) break;
