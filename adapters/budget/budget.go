@@ -224,24 +224,24 @@ func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration,
 	return false, wait, false
 }
 
-// makeRead takes n tokens of the made bucket for a read given its turn before (an outcome's),
-// waiting for them (see holds).
+// makeRead takes n tokens of the made bucket for a read that went ahead of the turns (an
+// outcome, a sweep's listing) and waits until they are there (see holds). It takes them as it
+// comes, so that the reads that went ahead are made in their order and before any turn that comes
+// due while they wait (it finds the bucket short). A read given up gives its tokens back.
 func (e *Budget) makeRead(ctx context.Context, n int) error {
-	for {
+	e.mu.Lock()
+	e.refill(time.Now())
+	wait := e.until(e.made, n)
+	e.made -= float64(n)
+	e.mu.Unlock()
+	if err := adapters.Sleep(ctx, wait); err != nil {
 		e.mu.Lock()
-		e.refill(time.Now())
-		if e.holds(e.made, n) {
-			e.made -= float64(n)
-			e.spent.Add(uint64(n))
-			e.mu.Unlock()
-			return nil
-		}
-		wait := e.until(e.made, n)
+		e.made += float64(n)
 		e.mu.Unlock()
-		if err := adapters.Sleep(ctx, wait); err != nil {
-			return err
-		}
+		return err
 	}
+	e.spent.Add(uint64(n))
+	return nil
 }
 
 // spend waits until the bucket holds n tokens and spends them: for reads that no client waits on

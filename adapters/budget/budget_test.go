@@ -383,3 +383,44 @@ func TestSweepsGoAheadOfTurns(t *testing.T) {
 		t.Errorf("the sweep ahead waited %v, want about a token's time (100ms), not the turns' (500ms)", waited)
 	}
 }
+
+// Reads that go ahead are made before any turn that comes due while they wait for their tokens:
+// an outcome or a sweep's listing books its tokens as it comes.
+func TestReadsAheadAreMadeBeforeTurnsThatComeDue(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.Describe(ctx, tg, ref(0))
+	_, err := e.Describe(ctx, tg, ref(1))
+	var turn *adapters.Throttle
+	if !errors.As(err, &turn) {
+		t.Fatalf("a read with no token: %v, want refused with a turn", err)
+	}
+	const ahead = 4
+	outcomes := make(chan time.Time, ahead)
+	for i := range ahead {
+		go func() {
+			if _, err := e.Outcome(ctx, tg, ref(10+i)); err != nil {
+				t.Errorf("outcome %d: %v", i, err)
+			}
+			outcomes <- time.Now()
+		}()
+	}
+	var made time.Time
+	for wait := turn.RetryAfter; made.IsZero(); { // the turn's client, back when it is told
+		time.Sleep(wait)
+		switch _, err := e.Describe(ctx, tg, ref(1)); {
+		case err == nil:
+			made = time.Now()
+		case errors.As(err, &turn):
+			wait = turn.RetryAfter
+		default:
+			t.Fatal(err)
+		}
+	}
+	for range ahead {
+		if at := <-outcomes; at.After(made) {
+			t.Errorf("an outcome was made %v after the turn that came due while it waited, want before", at.Sub(made))
+		}
+	}
+}
