@@ -35,15 +35,23 @@ const (
 	// endsOverlap is how far back before its last round a sweep of ends asks again: an end that
 	// a listing shows up to this late is still found.
 	endsOverlap = 10 * time.Second
+	// confirmsAtOnce bounds the outcome reads of confirmations in flight. Under a read budget a
+	// sweep's listing and the outcomes go ahead of every turn in the order they come, so the next
+	// round's listing, which keeps every followed reading fresh, waits for the tokens of the
+	// outcomes in flight: few, so that it waits little, and enough to spend what the budget gives.
+	confirmsAtOnce = 2
 )
 
 // sweeper follows the running executions that reads asked about recently, per target, and keeps
 // their readings fresh a listing page at a time: a round every Options.SweepEvery, or sooner when
 // a read finds nothing to answer with. What a listing shows running refreshes the reading's time;
 // an execution listed as ended, or no longer listed, is confirmed by reading its outcome (which
-// tells Ended) before anyone is told. Where the engine lists ends, a round lists the running
-// executions only when one of the followed was not known running since the ends were listed,
-// and else the ends since the last round: its cost follows the ends, not the running.
+// tells Ended) before anyone is told. Confirmations run beside the rounds, never in them: an
+// outcome read waits for its tokens of the budget, or through the engine's throttling, and the
+// followed executions' readings must not age while it does. Where the engine lists ends, a round
+// lists the running executions only when one of the followed was not known running since the
+// ends were listed, and else the ends since the last round: its cost follows the ends, not the
+// running.
 type sweeper struct {
 	engine         Swept
 	noEnds         atomic.Bool // the engine cannot list ends
@@ -55,6 +63,10 @@ type sweeper struct {
 
 	mu       sync.Mutex
 	followed map[string]*followed // by target name
+	// confirming are the executions whose outcomes are being read, by key: rounds leave them out.
+	confirming map[string]bool
+	slots      chan struct{} // one per confirmation reading its outcome
+	pending    sync.WaitGroup
 
 	rounds, pages, confirms, failures atomic.Uint64
 }
@@ -95,7 +107,8 @@ func (e *Readings) Sweeps(engine Swept) {
 		return
 	}
 	s := &sweeper{engine: engine, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
-		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}}
+		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{},
+		confirming: map[string]bool{}, slots: make(chan struct{}, confirmsAtOnce)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	e.sweeps = s
@@ -175,6 +188,7 @@ func (e *Readings) nextSweep() time.Time {
 func (e *Readings) sweepRounds(ctx context.Context) {
 	s := e.sweeps
 	defer close(s.done)
+	defer s.pending.Wait()
 	for {
 		s.nextRound.Store(time.Now().Add(s.every).UnixNano())
 		timer := time.NewTimer(s.every)
@@ -211,7 +225,7 @@ func (e *Readings) sweepRound(ctx context.Context) {
 }
 
 // toSweep is a copy of what is followed now, without the executions that nobody asked about for a
-// while or whose end is known.
+// while or whose end is known, and without those being confirmed.
 func (e *Readings) toSweep(now time.Time) []followed {
 	s := e.sweeps
 	s.mu.Lock()
@@ -224,10 +238,15 @@ func (e *Readings) toSweep(now time.Time) []followed {
 				delete(f.refs, r)
 				continue
 			}
-			refs[r] = in
+			if !s.confirming[key(f.target, r)] {
+				refs[r] = in
+			}
 		}
 		if len(f.refs) == 0 {
 			delete(s.followed, name)
+			continue
+		}
+		if len(refs) == 0 {
 			continue
 		}
 		out = append(out, followed{target: f.target, refs: refs, endsFrom: f.endsFrom, last: f.last})
@@ -347,21 +366,44 @@ func (e *Readings) pages(read func(page string) (next string, err error)) error 
 	return nil
 }
 
-// confirm reads the outcome of an execution that a listing showed ended, or no longer showed
-// running, which tells whoever waits; one the engine no longer has is no longer followed.
+// confirm reads, beside the rounds, the outcome of an execution that a listing showed ended, or
+// no longer showed running, which tells whoever waits; one the engine no longer has is no longer
+// followed. Rounds leave the execution out until its outcome is read or the read failed.
 func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Ref, in interest) {
-	if in.carried != nil { // its values, the sweeps' cancellation
-		carried, cancel := context.WithCancel(in.carried)
-		defer context.AfterFunc(ctx, cancel)()
-		defer cancel()
-		ctx = carried
+	s := e.sweeps
+	k := key(t, r)
+	s.mu.Lock()
+	if s.confirming[k] {
+		s.mu.Unlock()
+		return
 	}
-	switch _, err := e.sweeps.engine.Outcome(ctx, t, r); {
-	case err == nil:
-		e.sweeps.confirms.Add(1)
-	case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
-		e.unfollow(t, r)
-	}
+	s.confirming[k] = true
+	s.mu.Unlock()
+	s.pending.Go(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.confirming, k)
+			s.mu.Unlock()
+		}()
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return
+		}
+		if in.carried != nil { // its values, the sweeps' cancellation
+			carried, cancel := context.WithCancel(in.carried)
+			defer context.AfterFunc(ctx, cancel)()
+			defer cancel()
+			ctx = carried
+		}
+		switch _, err := s.engine.Outcome(ctx, t, r); {
+		case err == nil:
+			s.confirms.Add(1)
+		case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
+			e.unfollow(t, r)
+		}
+	})
 }
 
 // stillRunning records that a listing of ends made at did not show r: it was running as of at.

@@ -305,3 +305,59 @@ func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
 		}
 	}
 }
+
+// heldOutcomes is an engine whose Outcome calls wait until release is closed, and are counted.
+type heldOutcomes struct {
+	*pointReads
+	release  chan struct{}
+	outcomes atomic.Int64
+}
+
+func (h *heldOutcomes) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	h.outcomes.Add(1)
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return adapters.Outcome{}, ctx.Err()
+	}
+	return h.pointReads.Outcome(ctx, t, r)
+}
+
+// An outcome read that waits (for its budget's tokens, through the engine's throttling) holds up
+// no round: the other executions' readings stay fresh meanwhile, and the end is confirmed once,
+// however many rounds pass.
+func TestAConfirmationHoldsUpNoRound(t *testing.T) {
+	mem := &heldOutcomes{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}, release: make(chan struct{})}
+	readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
+	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
+	readings.Sweeps(e)
+	t.Cleanup(readings.Close)
+	ctx := context.Background()
+	job := memengine.Job(memengine.Echo, 0)
+	refs := startRunning(t, mem.pointReads, job, 10)
+	for _, r := range refs {
+		if _, err := e.Describe(ctx, job, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended := readings.Changes(job, refs[0])
+	if err := mem.Cancel(ctx, job, refs[0], "test"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // ten rounds while the confirmation waits
+	if st, err := e.Describe(ctx, job, refs[5]); err != nil || time.Since(st.ReadAt) > 200*time.Millisecond {
+		t.Fatalf("a running execution while another's end waited to be confirmed: %+v, %v; want a reading of the last rounds", st, err)
+	}
+	if n := mem.outcomes.Load(); n != 1 {
+		t.Fatalf("%d outcome reads of one end over ten rounds, want 1", n)
+	}
+	close(mem.release)
+	select {
+	case <-ended:
+	case <-time.After(time.Second):
+		t.Fatal("the end was not told once its outcome was read")
+	}
+	if st, err := e.Describe(ctx, job, refs[0]); err != nil || st.State != adapters.Cancelled {
+		t.Fatalf("Describe after the confirmation: %+v, %v; want cancelled", st, err)
+	}
+}
