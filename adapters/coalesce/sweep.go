@@ -183,15 +183,16 @@ func (e *Readings) nextSweep() time.Time {
 	return time.Time{}
 }
 
-// sweepRounds runs a round every s.every, and sooner when hurried (at most four times as often),
-// until the Engine closes.
+// sweepRounds starts a round every s.every (a quarter of it after the end of a round that lasted
+// longer), and sooner when hurried (at most four times as often), until the Engine closes.
 func (e *Readings) sweepRounds(ctx context.Context) {
 	s := e.sweeps
 	defer close(s.done)
 	defer s.pending.Wait()
+	next := time.Now().Add(s.every)
 	for {
-		s.nextRound.Store(time.Now().Add(s.every).UnixNano())
-		timer := time.NewTimer(s.every)
+		s.nextRound.Store(next.UnixNano())
+		timer := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -203,7 +204,9 @@ func (e *Readings) sweepRounds(ctx context.Context) {
 				return
 			}
 		}
+		began := time.Now()
 		e.sweepRound(ctx)
+		next = latest(began.Add(s.every), time.Now().Add(s.every/4))
 	}
 }
 
