@@ -33,11 +33,18 @@ func sweeping(t *testing.T, o Options) (*adapters.Engine, *Readings, *pointReads
 	t.Helper()
 	mem := &pointReads{Engine: memengine.New(memengine.Options{})}
 	o.SweepEvery = 100 * time.Millisecond
+	e, readings := sweepingOver(t, mem, o)
+	return e, readings, mem
+}
+
+// sweepingOver is an Engine over conn whose Readings, made with o, sweep, and the Readings.
+func sweepingOver(t *testing.T, conn adapters.Conn, o Options) (*adapters.Engine, *Readings) {
+	t.Helper()
 	readings := New(o)
-	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
+	e := adapters.NewEngine(conn, adapters.EngineOptions{Readings: readings})
 	readings.Sweeps(e)
 	t.Cleanup(readings.Close)
-	return e, readings, mem
+	return e, readings
 }
 
 func startRunning(t *testing.T, mem *pointReads, job adapters.Target, n int) []adapters.Ref {
@@ -174,7 +181,7 @@ type readerKey struct{}
 func TestAnEndCostsOneRead(t *testing.T) {
 	mem := &outcomeReads{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}}
 	var told atomic.Int64
-	readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond,
+	e, readings := sweepingOver(t, mem, Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond,
 		Carry: func(ctx context.Context) context.Context {
 			return context.WithValue(context.Background(), readerKey{}, ctx.Value(readerKey{}))
 		},
@@ -183,9 +190,6 @@ func TestAnEndCostsOneRead(t *testing.T) {
 				told.Add(1)
 			}
 		}})
-	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
-	readings.Sweeps(e)
-	t.Cleanup(readings.Close)
 	ctx := context.Background()
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, mem.pointReads, job, 20)
@@ -262,10 +266,7 @@ func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
 		if !ends {
 			conn = runningOnly{Conn: mem, sweeper: mem}
 		}
-		readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
-		e := adapters.NewEngine(conn, adapters.EngineOptions{Readings: readings})
-		readings.Sweeps(e)
-		t.Cleanup(readings.Close)
+		e, readings := sweepingOver(t, conn, Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
 		ctx := context.Background()
 		job := memengine.Job(memengine.Echo, 0)
 		var refs []adapters.Ref
@@ -328,10 +329,7 @@ func (h *heldOutcomes) Outcome(ctx context.Context, t adapters.Target, r adapter
 // however many rounds pass.
 func TestAConfirmationHoldsUpNoRound(t *testing.T) {
 	mem := &heldOutcomes{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}, release: make(chan struct{})}
-	readings := New(Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
-	e := adapters.NewEngine(mem, adapters.EngineOptions{Readings: readings})
-	readings.Sweeps(e)
-	t.Cleanup(readings.Close)
+	e, readings := sweepingOver(t, mem, Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
 	ctx := context.Background()
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, mem.pointReads, job, 10)
