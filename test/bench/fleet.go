@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/internal/mcpclient"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/test/apifaults"
@@ -37,9 +38,12 @@ import (
 // each of them in a loop of its own: half the clients wait the pollIntervalMs of each answer, half
 // poll every 250 ms. Each client also listens for its tasks (fleetlisten.go).
 
-// The engine operations the proxies count as reads, and throttle.
+// The engine operations the proxies count as reads, and throttle. Step Functions throttles its
+// ListExecutions in a bucket of its own, and taskgate spends a budget of its own on them
+// (stepfunctions.DefaultSweepBudget): they are counted apart ("sfn-list").
 var (
-	sfnReads      = []string{"DescribeExecution", "GetExecutionHistory", "ListExecutions"}
+	sfnReads      = []string{"DescribeExecution", "GetExecutionHistory"}
+	sfnListings   = []string{"ListExecutions"}
 	temporalReads = []string{"DescribeWorkflowExecution", "GetWorkflowExecutionHistory", "ListWorkflowExecutions"}
 )
 
@@ -83,18 +87,18 @@ func (p *fleetProxies) close() {
 
 // reads counts the engine reads that reached each proxy so far.
 func (p *fleetProxies) reads() map[string]int64 {
-	return map[string]int64{"sfn": sumOps(p.sfn.Calls, sfnReads), "temporal": sumOps(p.temporal.Calls, temporalReads),
+	return map[string]int64{"sfn": sumOps(p.sfn.Calls, sfnReads), "sfn-list": sumOps(p.sfn.Calls, sfnListings), "temporal": sumOps(p.temporal.Calls, temporalReads),
 		"restate": p.restate.Calls(apifaults.RestateQuery)}
 }
 
 // throttled counts the engine reads each proxy throttled so far.
 func (p *fleetProxies) throttled() map[string]int64 {
-	return map[string]int64{"sfn": sumOps(p.sfn.Throttled, sfnReads), "temporal": sumOps(p.temporal.Throttled, temporalReads)}
+	return map[string]int64{"sfn": sumOps(p.sfn.Throttled, append(sfnReads, sfnListings...)), "temporal": sumOps(p.temporal.Throttled, temporalReads)}
 }
 
 // throttle makes the proxies that can throttle answer fraction of the reads as throttled.
 func (p *fleetProxies) throttle(fraction float64) {
-	p.sfn.Throttle(fraction, sfnReads...)
+	p.sfn.Throttle(fraction, append(sfnReads, sfnListings...)...)
 	p.temporal.Throttle(fraction, temporalReads...)
 }
 
@@ -185,8 +189,8 @@ func (b *bench) fleetFigure(ctx context.Context) error {
 	n := b.opts.fleetTasks
 	b.res.note(7, "%d Step Functions executions (wait and echo), %d Temporal workflows (wait and echo, on the bench's worker) and %d Restate invocations (the example WaitAndEcho), started through one taskgate process (tools/call, 16 at a time) before each run; each waits a random length from a third of the run to twice and a third of it. %d clients (2026-07-28, over HTTP) each own an equal share of every engine's tasks and poll each in a loop of its own: the even clients wait the pollIntervalMs of each answer, the odd ones poll every 250 ms. Each run lasts %s.",
 		n, n, n, b.opts.fleetClients, b.opts.fleetDuration)
-	b.res.note(7, "The taskgate process reaches each engine through a proxy (test/apifaults: HTTP in front of the Step Functions endpoint and of Restate's admin API, gRPC in front of the Temporal frontend), which counts the reads that reach the engine (DescribeExecution, GetExecutionHistory, ListExecutions; DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions; Restate's SQL queries, POST /query) and, in the second run, answers %.0f%% of the Step Functions and Temporal reads in the run's middle third with ThrottlingException or ResourceExhausted, as the engines do (Restate publishes no limit of its admin API: its reads are never throttled). Each engine block's read budget is %g reads a second with a burst of 1 (the direct column); reads per second are counted in 10 s windows from the start of the run.",
-		b.opts.fleetThrottle*100, b.opts.fleetBudget)
+	b.res.note(7, "The taskgate process reaches each engine through a proxy (test/apifaults: HTTP in front of the Step Functions endpoint and of Restate's admin API, gRPC in front of the Temporal frontend), which counts the reads that reach the engine (DescribeExecution, GetExecutionHistory, ListExecutions; DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions; Restate's SQL queries, POST /query) and, in the second run, answers %.0f%% of the Step Functions and Temporal reads in the run's middle third with ThrottlingException or ResourceExhausted, as the engines do (Restate publishes no limit of its admin API: its reads are never throttled). Each engine block's read budget is %g reads a second with a burst of 1 (the direct column); reads per second are counted in 10 s windows from the start of the run. Step Functions throttles ListExecutions in a bucket of its own, and taskgate's sweeps spend a budget of their own on it (%g a second, a burst of %d: the direct column is the most that lets through in 10 s, a second's worth and a tenth of the burst): its row counts them, the sfn reads row the rest.",
+		b.opts.fleetThrottle*100, b.opts.fleetBudget, stepfunctions.DefaultSweepBudget.ReadsPerSecond, stepfunctions.DefaultSweepBudget.Burst)
 	b.res.note(7, "Client-side figures: an answer about a running task is stale when it is older (now - lastUpdatedAt) than the task's polling interval at its age (the mapping's curve: the reuse alone never serves one); staleness is that age. End to seen: from the engine's close time of an execution that ended during the run to the first answer that showed it ended; an end not seen by the end of the run counts with the time until then, and as late. Late: seen later than the task's interval plus a second, where the interval is how long the reading of the answer before was good for (from its lastUpdatedAt to the pollIntervalMs told with it: how often the engine was read for the task then); an end too close to the end of the run to be seen yet is left out. Client errors: any error answer or failed request (retryable ones included).")
 	b.res.note(7, "Listeners: each client also sends one subscriptions/listen (2026-07-28, the tasks extension declared) with notifications.taskIds = its tasks, and reads its event stream for the run (again when it ends or fails: a failure counts as a client error). End to notified: from the engine's close time to the first notifications/tasks that showed the task ended; an end not notified by the end of the run counts with the time until then, and in ends not notified, unless it came less than %s before the end of the run.", notifyGrace)
 	if refused != nil {
@@ -513,6 +517,8 @@ func (b *bench) fleetRows(run *fleetRun) {
 	for _, engine := range fleetEngines {
 		add(engine+" engine reads per second, max over 10 s windows", "reads/s", budget, maxWindow(run.reads[engine], 10))
 	}
+	lists := stepfunctions.DefaultSweepBudget
+	add("sfn ListExecutions per second, max over 10 s windows", "reads/s", lists.ReadsPerSecond+float64(lists.Burst)/10, maxWindow(run.reads["sfn-list"], 10))
 	add("client errors", unitErrors, 0, float64(run.errors))
 	share := math.NaN()
 	if run.answers > 0 {
@@ -531,6 +537,12 @@ func (b *bench) fleetRows(run *fleetRun) {
 		notified, missed = p95(run.listeners.delays), float64(run.listeners.missed)
 	}
 	add("end to notified p95 (s)", "s", none, notified)
+	for _, engine := range fleetEngines {
+		if notified = none; run.listeners.refused == nil {
+			notified = p95(run.listeners.delaysOf[engine])
+		}
+		add(engine+" end to notified p95 (s)", "s", none, notified)
+	}
 	add("ends not notified", unitErrors, 0, missed)
 	add("client polls per second", "polls/s", none, float64(run.polls.Load())/run.duration.Seconds())
 	if run.throttle > 0 {

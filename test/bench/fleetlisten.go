@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -24,10 +25,12 @@ type listening struct {
 	// refused says why the server does not listen (a build that does not push), if it does not.
 	refused      error
 	acknowledged int
-	// delays are, for the ends of the run, how long after the end its listener was told (s);
-	// missed counts those not told by the end of the run (with the time until then in delays).
-	delays []float64
-	missed int
+	// delays are, for the ends of the run, how long after the end its listener was told (s), all
+	// and by engine; missed counts those not told by the end of the run (with the time until then
+	// in delays).
+	delays   []float64
+	delaysOf map[string][]float64
+	missed   int
 }
 
 // listen keeps one listen stream open for tasks through c until ctx ends: again when the server
@@ -118,13 +121,21 @@ func (l *listening) heard(method string, params json.RawMessage, byID map[string
 func (l *listening) record(task *fleetTask, closed, end time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	delay := math.NaN()
 	switch {
 	case l.refused != nil:
 	case !task.notified.IsZero():
-		l.delays = append(l.delays, task.notified.Sub(closed).Seconds())
+		delay = task.notified.Sub(closed).Seconds()
 	case end.Sub(closed) >= notifyGrace:
 		l.missed++
-		l.delays = append(l.delays, end.Sub(closed).Seconds())
+		delay = end.Sub(closed).Seconds()
+	}
+	if !math.IsNaN(delay) {
+		if l.delaysOf == nil {
+			l.delaysOf = map[string][]float64{}
+		}
+		l.delays = append(l.delays, delay)
+		l.delaysOf[task.engine] = append(l.delaysOf[task.engine], delay)
 	}
 }
 
