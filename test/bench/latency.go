@@ -7,14 +7,17 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/mcpclient"
+	"github.com/taskgate/taskgate/mapping"
 )
 
 // Figures 1 and 2: latency of one call, direct against through taskgate, sequential.
@@ -304,15 +307,20 @@ func (b *bench) startFigure(ctx context.Context) error {
 		return err
 	}
 	client := b.modern(c.endpoint())
+	drivers, err := b.startDrivers(ctx)
+	if err != nil {
+		return err
+	}
+	defer drivers.close()
 	const input = `{"seconds":10800,"text":"start"}`
 	args := map[string]any{"seconds": 3 * 3600, "text": "start"}
 	type target struct {
-		engine        string
+		engine, tool  string
 		direct, start func(ctx context.Context) error
 	}
 	var targets []target
 	if b.opts.engines["temporal"] {
-		targets = append(targets, target{"Temporal",
+		targets = append(targets, target{"Temporal", toolRunning,
 			func(ctx context.Context) error {
 				_, err := b.startWorkflow(ctx, unpolledQueue, temporalexamples.WaitAndEchoName, input)
 				return err
@@ -320,28 +328,88 @@ func (b *bench) startFigure(ctx context.Context) error {
 			func(ctx context.Context) error { _, err := b.start(ctx, client, toolRunning, args); return err }})
 	}
 	if b.opts.engines["sfn"] {
-		targets = append(targets, target{"Step Functions",
+		targets = append(targets, target{"Step Functions", toolSFN,
 			func(ctx context.Context) error { _, err := b.startSFN(ctx, input); return err },
 			func(ctx context.Context) error { _, err := b.start(ctx, client, toolSFN, args); return err }})
 	}
 	if b.opts.engines["restate"] {
-		targets = append(targets, target{"Restate",
+		targets = append(targets, target{"Restate", toolRestate,
 			func(ctx context.Context) error { _, err := b.sendRestate(ctx, input); return err },
 			func(ctx context.Context) error { _, err := b.start(ctx, client, toolRestate, args); return err }})
 	}
 	for _, tg := range targets {
+		driver, err := drivers.start(tg.tool, input)
+		if err != nil {
+			return err
+		}
 		for rep := range b.opts.reps {
-			names := []string{"direct start", "tools/call"}
-			lat, err := interleave(ctx, names, []func(context.Context) error{tg.direct, tg.start}, min(3, b.opts.startN), b.opts.startN)
+			names := []string{"direct start", "driver start", "tools/call"}
+			lat, err := interleave(ctx, names, []func(context.Context) error{tg.direct, driver, tg.start}, min(3, b.opts.startN), b.opts.startN)
 			if err != nil {
 				return fmt.Errorf("start %s: %w", tg.engine, err)
 			}
-			b.addLatency(2, tg.engine+": tools/call -> CreateTaskResult over HTTP", lat[0], lat[1])
-			b.logf("  %s, rep %d: direct p50 %.2f ms, tools/call p50 %.2f ms", tg.engine, rep+1, percentile(lat[0], 50), percentile(lat[1], 50))
+			b.addLatency(2, tg.engine+": tools/call -> CreateTaskResult over HTTP", lat[0], lat[2])
+			b.addLatency(2, tg.engine+": tools/call, against the same start request sent directly", lat[1], lat[2])
+			b.logf("  %s, rep %d: direct p50 %.2f ms, same request direct p50 %.2f ms, tools/call p50 %.2f ms", tg.engine, rep+1,
+				percentile(lat[0], 50), percentile(lat[1], 50), percentile(lat[2], 50))
 			b.cleanup() // the executions started end between repetitions, so that none accumulate
 		}
 	}
-	b.res.note(2, "Direct: one StartWorkflowExecution RPC (WaitAndEcho on a queue no worker polls), StartExecution call (the wait-and-echo state machine, waiting 3 hours) or send through the Restate ingress (the example WaitAndEcho, waiting 3 hours), from the bench process. taskgate: tools/call of the same workflow or state machine, answered with a CreateTaskResult (its id sealed), over HTTP: one engine call, as the direct start (a Step Functions execution not yet visible to reads is answered as submitted by the polls that find it missing).")
+	b.res.note(2, "Direct: one StartWorkflowExecution RPC (WaitAndEcho on a queue no worker polls), StartExecution call (the wait-and-echo state machine, waiting 3 hours) or send through the Restate ingress (the example WaitAndEcho, waiting 3 hours), from the bench process. taskgate: tools/call of the same workflow or state machine, answered with a CreateTaskResult (its id sealed), over HTTP: one engine call, as the direct start (a Step Functions execution not yet visible to reads is answered as submitted by the polls that find it missing). Same request sent directly: taskgate's driver of the engine, called from the bench process, sends the engine the very request the tools/call makes it send, which carries more than the plain direct start: on Temporal a memo (the input's digest, the caller), on Restate an idempotency key (so that a retried call starts nothing twice); its row is what taskgate adds to the engine's own start of that request.")
 	b.res.note(2, "Method: %d warm-up rounds, then %d interleaved rounds per repetition, %d repetitions; the executions started are ended between repetitions.", min(3, b.opts.startN), b.opts.startN, b.opts.reps)
 	return nil
+}
+
+// startDrivers are taskgate's own drivers of the engines, outside any taskgate process: their
+// Start sends the engine the very request a tools/call makes it send (Temporal's memo of the
+// input's digest and the caller, Restate's idempotency key), so that the ratio against it is
+// what taskgate adds to the engine's own start of that request.
+type startDrivers struct {
+	set     *mapping.Set
+	drivers map[string]adapters.Conn // by engine block of the mapping
+	b       *bench
+}
+
+func (b *bench) startDrivers(ctx context.Context) (*startDrivers, error) {
+	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
+	if err != nil {
+		return nil, err
+	}
+	d := &startDrivers{set: set, b: b, drivers: map[string]adapters.Conn{"aws": b.se}}
+	if b.opts.engines["temporal"] {
+		if d.drivers["temporal"], err = temporal.New(ctx, temporal.Config{Address: os.Getenv("TEMPORAL_ADDRESS"), Namespace: namespace()}); err != nil {
+			return nil, err
+		}
+	}
+	if b.opts.engines["restate"] {
+		d.drivers["restate"] = b.restate.driver
+	}
+	return d, nil
+}
+
+// close closes the driver of its own (Temporal's; the others are the bench's).
+func (d *startDrivers) close() {
+	if c, ok := d.drivers["temporal"]; ok {
+		c.Close()
+	}
+}
+
+// start is one Start of tool's target through its driver, as the bench's tools/calls make it
+// (unauthenticated: no caller).
+func (d *startDrivers) start(tool, input string) (func(context.Context) error, error) {
+	t, ok := d.set.Tool(tool)
+	if !ok {
+		return nil, fmt.Errorf("the bench's mapping has no tool %s", tool)
+	}
+	driver, ok := d.drivers[t.Engine]
+	if !ok {
+		return nil, fmt.Errorf("no driver for tool %s (engine %s)", tool, t.Engine)
+	}
+	return func(ctx context.Context) error {
+		r, err := driver.Start(ctx, t.Target, adapters.StartRequest{Input: json.RawMessage(input)})
+		if err == nil {
+			d.b.remember(r)
+		}
+		return err
+	}, nil
 }
