@@ -371,7 +371,9 @@ func (e *Readings) pages(read func(page string) (next string, err error)) error 
 
 // confirm reads, beside the rounds, the outcome of an execution that a listing showed ended, or
 // no longer showed running, which tells whoever waits; one the engine no longer has is no longer
-// followed. Rounds leave the execution out until its outcome is read or the read failed.
+// followed. A read the engine or the budget refused for now is made again, after its retry-after
+// and a round at least, for as long as the execution is followed: the listing told its end
+// already. Rounds leave the execution out until its outcome is read or the read failed.
 func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Ref, in interest) {
 	s := e.sweeps
 	k := key(t, r)
@@ -388,25 +390,55 @@ func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Re
 			delete(s.confirming, k)
 			s.mu.Unlock()
 		}()
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-ctx.Done():
-			return
-		}
 		if in.carried != nil { // its values, the sweeps' cancellation
 			carried, cancel := context.WithCancel(in.carried)
 			defer context.AfterFunc(ctx, cancel)()
 			defer cancel()
 			ctx = carried
 		}
-		switch _, err := s.engine.Outcome(ctx, t, r); {
-		case err == nil:
-			s.confirms.Add(1)
-		case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
-			e.unfollow(t, r)
+		for {
+			err := e.readOutcome(ctx, t, r)
+			switch {
+			case err == nil:
+				s.confirms.Add(1)
+				return
+			case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
+				e.unfollow(t, r)
+				return
+			case !errors.Is(err, adapters.ErrUnavailable) || !e.following(t, r):
+				return
+			}
+			if adapters.Sleep(ctx, max(adapters.RetryAfter(err), s.every)) != nil {
+				return
+			}
 		}
 	})
+}
+
+// readOutcome reads an outcome for confirm, at most confirmsAtOnce at a time.
+func (e *Readings) readOutcome(ctx context.Context, t adapters.Target, r adapters.Ref) error {
+	s := e.sweeps
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	_, err := s.engine.Outcome(ctx, t, r)
+	return err
+}
+
+// following reports whether r is among the executions swept, and was asked about lately.
+func (e *Readings) following(t adapters.Target, r adapters.Ref) bool {
+	s := e.sweeps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.followed[t.Name]
+	if !ok {
+		return false
+	}
+	in, ok := f.refs[r]
+	return ok && time.Now().Before(in.until)
 }
 
 // stillRunning records that a listing of ends made at did not show r: it was running as of at.

@@ -3,6 +3,7 @@ package coalesce
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -357,5 +358,60 @@ func TestAConfirmationHoldsUpNoRound(t *testing.T) {
 	}
 	if st, err := e.Describe(ctx, job, refs[0]); err != nil || st.State != adapters.Cancelled {
 		t.Fatalf("Describe after the confirmation: %+v, %v; want cancelled", st, err)
+	}
+}
+
+// failingListings is an engine that lists running executions only, and whose listings and first
+// outcome reads fail as an engine out of reach does, when told to.
+type failingListings struct {
+	*memengine.Engine
+	listingsFail      atomic.Bool
+	failing, outcomes atomic.Int64
+}
+
+var errReset = fmt.Errorf("%w: connection reset", adapters.ErrUnavailable)
+
+func (f *failingListings) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	if f.listingsFail.Load() {
+		return nil, "", errReset
+	}
+	return f.Engine.Sweep(ctx, t, refs, page)
+}
+
+func (f *failingListings) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	f.outcomes.Add(1)
+	if f.failing.Add(-1) >= 0 {
+		f.listingsFail.Store(true) // the engine goes out of reach as the end is confirmed
+		return adapters.Outcome{}, errReset
+	}
+	return f.Engine.Outcome(ctx, t, r)
+}
+
+// An end whose outcome the engine cannot give for now is read again until it can, without a
+// listing to show it again: the listing that told it is enough.
+func TestAConfirmationIsTriedAgain(t *testing.T) {
+	mem := &failingListings{Engine: memengine.New(memengine.Options{})}
+	e, readings := sweepingOver(t, runningOnly{Conn: mem, sweeper: mem}, Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
+	ctx := context.Background()
+	job := memengine.Job(memengine.Echo, 0)
+	refs := startRunning(t, &pointReads{Engine: mem.Engine}, job, 3)
+	for _, r := range refs {
+		if _, err := e.Describe(ctx, job, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // listed running
+	mem.failing.Store(2)
+	ended := readings.Changes(job, refs[0])
+	if err := mem.Cancel(ctx, job, refs[0], "test"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(4 * time.Second):
+		t.Fatal("an end whose outcome failed twice, with no listing since, was not told within 4 s")
+	}
+	if n := mem.outcomes.Load(); n != 3 {
+		t.Errorf("%d outcome reads, want 3: two failed, one told the end", n)
 	}
 }
