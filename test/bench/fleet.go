@@ -123,8 +123,8 @@ type fleetTask struct {
 type fleetRun struct {
 	throttle float64
 	duration time.Duration
-	// reads are the engine reads per second of the run, by engine (of fleetEngines).
-	reads     map[string][]int
+	// reads are the engine reads of each second of the run, by engine (of fleetEngines).
+	reads     readSeries
 	throttled map[string]int64
 	// window is the throttling window, in seconds from the start of the run.
 	window [2]float64
@@ -189,7 +189,7 @@ func (b *bench) fleetFigure(ctx context.Context) error {
 	n := b.opts.fleetTasks
 	b.res.note(7, "%d Step Functions executions (wait and echo), %d Temporal workflows (wait and echo, on the bench's worker) and %d Restate invocations (the example WaitAndEcho), started through one taskgate process (tools/call, 16 at a time) before each run; each waits a random length from a third of the run to twice and a third of it. %d clients (2026-07-28, over HTTP) each own an equal share of every engine's tasks and poll each in a loop of its own: the even clients wait the pollIntervalMs of each answer, the odd ones poll every 250 ms. Each run lasts %s.",
 		n, n, n, b.opts.fleetClients, b.opts.fleetDuration)
-	b.res.note(7, "The taskgate process reaches each engine through a proxy (test/apifaults: HTTP in front of the Step Functions endpoint and of Restate's admin API, gRPC in front of the Temporal frontend), which counts the reads that reach the engine (DescribeExecution, GetExecutionHistory, ListExecutions; DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions; Restate's SQL queries, POST /query) and, in the second run, answers %.0f%% of the Step Functions and Temporal reads in the run's middle third with ThrottlingException or ResourceExhausted, as the engines do (Restate publishes no limit of its admin API: its reads are never throttled). Each engine block's read budget is %g reads a second with a burst of 1 (the direct column); reads per second are counted in 10 s windows from the start of the run. Step Functions throttles ListExecutions in a bucket of its own, and taskgate's sweeps spend a budget of their own on it (%g a second, a burst of %d: the direct column is the most that lets through in 10 s, a second's worth and a tenth of the burst): its row counts them, the sfn reads row the rest.",
+	b.res.note(7, "The taskgate process reaches each engine through a proxy (test/apifaults: HTTP in front of the Step Functions endpoint and of Restate's admin API, gRPC in front of the Temporal frontend), which counts the reads that reach the engine (DescribeExecution, GetExecutionHistory, ListExecutions; DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions; Restate's SQL queries, POST /query) and, in the second run, answers %.0f%% of the Step Functions and Temporal reads in the run's middle third with ThrottlingException or ResourceExhausted, as the engines do (Restate publishes no limit of its admin API: its reads are never throttled). Each engine block's read budget is %g reads a second with a burst of 1 (the direct column); reads per second are counted in 10 s windows from the start of the run, each window's reads over the time its samples lasted (the sampler wakes late on a busy machine). Step Functions throttles ListExecutions in a bucket of its own, and taskgate's sweeps spend a budget of their own on it (%g a second, a burst of %d: the direct column is the most that lets through in 10 s, a second's worth and a tenth of the burst): its row counts them, the sfn reads row the rest.",
 		b.opts.fleetThrottle*100, b.opts.fleetBudget, stepfunctions.DefaultSweepBudget.ReadsPerSecond, stepfunctions.DefaultSweepBudget.Burst)
 	b.res.note(7, "Client-side figures: an answer about a running task is stale when it is older (now - lastUpdatedAt) than the task's polling interval at its age (the mapping's curve: the reuse alone never serves one); staleness is that age. End to seen: from the engine's close time of an execution that ended during the run to the first answer that showed it ended; an end not seen by the end of the run counts with the time until then, and as late. Late: seen later than the task's interval plus a second, where the interval is how long the reading of the answer before was good for (from its lastUpdatedAt to the pollIntervalMs told with it: how often the engine was read for the task then); an end too close to the end of the run to be seen yet is left out. Client errors: any error answer or failed request (retryable ones included).")
 	b.res.note(7, "Listeners: each client also sends one subscriptions/listen (2026-07-28, the tasks extension declared) with notifications.taskIds = its tasks, and reads its event stream for the run (again when it ends or fails: a failure counts as a client error). End to notified: from the engine's close time to the first notifications/tasks that showed the task ended; an end not notified by the end of the run counts with the time until then, and in ends not notified, unless it came less than %s before the end of the run.", notifyGrace)
@@ -225,7 +225,7 @@ func (b *bench) fleetRun(ctx context.Context, proxies *fleetProxies, set *mappin
 	if err != nil {
 		return nil, err
 	}
-	run := &fleetRun{throttle: throttle, duration: b.opts.fleetDuration, reads: map[string][]int{}, throttled: map[string]int64{}}
+	run := &fleetRun{throttle: throttle, duration: b.opts.fleetDuration, reads: newReadSeries(), throttled: map[string]int64{}}
 	if throttle > 0 {
 		run.window = [2]float64{run.duration.Seconds() / 3, 2 * run.duration.Seconds() / 3}
 	}
@@ -246,7 +246,7 @@ func (b *bench) fleetRun(ctx context.Context, proxies *fleetProxies, set *mappin
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sampleReads(runCtx, run.reads, proxies.reads, t0)
+		run.reads.sample(runCtx, proxies.reads, t0)
 	}()
 	if throttle > 0 {
 		wg.Add(1)
@@ -285,7 +285,7 @@ func (b *bench) fleetRun(ctx context.Context, proxies *fleetProxies, set *mappin
 	b.cleanup()
 	b.logf("  run with %.0f%% of reads throttled: %d polls, %d answers of running tasks (%d stale), %d errors, %d ends (%d late, %s); reads/s max over 10 s: sfn %.1f, temporal %.1f, restate %.1f",
 		throttle*100, run.polls.Load(), run.answers, run.stale, run.errors, len(run.delays), run.late, run.listeners.summary(),
-		maxWindow(run.reads["sfn"], 10), maxWindow(run.reads["temporal"], 10), maxWindow(run.reads["restate"], 10))
+		run.reads.maxWindow("sfn", 10), run.reads.maxWindow("temporal", 10), run.reads.maxWindow("restate", 10))
 	if run.firstError != nil {
 		b.logf("  first client error: %v", run.firstError)
 	}
@@ -387,19 +387,30 @@ func (run *fleetRun) poll(ctx context.Context, c *mcpclient.Client, task *fleetT
 	}
 }
 
-// sampleReads appends to perSecond, by engine, the reads that count (a running total by engine)
-// grew by in each second from t0, until ctx ends.
-func sampleReads(ctx context.Context, perSecond map[string][]int, count func() map[string]int64, t0 time.Time) {
-	last := count()
+// readSeries are engine reads counted second by second, by engine, and how long each of those
+// seconds lasted: on a busy machine the sampler wakes late, and its "second" holds more reads.
+type readSeries struct {
+	perSecond map[string][]int
+	spans     []float64 // (s)
+}
+
+func newReadSeries() readSeries { return readSeries{perSecond: map[string][]int{}} }
+
+// sample appends the reads that count (a running total by engine) grew by in each second from t0,
+// until ctx ends.
+func (r *readSeries) sample(ctx context.Context, count func() map[string]int64, t0 time.Time) {
+	last, at := count(), time.Now()
 	for s := 1; ; s++ {
 		sleep(ctx, time.Until(t0.Add(time.Duration(s)*time.Second)))
 		if ctx.Err() != nil {
 			return
 		}
-		for engine, now := range count() {
-			perSecond[engine] = append(perSecond[engine], int(now-last[engine]))
-			last[engine] = now
+		now := time.Now()
+		for engine, n := range count() {
+			r.perSecond[engine] = append(r.perSecond[engine], int(n-last[engine]))
+			last[engine] = n
 		}
+		r.spans, at = append(r.spans, now.Sub(at).Seconds()), now
 	}
 }
 
@@ -468,31 +479,35 @@ func (b *bench) closedAt(ctx context.Context, task *fleetTask) (time.Time, error
 	return time.Time{}, nil
 }
 
-// maxWindow is the most reads per second over the whole windows of w seconds of perSecond.
-func maxWindow(perSecond []int, w int) float64 {
-	most := 0
-	for i := 0; i+w <= len(perSecond); i += w {
-		sum := 0
-		for _, n := range perSecond[i : i+w] {
-			sum += n
-		}
-		most = max(most, sum)
+// maxWindow is the most reads per second of engine over the whole windows of w samples, each
+// window's reads over the time it lasted.
+func (r readSeries) maxWindow(engine string, w int) float64 {
+	most := 0.0
+	counts := r.perSecond[engine]
+	for i := 0; i+w <= len(counts); i += w {
+		most = max(most, rate(counts[i:i+w], r.spans[i:i+w]))
 	}
-	return float64(most) / float64(w)
+	return most
 }
 
-// meanWindow is the mean reads per second over the whole windows of w seconds of perSecond; NaN
-// when there is none.
-func meanWindow(perSecond []int, w int) float64 {
-	whole := len(perSecond) / w * w
+// meanWindow is the mean reads per second of engine over the whole windows of w samples; NaN when
+// there is none.
+func (r readSeries) meanWindow(engine string, w int) float64 {
+	counts := r.perSecond[engine]
+	whole := len(counts) / w * w
 	if whole == 0 {
 		return math.NaN()
 	}
-	sum := 0
-	for _, n := range perSecond[:whole] {
-		sum += n
+	return rate(counts[:whole], r.spans[:whole])
+}
+
+// rate is counts over the seconds of spans.
+func rate(counts []int, spans []float64) float64 {
+	n, d := 0, 0.0
+	for i, c := range counts {
+		n, d = n+c, d+spans[i]
 	}
-	return float64(sum) / float64(whole)
+	return float64(n) / d
 }
 
 // p95 is the 95th percentile (nearest rank) of v; NaN when empty.
@@ -515,10 +530,10 @@ func (b *bench) fleetRows(run *fleetRun) {
 	budget, none := b.opts.fleetBudget, math.NaN()
 	add := func(name, unit string, direct, taskgate float64) { b.res.add(7, name+suffix, unit, direct, taskgate) }
 	for _, engine := range fleetEngines {
-		add(engine+" engine reads per second, max over 10 s windows", "reads/s", budget, maxWindow(run.reads[engine], 10))
+		add(engine+" engine reads per second, max over 10 s windows", "reads/s", budget, run.reads.maxWindow(engine, 10))
 	}
 	lists := stepfunctions.DefaultSweepBudget
-	add("sfn ListExecutions per second, max over 10 s windows", "reads/s", lists.ReadsPerSecond+float64(lists.Burst)/10, maxWindow(run.reads["sfn-list"], 10))
+	add("sfn ListExecutions per second, max over 10 s windows", "reads/s", lists.ReadsPerSecond+float64(lists.Burst)/10, run.reads.maxWindow("sfn-list", 10))
 	add("client errors", unitErrors, 0, float64(run.errors))
 	share := math.NaN()
 	if run.answers > 0 {

@@ -28,8 +28,8 @@ const fleetScaleClients = 50
 
 // scaleStep is what one size of the figure measured.
 type scaleStep struct {
-	// reads are the Temporal engine reads of each second.
-	reads      []int
+	// reads are the Temporal engine reads of each second ("temporal").
+	reads      readSeries
 	mu         sync.Mutex
 	polls      int
 	ages       []float64 // of the answers about running tasks (s)
@@ -72,7 +72,7 @@ func (b *bench) fleetScaleFigure(ctx context.Context) error {
 		step := b.pollScale(ctx, c, ids, func() int64 { return sumOps(tp.Calls, temporalReads) })
 		b.scaleRows(n, step)
 	}
-	b.res.note(8, "N Temporal workflows that stay running (bench_running: no worker polls their queue), started through one taskgate process (tools/call, 16 at a time; the workflows of a smaller N stay for the next) whose Temporal block has a read budget of %g reads a second with a burst of 1 (the direct column), each read once through it with tasks/get (the first pass). Then %d clients (2026-07-28, over HTTP) each poll a random task of the N every 250 ms for %s. The process reaches Temporal through a proxy (test/apifaults) that counts the reads (DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions) from the end of the first pass, in 10 s windows: their max and mean. Staleness: the age (now - lastUpdatedAt) of the answers.",
+	b.res.note(8, "N Temporal workflows that stay running (bench_running: no worker polls their queue), started through one taskgate process (tools/call, 16 at a time; the workflows of a smaller N stay for the next) whose Temporal block has a read budget of %g reads a second with a burst of 1 (the direct column), each read once through it with tasks/get (the first pass). Then %d clients (2026-07-28, over HTTP) each poll a random task of the N every 250 ms for %s. The process reaches Temporal through a proxy (test/apifaults) that counts the reads (DescribeWorkflowExecution, GetWorkflowExecutionHistory, ListWorkflowExecutions) from the end of the first pass, in 10 s windows (each window's reads over the time its samples lasted): their max and mean. Staleness: the age (now - lastUpdatedAt) of the answers.",
 		b.opts.fleetBudget, fleetScaleClients, b.opts.fleetScaleDuration)
 	return nil
 }
@@ -87,12 +87,12 @@ func (b *bench) pollScale(ctx context.Context, c *child, ids []string, reads fun
 	// The sampler outlives the polls a little, so that it counts the last whole second too.
 	sampleCtx, stopSampling := context.WithDeadline(ctx, t0.Add(b.opts.fleetScaleDuration+200*time.Millisecond))
 	defer stopSampling()
-	perSecond := map[string][]int{}
+	step.reads = newReadSeries()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sampleReads(sampleCtx, perSecond, func() map[string]int64 { return map[string]int64{"temporal": reads()} }, t0)
+		step.reads.sample(sampleCtx, func() map[string]int64 { return map[string]int64{"temporal": reads()} }, t0)
 	}()
 	for range fleetScaleClients {
 		client := b.modern(c.endpoint())
@@ -103,7 +103,6 @@ func (b *bench) pollScale(ctx context.Context, c *child, ids []string, reads fun
 		}()
 	}
 	wg.Wait()
-	step.reads = perSecond["temporal"]
 	return step
 }
 
@@ -139,12 +138,12 @@ func (step *scaleStep) poll(ctx context.Context, c *mcpclient.Client, ids []stri
 // scaleRows records the rows of one size, named as issue 30 names them.
 func (b *bench) scaleRows(n int, step *scaleStep) {
 	budget, none := b.opts.fleetBudget, math.NaN()
-	b.res.add(8, fmt.Sprintf("temporal reads per second at %d running", n), "reads/s", budget, maxWindow(step.reads, 10))
-	b.res.add(8, fmt.Sprintf("temporal reads per second at %d running, mean over 10 s windows", n), "reads/s", budget, meanWindow(step.reads, 10))
+	b.res.add(8, fmt.Sprintf("temporal reads per second at %d running", n), "reads/s", budget, step.reads.maxWindow("temporal", 10))
+	b.res.add(8, fmt.Sprintf("temporal reads per second at %d running, mean over 10 s windows", n), "reads/s", budget, step.reads.meanWindow("temporal", 10))
 	b.res.add(8, fmt.Sprintf("temporal staleness p95 at %d running (s)", n), "s", none, p95(step.ages))
 	b.res.add(8, fmt.Sprintf("client errors at %d running", n), unitErrors, 0, float64(step.errors))
 	b.logf("  %d running: %d polls, %d errors; reads/s over 10 s windows: max %.1f, mean %.1f; staleness p95 %.1f s",
-		n, step.polls, step.errors, maxWindow(step.reads, 10), meanWindow(step.reads, 10), p95(step.ages))
+		n, step.polls, step.errors, step.reads.maxWindow("temporal", 10), step.reads.meanWindow("temporal", 10), p95(step.ages))
 	if step.firstError != nil {
 		b.logf("  first client error: %v", step.firstError)
 	}

@@ -42,7 +42,7 @@ func writeFleetChart(path string, run *fleetRun, budget float64, tasks, clients 
 		if _, throttles := run.throttled[e.key]; !throttles {
 			window = [2]float64{}
 		}
-		panel(&b, top, e.title, run.reads[e.key], budget, window)
+		panel(&b, top, e.title, run.reads.perSecond[e.key], budget, window)
 	}
 	b.WriteString("</svg>\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
