@@ -79,6 +79,7 @@ type Readings struct {
 	sweeps             *sweeper
 	watchMu            sync.Mutex
 	watchers           map[string]chan struct{} // by key, closed at the next change: Changes
+	watchersKept       int                      // how many were left at the last pruneWatchers
 }
 
 var _ adapters.Readings = (*Readings)(nil)

@@ -481,7 +481,8 @@ func (e *Readings) swept(t adapters.Target, r adapters.Ref, st adapters.Status, 
 
 // Changes returns a channel that is closed at the next change that the Readings record of the
 // execution: a new reading by a point read, a change of state a sweep shows, its end, a cancel or
-// an answer asked. Whoever follows a task waits on it rather than polling (adapters.Changes).
+// an answer asked. Whoever follows a task waits on it rather than polling (adapters.Changes). It
+// may also be closed when the execution leaves the cache: waiters read again when woken.
 func (e *Readings) Changes(t adapters.Target, r adapters.Ref) <-chan struct{} {
 	k := key(t, r)
 	e.watchMu.Lock()
@@ -491,10 +492,29 @@ func (e *Readings) Changes(t adapters.Target, r adapters.Ref) <-chan struct{} {
 		if e.watchers == nil {
 			e.watchers = map[string]chan struct{}{}
 		}
+		if len(e.watchers) >= 2*max(e.watchersKept, minWatchers) {
+			e.pruneWatchers()
+		}
 		c = make(chan struct{})
 		e.watchers[k] = c
 	}
 	return c
+}
+
+// minWatchers is how many watchers are kept before any is pruned.
+const minWatchers = 1024
+
+// pruneWatchers wakes and forgets the watchers of executions that the cache no longer holds:
+// without a reading, only a read would change them, and a waiter that left does not come back to
+// read. Called as the watchers double, it costs each new watcher a constant time.
+func (e *Readings) pruneWatchers() {
+	for k, c := range e.watchers {
+		if _, ok := e.cache.Get(k); !ok {
+			close(c)
+			delete(e.watchers, k)
+		}
+	}
+	e.watchersKept = len(e.watchers)
 }
 
 // changed wakes whoever waits on Changes of k.

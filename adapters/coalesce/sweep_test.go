@@ -415,3 +415,30 @@ func TestAConfirmationIsTriedAgain(t *testing.T) {
 		t.Errorf("%d outcome reads, want 3: two failed, one told the end", n)
 	}
 }
+
+// Watchers of executions the cache no longer holds, whose waiters may have left, do not pile up:
+// they are woken and forgotten as the watchers double; those of cached executions stay.
+func TestWatchersOfUncachedExecutionsArePruned(t *testing.T) {
+	readings := New(Options{Size: 10, Fresh: time.Hour})
+	job := memengine.Job(memengine.Echo, 0)
+	kept := adapters.Ref{ID: "kept"}
+	readings.Started(context.Background(), job, kept, adapters.StartRequest{})
+	keptChanges := readings.Changes(job, kept)
+	first := readings.Changes(job, adapters.Ref{ID: "gone-0"})
+	for i := 1; i < 10*minWatchers; i++ {
+		readings.Changes(job, adapters.Ref{ID: fmt.Sprint("gone-", i)})
+	}
+	if n := len(readings.watchers); n > 2*minWatchers {
+		t.Errorf("%d watchers after 10,240 of uncached executions, want at most %d", n, 2*minWatchers)
+	}
+	select {
+	case <-first:
+	default:
+		t.Error("the first uncached execution's watcher was not woken when pruned")
+	}
+	select {
+	case <-keptChanges:
+		t.Error("the watcher of a cached execution was woken, with no change")
+	default:
+	}
+}
