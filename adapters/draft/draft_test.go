@@ -58,9 +58,11 @@ func TestSchemaWrite(t *testing.T) {
 
 func TestSnakeName(t *testing.T) {
 	taken := map[string]bool{}
-	for in, want := range map[string]string{"OrderService": "order_service", "order-service": "order_service_2", "HTTPThing2": "httpthing2", "!!": "tool"} {
-		if got := draft.SnakeName(in, taken); got != want {
-			t.Errorf("SnakeName(%q) = %q, want %q", in, got, want)
+	for _, c := range []struct{ in, want string }{ // in order: a name taken before gets a suffix
+		{"OrderService", "order_service"}, {"order-service", "order_service_2"}, {"HTTPThing2", "httpthing2"}, {"!!", "tool"},
+	} {
+		if got := draft.SnakeName(c.in, taken); got != c.want {
+			t.Errorf("SnakeName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
