@@ -42,6 +42,9 @@ import (
 //go:embed tools.yaml
 var toolsYAML []byte
 
+// benchTools is the bench's mapping, tools.yaml.
+func benchTools() (*mapping.Set, error) { return mapping.Parse("test/bench/tools.yaml", toolsYAML) }
+
 // childEnv holds the JSON childConfig of a child process; the bench (and its test binary) checks
 // it first thing.
 const childEnv = "TASKGATE_BENCH_CHILD"
@@ -264,7 +267,7 @@ func serveChild(spec string) error {
 	// endpoint).
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tel := observe.New(observe.Options{Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
+	set, err := benchTools()
 	if err != nil {
 		return err
 	}

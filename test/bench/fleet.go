@@ -159,7 +159,7 @@ func (b *bench) fleetFigure(ctx context.Context) error {
 	if err := b.ensureWorker(ctx); err != nil {
 		return err
 	}
-	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
+	set, err := benchTools()
 	if err != nil {
 		return err
 	}

@@ -371,7 +371,7 @@ type startDrivers struct {
 }
 
 func (b *bench) startDrivers(ctx context.Context) (*startDrivers, error) {
-	set, err := mapping.Parse("test/bench/tools.yaml", toolsYAML)
+	set, err := benchTools()
 	if err != nil {
 		return nil, err
 	}
