@@ -356,20 +356,37 @@ func TestListenOverStdio(t *testing.T) {
 		t.Fatalf("a listen over stdio: %+v, want the acknowledgement, the task to its end, and the result", got)
 	}
 
-	first := make(chan any, 2)
+	// Every stream of this transport sees every notification: a listen streams once a notification
+	// names it, whichever callback saw it.
+	var (
+		mu        sync.Mutex
+		streaming = map[any]bool{}
+		both      = make(chan struct{})
+		once      sync.Once
+	)
 	ended := make(chan *listened, 2)
 	for range 2 {
 		go func() {
-			var once sync.Once
 			ended <- listen(t.Context(), c, map[string]any{"taskIds": []string{long}}, func(m message) {
-				if m.method == "notifications/tasks" {
-					once.Do(func() { first <- subscription(m.params) })
+				if m.method != "notifications/tasks" {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if streaming[subscription(m.params)] = true; len(streaming) == 2 {
+					once.Do(func() { close(both) })
 				}
 			})
 		}()
 	}
-	cancelled := <-first
-	<-first // both listens stream
+	<-both
+	var cancelled any
+	mu.Lock()
+	for id := range streaming {
+		cancelled = id
+		break
+	}
+	mu.Unlock()
 	if err := conn.notify("notifications/cancelled", map[string]any{"requestId": cancelled}); err != nil {
 		t.Fatal(err)
 	}
