@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/taskgate/taskgate/internal/strictjson"
 )
 
 // go-sdk decodes tools/call params into a struct that drops unknown top-level fields, so the
@@ -23,7 +26,8 @@ const (
 	metaRequest = "taskgate/request"
 )
 
-var reservedMeta = []byte(`"taskgate/`)
+// reservedPrefix begins every _meta key of taskgate's own.
+const reservedPrefix = "taskgate/"
 
 // declared is what a client declared in its initialize request, on a connection that has one.
 type declared struct {
@@ -31,10 +35,25 @@ type declared struct {
 	SEP1391 bool `json:"sep1391"`
 }
 
-// needsHoist reports whether a request must be rewritten: a tools/call that may carry `task` or
-// `operation`, or params that use taskgate's reserved _meta keys (which a client may not set).
-func needsHoist(method string, params json.RawMessage) bool {
-	return method == "tools/call" || bytes.Contains(params, reservedMeta)
+// needsHoist reports whether a request read over HTTP must be rewritten: a tools/call that
+// carries `task` or `operation`, or params whose _meta uses taskgate's reserved keys (which a client
+// may not set), however their names are escaped. Any other request goes on as its client sent it,
+// unparsed again.
+func needsHoist(rd *reading) bool {
+	if rd.method == "tools/call" {
+		_, task := rd.params["task"]
+		_, operation := rd.params["operation"]
+		if task || operation {
+			return true
+		}
+	}
+	meta, _ := strictjson.Members(rd.params["_meta"])
+	for name := range meta {
+		if strings.HasPrefix(name, reservedPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // origin is what a stdio connection records in its requests' _meta for the handlers.

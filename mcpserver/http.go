@@ -238,8 +238,8 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 				writeError(w, http.StatusTooManyRequests, rd.id(), errRateLimited(rd.method, retry))
 				return
 			}
-			if params := rd.members["params"]; needsHoist(rd.method, params) {
-				if hoisted, err := hoist(rd.method, params, origin{}); err == nil {
+			if needsHoist(rd) {
+				if hoisted, err := hoist(rd.method, rd.members["params"], origin{}); err == nil {
 					rd.setParams(hoisted)
 				}
 			}
