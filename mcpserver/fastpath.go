@@ -75,8 +75,13 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			s.serveListen(w, r, f, serverInfo)
 			return
 		}
+		req := requestOf(r.Context())
+		req.answerFirst = true
 		res, err := serve(r.Context(), rd.method, f.req)
 		f.respond(w, s.impl, serverInfo, res, err)
+		if req.answered != nil {
+			req.answered()
+		}
 	})
 }
 
@@ -337,8 +342,13 @@ func (f *fastRequest) respond(w http.ResponseWriter, impl *mcp.Implementation, s
 			impl, serverInfo = nil, nil
 		}
 		if event, ok := e.result(f.id, res, impl, serverInfo); ok {
-			h["Content-Type"] = eventStream
+			// The whole answer, sent now: the client need not wait for what the handler does
+			// after it (fastPath).
+			h["Content-Type"], h["Content-Length"] = eventStream, []string{strconv.Itoa(len(event))}
 			w.Write(event)
+			if fl, ok := w.(http.Flusher); ok {
+				fl.Flush()
+			}
 			return
 		}
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/internal/rpctest"
@@ -41,6 +42,24 @@ func (o *observed) last() mcpserver.Request {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.seen[len(o.seen)-1]
+}
+
+func (o *observed) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.seen)
+}
+
+// recordAfter is the record of the request answered after the first n: the fast path tells the
+// observer once the client has its answer, so the record may come a moment after the answer.
+func (o *observed) recordAfter(t *testing.T, n int) mcpserver.Request {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); o.count() <= n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no record of the request 5 s after its answer")
+		}
+	}
+	return o.last()
 }
 
 // httpExchange is one HTTP request and what came back.
@@ -256,7 +275,7 @@ func bothPaths(t *testing.T, fast, sdk string, sdkServed *atomic.Int64, obs *obs
 	for _, tc := range served {
 		t.Run(tc.name, func(t *testing.T) {
 			want := exchangeWith(t, sdk, tc.body, tc.header)
-			wantRec := obs.last()
+			wantRec, records := obs.last(), obs.count()
 			before := sdkServed.Load()
 			got := exchangeWith(t, fast, tc.body, tc.header)
 			if sdkServed.Load() != before {
@@ -264,7 +283,7 @@ func bothPaths(t *testing.T, fast, sdk string, sdkServed *atomic.Int64, obs *obs
 			}
 			got.body, want.body = same(got.body), same(want.body)
 			compare(t, got, want)
-			if rec := obs.last(); !recordsMatch(rec, wantRec) {
+			if rec := obs.recordAfter(t, records); !recordsMatch(rec, wantRec) {
 				t.Errorf("observed %+v, go-sdk's path %+v", rec, wantRec)
 			}
 		})
@@ -280,5 +299,45 @@ func bothPaths(t *testing.T, fast, sdk string, sdkServed *atomic.Int64, obs *obs
 			got.body, want.body = same(got.body), same(want.body)
 			compare(t, got, want)
 		})
+	}
+}
+
+// blockedObserver holds every record of a tools/call in Answered until released.
+type blockedObserver struct {
+	observed
+	released chan struct{}
+}
+
+func (o *blockedObserver) Answered(ctx context.Context, r *mcpserver.Request) {
+	if r.Method == "tools/call" {
+		<-o.released
+	}
+	o.observed.Answered(ctx, r)
+}
+
+// TestTheFastPathAnswersBeforeItsRecord: a start on the fast path is answered whole while the
+// observer (the log line, the metrics) has yet to be told of it; the record follows.
+func TestTheFastPathAnswersBeforeItsRecord(t *testing.T) {
+	obs := &blockedObserver{released: make(chan struct{})}
+	e := newMemEnv(t, func(c *mcpserver.Config) { c.Observer = obs })
+	answered := make(chan httpExchange, 1)
+	go func() {
+		answered <- exchangeWith(t, e.url, startBody(1, "release", `{"version":"1","stepSeconds":0}`, modernMeta), startHeaders("2026-07-28", "release"))
+	}()
+	select {
+	case got := <-answered:
+		if got.status != http.StatusOK || !strings.Contains(got.body, `"taskId"`) {
+			t.Fatalf("the start was answered %d %s, want its task", got.status, got.body)
+		}
+	case <-time.After(5 * time.Second):
+		close(obs.released)
+		t.Fatal("the start was not answered while its record waited")
+	}
+	if n := obs.count(); n != 0 {
+		t.Fatalf("%d records before the observer was released", n)
+	}
+	close(obs.released)
+	if rec := obs.recordAfter(t, 0); rec.Method != "tools/call" || rec.Outcome != "ok" || rec.Tool != "release" {
+		t.Fatalf("record %+v, want the start's", rec)
 	}
 }

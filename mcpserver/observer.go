@@ -83,6 +83,10 @@ func (s *Server) observed(ctx context.Context, method string, serve func(context
 		rec.Duration = time.Since(start)
 		rec.Tool, rec.Engine, rec.Execution = subject.Get()
 		rec.Outcome, rec.Code = outcomeOf(res, err)
+		if r.answerFirst {
+			r.answered = func() { s.observer.Answered(ctx, rec) }
+			return
+		}
 		s.observer.Answered(ctx, rec)
 	}()
 	return serve(ctx)

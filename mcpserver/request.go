@@ -32,6 +32,11 @@ type request struct {
 	caps caps
 	// record is the observer's record of the request, nil when nobody observes (observer.go).
 	record *Request
+	// answerFirst is set by a transport that tells the observer how the request went only once
+	// its answer is on the wire (the fast path), so that no client waits for a log line or a
+	// metric: the middleware then leaves that in answered instead of doing it.
+	answerFirst bool
+	answered    func()
 }
 
 type requestKey struct{}
