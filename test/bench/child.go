@@ -242,6 +242,32 @@ func (f *floorAnswers) answer(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
 }
 
+// floorStarts answer a tools/call of a tool after one Start of its target, made with taskgate's
+// own driver and nothing else of taskgate's (no schema, no task id: the answer's taskId is the
+// engine's own reference): what a start over HTTP costs before any of taskgate's work.
+func floorStarts(set *mapping.Set, engines map[string]adapters.Conn) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     any
+			Params struct{ Arguments json.RawMessage }
+		}
+		t, ok := set.Tool(r.PathValue("tool"))
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !ok {
+			http.Error(w, "no such tool, or a request that is not JSON", http.StatusBadRequest)
+			return
+		}
+		ref, err := engines[t.Engine].Start(r.Context(), t.Target, adapters.StartRequest{Input: req.Params.Arguments})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+			"result": map[string]any{"resultType": "task", "taskId": ref.ID, "status": "working"}})
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
+	}
+}
+
 // childMain runs a child process until it is told to stop (SIGTERM, or the end of standard input
 // on stdio) and returns its exit code.
 func childMain(spec string) int {
@@ -325,6 +351,7 @@ func serveChild(spec string) error {
 		floor := &floorAnswers{reads: directReads(engines)}
 		mux.HandleFunc("PUT /floor/{name}", floor.store)
 		mux.HandleFunc("POST /floor/{name}", floor.answer)
+		mux.HandleFunc("POST /floor-start/{tool}", floorStarts(set, engines))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
