@@ -47,7 +47,11 @@ func needsHoist(rd *reading) bool {
 			return true
 		}
 	}
-	meta, _ := strictjson.Members(rd.params["_meta"])
+	raw := rd.params["_meta"]
+	if !bytes.Contains(raw, []byte(reservedPrefix)) && bytes.IndexByte(raw, '\\') < 0 {
+		return false // no name in it spells taskgate/, literally or with an escape
+	}
+	meta, _ := strictjson.Members(raw)
 	for name := range meta {
 		if strings.HasPrefix(name, reservedPrefix) {
 			return true

@@ -19,6 +19,7 @@ func TestNeedsHoist(t *testing.T) {
 		{`{"name":"t","_meta":{"taskgate\/operation":{}}}`, "tools/call", true},
 		{`{"name":"t","_meta":{"\u0074askgate/task":{}}}`, "tools/call", true},
 		{`{"taskId":"x","_meta":{"taskgate\/conn":"c1"}}`, "tasks/get", true},
+		{`{"taskId":"x","_meta":{"note":"a \"taskgate/\" word","taskgate":1}}`, "tasks/get", false},
 		{`{"taskId":"x","task":{}}`, "tasks/get", false},
 		{`{"taskId":"x"}`, "tasks/get", false},
 	} {
