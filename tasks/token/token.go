@@ -13,15 +13,16 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/jsonappend"
 	"github.com/taskgate/taskgate/internal/strictjson"
 )
 
@@ -209,14 +210,31 @@ func integer(v any) (int64, bool) {
 
 // Issue seals c.
 func (s *Sealed) Issue(c Claims) string {
-	plain, err := json.Marshal(sealedClaims{
+	return s.seal(prefix, appendClaims(make([]byte, 0, 128), sealedClaims{
 		Tool: c.Tool, ID: c.Ref.ID, Caller: c.Caller,
 		Created: c.Created.UnixMilli(), TTL: c.TTL.Milliseconds(), Keep: c.KeepAlive.Milliseconds(),
-	})
-	if err != nil {
-		panic(err) // strings and integers always marshal
+	}))
+}
+
+// appendClaims appends sc as JSON, under the names of its json tags (which readClaims reads),
+// without json.Marshal's reflection.
+func appendClaims(b []byte, sc sealedClaims) []byte {
+	b = jsonappend.String(append(b, `{"t":`...), sc.Tool)
+	b = jsonappend.String(append(b, `,"i":`...), sc.ID)
+	if sc.Run != "" {
+		b = jsonappend.String(append(b, `,"r":`...), sc.Run)
 	}
-	return s.seal(prefix, plain)
+	if sc.Caller != "" {
+		b = jsonappend.String(append(b, `,"c":`...), sc.Caller)
+	}
+	b = strconv.AppendInt(append(b, `,"a":`...), sc.Created, 10)
+	if sc.TTL != 0 {
+		b = strconv.AppendInt(append(b, `,"l":`...), sc.TTL, 10)
+	}
+	if sc.Keep != 0 {
+		b = strconv.AppendInt(append(b, `,"k":`...), sc.Keep, 10)
+	}
+	return append(b, '}')
 }
 
 // seal encrypts plain under the sealing key as pfx + key id + "." + base64(nonce, ciphertext),

@@ -2,6 +2,7 @@ package token
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -184,5 +185,27 @@ func TestSealedMalformedClaims(t *testing.T) {
 	c, err := s.Open(s.seal(prefix, []byte(`{"t":"x","i":"y","a":0,"z":{"later":[1]}}`)), time.Now())
 	if err != nil || c.Tool != "x" || c.Ref.ID != "y" {
 		t.Errorf("claims with a member a later version adds: %+v, %v; want them read", c, err)
+	}
+}
+
+// TestClaimsReadAsEncodingJSONWroteThem: the claims Issue writes read back, by readClaims and by
+// json.Unmarshal, as those json.Marshal wrote before it, so that ids of every version read alike.
+func TestClaimsReadAsEncodingJSONWroteThem(t *testing.T) {
+	for _, sc := range []sealedClaims{
+		{Tool: "echo", ID: "wf-1/run-2", Created: 1765000000000},
+		{Tool: "a\"b\\c", ID: "arn:aws:states:us-east-1:1:execution:sm:<x>&y", Run: "r", Caller: "alice@example.com", Created: -5, TTL: 3600000, Keep: 1},
+		{Tool: "\u2028\u2029\x00\x1f\xff", ID: "inv_1", Caller: "é", Created: 0, TTL: -1},
+	} {
+		marshalled, err := json.Marshal(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, unmarshalled sealedClaims
+		json.Unmarshal(marshalled, &want)
+		written := appendClaims(nil, sc)
+		read, ok := readClaims(written)
+		if err := json.Unmarshal(written, &unmarshalled); err != nil || !ok || read != want || unmarshalled != want {
+			t.Errorf("%s read as %+v (%v) and %+v (%v), want %+v", written, read, ok, unmarshalled, err, want)
+		}
 	}
 }
