@@ -206,8 +206,8 @@ func (s *Server) startParams(params map[string]json.RawMessage, h http.Header) (
 		return nil, false
 	}
 	args := params["arguments"]
-	if _, ok := metaObject(args); !ok {
-		return nil, false
+	if a := bytes.TrimLeft(args, " \t\r\n"); len(a) == 0 || a[0] != '{' {
+		return nil, false // not an object (the body is strict JSON: one that opens with { is one)
 	}
 	meta, ok := metaObject(params["_meta"])
 	if _, progress := meta["progressToken"]; !ok || progress || !declaresTasks(meta[mcp.MetaKeyClientCapabilities]) {
