@@ -2,6 +2,10 @@ package devenv
 
 import (
 	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,9 +23,22 @@ import (
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 )
 
-// temporalCLI is the newest Temporal CLI release that `go install` builds from the Go module proxy
-// (the go.mod of later ones has replace directives).
-const temporalCLI = "github.com/temporalio/cli/cmd/temporal@v1.5.1"
+// The Temporal CLI's module, built in a folder of its own with these as its go.mod and go.sum: a
+// release of the CLI with a dependency pinned past a bug of that release (go.mod.in says which).
+var (
+	//go:embed temporalcli/go.mod.in
+	temporalCLIMod []byte
+	//go:embed temporalcli/go.sum.in
+	temporalCLISum []byte
+)
+
+// temporalCLIDir is the folder of the tools (TASKGATE_TOOLS, else cache) that the CLI is built
+// into, named after its go.sum as scripts/with-engines names it, so that a change of the pinned
+// module builds it anew.
+func temporalCLIDir(cache string) string {
+	sum := sha256.Sum256(temporalCLISum)
+	return filepath.Join(toolsDir(cache), "temporal-cli-"+hex.EncodeToString(sum[:6]))
+}
 
 // startTemporal starts a local Temporal dev server, unless TEMPORAL_ADDRESS names one. Its history
 // persists in the dev folder, so a restarted `taskgate dev` still finds the workflows behind
@@ -92,16 +109,37 @@ func temporalBinary(ctx context.Context, cache string, logTo io.Writer) (string,
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p, nil
 	}
-	bin := filepath.Join(toolsDir(cache), "bin", "temporal")
+	dir := temporalCLIDir(cache)
+	bin := filepath.Join(dir, "temporal")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	fmt.Fprintf(logTo, "taskgate: building the Temporal CLI into %s (once; about 3 minutes)\n", filepath.Dir(bin))
-	cmd := exec.CommandContext(ctx, "go", "install", temporalCLI)
-	cmd.Env = append(os.Environ(), "GOBIN="+filepath.Dir(bin), "GOFLAGS=")
-	cmd.Stdout, cmd.Stderr = logTo, logTo
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building the Temporal CLI (go install %s): %w; or install `temporal` on PATH, or set TEMPORAL_ADDRESS to a running server", temporalCLI, err)
+	fmt.Fprintf(logTo, "taskgate: building the Temporal CLI into %s (once; about 3 minutes)\n", dir)
+	if err := buildTemporalCLI(ctx, bin, logTo); err != nil {
+		return "", fmt.Errorf("building the Temporal CLI: %w; or install `temporal` on PATH, or set TEMPORAL_ADDRESS to a running server", err)
 	}
 	return bin, nil
+}
+
+// buildTemporalCLI builds the CLI's module into bin, whole or not at all: another taskgate dev
+// starting meanwhile (clients spawn one each) finds none, or all of it.
+func buildTemporalCLI(ctx context.Context, bin string, logTo io.Writer) error {
+	src, err := os.MkdirTemp("", "taskgate-temporal-cli-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	if err := errors.Join(os.WriteFile(filepath.Join(src, "go.mod"), temporalCLIMod, 0o644),
+		os.WriteFile(filepath.Join(src, "go.sum"), temporalCLISum, 0o644), os.MkdirAll(filepath.Dir(bin), 0o755)); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, "github.com/temporalio/cli/cmd/temporal")
+	cmd.Dir, cmd.Env = src, append(os.Environ(), "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = logTo, logTo
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("go build github.com/temporalio/cli/cmd/temporal: %w", err)
+	}
+	return os.Rename(tmp, bin)
 }

@@ -28,9 +28,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -91,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.jsonFile, "json", "", "write the summary as JSON to `FILE`")
 	fs.StringVar(&o.taskgate, "taskgate", "", "the taskgate binary (default: built from this module)")
 	fs.StringVar(&o.worker, "worker", "", "the example worker binary, examples/temporal/worker (default: built from this module)")
-	fs.StringVar(&o.temporalCLI, "temporal-cli", "", "the Temporal CLI (default: $TEMPORAL_CLI, else temporal on PATH, else $TASKGATE_TOOLS/bin/temporal)")
+	fs.StringVar(&o.temporalCLI, "temporal-cli", "", "the Temporal CLI (default: $TEMPORAL_CLI, which scripts/with-engines sets, else temporal on PATH)")
 	fs.StringVar(&o.sfnEndpoint, "sfn-endpoint", os.Getenv("SFN_ENDPOINT"), "the Step Functions endpoint (default $SFN_ENDPOINT)")
 	fs.DurationVar(&o.killEvery, "kill-every", 0, "time between replica kills (default: a twelfth of -duration, between 1m and 4m)")
 	fs.DurationVar(&o.killDown, "kill-down", 5*time.Second, "how long a killed replica stays down")
@@ -133,20 +131,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// findTemporalCLI is the CLI scripts/with-engines names in TEMPORAL_CLI, else temporal on PATH,
-// else the one scripts/with-engines builds into the tools folder.
+// findTemporalCLI is the CLI scripts/with-engines names in TEMPORAL_CLI, else temporal on PATH.
 func findTemporalCLI() string {
 	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
 		return p
 	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	dir := os.Getenv("TASKGATE_TOOLS")
-	if dir == "" {
-		if cache, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(cache, "taskgate")
-		}
-	}
-	return filepath.Join(dir, "bin", "temporal")
+	return "temporal"
 }
