@@ -15,10 +15,10 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 )
 
-// TestMain lets the test binary be the bench's taskgate child process too, as the bench binary is.
+// TestMain lets the test binary be the bench's helper processes too, as the bench binary is.
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(childMain(spec))
+	if code, ok := asHelper(); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// TestAtDistance: the engines' variables, host:port or URL, name proxies that delay each way.
+// TestAtDistance: the engines' variables, host:port or URL, name proxies that delay each way, served
+// by a process other than the bench's, which ends with stop.
 func TestAtDistance(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,7 +40,12 @@ func TestAtDistance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
 	if v := os.Getenv("RESTATE_INGRESS_URL"); v != "" {
 		t.Errorf("RESTATE_INGRESS_URL was unset, is now %q", v)
 	}
@@ -55,6 +61,9 @@ func TestAtDistance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if pid := listener(addr); pid == 0 || pid == os.Getpid() {
+			t.Errorf("%s is served by process %d: want a process of its own (the bench is %d)", addr, pid, os.Getpid())
+		}
 		start := time.Now()
 		c.Write([]byte("ping\n"))
 		line, err := bufio.NewReader(c).ReadString('\n')
@@ -65,5 +74,12 @@ func TestAtDistance(t *testing.T) {
 		if rtt := time.Since(start); rtt < 2*latency {
 			t.Errorf("through %s the round trip took %s: want at least twice %s", addr, rtt, latency)
 		}
+	}
+	addr := os.Getenv("TEMPORAL_ADDRESS")
+	stop()
+	stopped = true
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after stop", addr)
 	}
 }

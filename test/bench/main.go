@@ -47,8 +47,8 @@ import (
 )
 
 func main() {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(childMain(spec))
+	if code, ok := asHelper(); ok {
+		os.Exit(code)
 	}
 	opts, err := parseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
