@@ -249,7 +249,7 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 		after := adapters.RetryAfter(err)
 		if e.sweeps != nil { // the next round reads it, as a page of a listing or by a confirmation
 			e.follow(ctx, t, r, p, paced)
-			e.hurry()
+			e.hurry(t)
 			after = min(after, time.Until(deadline))
 		} else if time.Now().Add(after).After(deadline) {
 			return adapters.Status{}, err

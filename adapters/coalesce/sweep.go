@@ -63,6 +63,9 @@ type sweeper struct {
 
 	mu       sync.Mutex
 	followed map[string]*followed // by target name
+	// wanted are the targets a read waits on (it found nothing to answer with): a round lists
+	// them before the others, once each.
+	wanted map[string]bool
 	// confirming are the executions whose outcomes are being read, by key: rounds leave them out.
 	confirming map[string]bool
 	slots      chan struct{} // one per confirmation reading its outcome
@@ -107,7 +110,7 @@ func (e *Readings) Sweeps(engine Swept) {
 		return
 	}
 	s := &sweeper{engine: engine, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
-		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{},
+		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}, wanted: map[string]bool{},
 		confirming: map[string]bool{}, slots: make(chan struct{}, confirmsAtOnce)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -165,13 +168,21 @@ func (e *Readings) unfollow(t adapters.Target, r adapters.Ref) {
 	}
 }
 
-// hurry asks for a round soon: a read found nothing to answer with and the budget is spent.
-func (e *Readings) hurry() {
-	if s := e.sweeps; s != nil {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+// hurry asks for a round soon, and for t's listing before the others' (in the round under way if
+// it has not listed t yet): a read of t found nothing to answer with and the budget is spent.
+// Under a read budget a round's listings wait for their tokens one after the other, and the read
+// waits only for the listing in flight and t's.
+func (e *Readings) hurry(t adapters.Target) {
+	s := e.sweeps
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.wanted[t.Name] = true
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -210,11 +221,22 @@ func (e *Readings) sweepRounds(ctx context.Context) {
 	}
 }
 
-// sweepRound sweeps every target once.
+// sweepRound sweeps every target once, and each target wanted during the round (hurry) next,
+// once more when the round had already swept it.
 func (e *Readings) sweepRound(ctx context.Context) {
 	s := e.sweeps
 	s.rounds.Add(1)
-	for _, f := range e.toSweep(time.Now()) {
+	round := e.toSweep(time.Now())
+	taken := map[string]bool{}
+	for {
+		f, ok := e.takeWanted(time.Now(), taken)
+		if ok {
+			round = slices.DeleteFunc(round, func(g followed) bool { return g.target.Name == f.target.Name })
+		} else if len(round) > 0 {
+			f, round = round[0], round[1:]
+		} else {
+			return
+		}
 		endsFrom, last, err := e.sweepTarget(ctx, f)
 		if err != nil {
 			s.failures.Add(1)
@@ -227,34 +249,60 @@ func (e *Readings) sweepRound(ctx context.Context) {
 	}
 }
 
-// toSweep is a copy of what is followed now, without the executions that nobody asked about for a
-// while or whose end is known, and without those being confirmed.
+// toSweep is a copy of what is followed now (see sweepCopy).
 func (e *Readings) toSweep(now time.Time) []followed {
 	s := e.sweeps
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []followed
-	for name, f := range s.followed {
-		refs := map[adapters.Ref]interest{}
-		for r, in := range f.refs {
-			if v, ok := e.cache.Get(key(f.target, r)); now.After(in.until) || ok && endKnown(v) {
-				delete(f.refs, r)
-				continue
-			}
-			if !s.confirming[key(f.target, r)] {
-				refs[r] = in
-			}
+	for _, f := range s.followed {
+		if c, ok := e.sweepCopy(f, now); ok {
+			out = append(out, c)
 		}
-		if len(f.refs) == 0 {
-			delete(s.followed, name)
-			continue
-		}
-		if len(refs) == 0 {
-			continue
-		}
-		out = append(out, followed{target: f.target, refs: refs, endsFrom: f.endsFrom, last: f.last})
 	}
 	return out
+}
+
+// takeWanted is a copy of a target wanted since the round took it last (taken: the targets the
+// round took so), if there is one to sweep; the round takes it.
+func (e *Readings) takeWanted(now time.Time, taken map[string]bool) (followed, bool) {
+	s := e.sweeps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.wanted {
+		delete(s.wanted, name)
+		if f, ok := s.followed[name]; ok && !taken[name] {
+			if c, ok := e.sweepCopy(f, now); ok {
+				taken[name] = true
+				return c, true
+			}
+		}
+	}
+	return followed{}, false
+}
+
+// sweepCopy is a copy of f without the executions that nobody asked about for a while or whose
+// end is known, which it forgets (and f when none is left), and without those being confirmed;
+// ok is false when none is left to sweep. Called with s.mu held.
+func (e *Readings) sweepCopy(f *followed, now time.Time) (_ followed, ok bool) {
+	s := e.sweeps
+	refs := map[adapters.Ref]interest{}
+	for r, in := range f.refs {
+		if v, ok := e.cache.Get(key(f.target, r)); now.After(in.until) || ok && endKnown(v) {
+			delete(f.refs, r)
+			continue
+		}
+		if !s.confirming[key(f.target, r)] {
+			refs[r] = in
+		}
+	}
+	if len(f.refs) == 0 {
+		delete(s.followed, f.target.Name)
+	}
+	if len(refs) == 0 {
+		return followed{}, false
+	}
+	return followed{target: f.target, refs: refs, endsFrom: f.endsFrom, last: f.last}, true
 }
 
 // sweepTarget sweeps f's executions once: by their ends since the last round where it can, else

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/memengine"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // pointReads counts the Describe calls that reach an engine, and throttles them all when told to.
@@ -440,5 +443,76 @@ func TestWatchersOfUncachedExecutionsArePruned(t *testing.T) {
 	case <-keptChanges:
 		t.Error("the watcher of a cached execution was woken, with no change")
 	default:
+	}
+}
+
+// gatedSweeps lists every execution asked about as running, records the targets it lists, and
+// holds its first listing until the gate opens, as a listing that waits for a read budget's token.
+type gatedSweeps struct {
+	*pointReads
+	gate, held chan struct{}
+	mu         sync.Mutex
+	listed     []string
+}
+
+func (g *gatedSweeps) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	g.mu.Lock()
+	g.listed = append(g.listed, t.Name)
+	first := len(g.listed) == 1
+	g.mu.Unlock()
+	if first {
+		close(g.held)
+		<-g.gate
+	}
+	listed := make([]adapters.Listed, len(refs))
+	for i, r := range refs {
+		listed[i] = adapters.Listed{Ref: r, Status: adapters.Status{State: adapters.Working}}
+	}
+	return listed, "", nil
+}
+
+// A read with nothing to answer with has its target listed next, before the other targets of the
+// round under way: it waits for the listing in flight and its own, not for a whole round's.
+func TestAReadWithNothingToAnswerIsListedNext(t *testing.T) {
+	mem := &pointReads{Engine: memengine.New(memengine.Options{})}
+	g := &gatedSweeps{pointReads: mem, gate: make(chan struct{}), held: make(chan struct{})}
+	e, readings := sweepingOver(t, g, Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond, Wait: 5 * time.Second})
+	ctx := context.Background()
+	var targets []adapters.Target
+	for _, program := range []string{memengine.Echo, memengine.Fail, memengine.Ask, memengine.AskTwo, memengine.Steps} {
+		targets = append(targets, memengine.Job(program, 0))
+		readings.follow(ctx, targets[len(targets)-1], adapters.Ref{ID: "followed"}, pace.Pace{}, false)
+	}
+	<-g.held
+	g.mu.Lock()
+	first := g.listed[0]
+	g.mu.Unlock()
+	want := targets[len(targets)-1]
+	if want.Name == first {
+		want = targets[0]
+	}
+	mem.throttle.Store(true)
+	answered := make(chan error, 1)
+	go func() {
+		st, err := e.Describe(ctx, want, adapters.Ref{ID: "unread"})
+		if err == nil && st.State != adapters.Working {
+			err = fmt.Errorf("state %v, want working", st.State)
+		}
+		answered <- err
+	}()
+	for asked := false; !asked; time.Sleep(time.Millisecond) {
+		readings.sweeps.mu.Lock()
+		asked = readings.sweeps.wanted[want.Name]
+		readings.sweeps.mu.Unlock()
+	}
+	close(g.gate)
+	if err := <-answered; err != nil {
+		t.Fatalf("Describe of an execution with no reading, its point reads throttled: %v; want it answered by the sweep", err)
+	}
+	g.mu.Lock()
+	listed := slices.Clone(g.listed)
+	g.mu.Unlock()
+	if listed[1] != want.Name {
+		t.Errorf("listings %v after a read of %s found nothing to answer with while %s was listed: want %s next", listed, want.Name, first, want.Name)
 	}
 }
