@@ -399,6 +399,11 @@ func StartedSuffix(s, keyed string, hexLen int) bool {
 	if h, ok := strings.CutPrefix(s, keyed); ok {
 		return len(h) == hexLen && strings.Trim(h, "0123456789abcdef") == ""
 	}
+	return canonicalUUID(s)
+}
+
+// canonicalUUID reports whether s is a UUID in its canonical lowercase form.
+func canonicalUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

@@ -236,3 +236,25 @@ auth:
 		t.Fatalf("native ids with no secret under auth: %v", err)
 	}
 }
+
+// A native id made up after a caller's own tag (the shape of her ids, a suffix of her choosing)
+// names nothing she started: it is not found before any engine read.
+func TestMadeUpNativeIDsCostNoRead(t *testing.T) {
+	s := newShared(t)
+	length, _ := s.set.Tool("echo_length")
+	svc := s.service(t, token.Native{Refs: s.set, Keys: keys(t, token.NewKey("k1"))})
+	task := startAs(t, svc, as("alice"), length, `{"seconds": 60, "text": "hers"}`)
+	if _, err := svc.Read(as("alice"), task.ID); err != nil {
+		t.Fatalf("alice reads her own task: %v", err)
+	}
+	i := strings.LastIndexByte(task.ID, '/')
+	before := s.mem.describes.Load()
+	for _, suffix := range []string{"3f2b8c1e-9d4a-4b7e-8c2f-1a2b3c4d5e6f", adapters.NewSuffix("alice"), "k-" + strings.Repeat("0a", 16)} {
+		if _, err := svc.Read(as("alice"), task.ID[:i+1]+suffix); tasks.KindOf(err) != tasks.NotFound {
+			t.Errorf("a made-up id with alice's tag and suffix %s: %v, want not found", suffix, err)
+		}
+	}
+	if n := s.mem.describes.Load() - before; n != 0 {
+		t.Errorf("made-up ids cost %d engine reads, want none", n)
+	}
+}

@@ -70,32 +70,24 @@ func (s *Service) callerOf(ctx context.Context, tool *mapping.Tool, caller strin
 }
 
 // nativeTool is the tool whose driver reads id as a Ref of its target that the request's caller
-// started through that tool, with the Ref and the caller it was recorded under; nil when none.
-// An execution recorded before callers were keyed names no tool: its id reads through the first
-// tool the caller can see whose engine owns it.
+// started through that tool, with the Ref and the caller it was recorded under; nil when none. A
+// native id carries nothing a client cannot make up but the MAC of its suffix (adapters.Minted),
+// so it is checked before the id reaches any engine: an execution recorded before suffixes were
+// minted, or before callers were keyed, reads only through a sealed id.
 func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, adapters.Ref, string) {
-	principal, unkeyed := Principal(ctx), unkeyedCaller(Principal(ctx))
-	var before *mapping.Tool
-	var beforeRef adapters.Ref
+	principal := Principal(ctx)
 	for _, t := range s.set.Tools {
 		ref, err := t.ParseRef(id)
 		if err != nil {
 			continue
 		}
-		owns := s.engines[t.Engine].Owns
 		for gen := range s.callers.generations() {
-			if who := s.callers.of(principal, t.Name, gen); owns(t.Target, ref, who) {
+			if who := s.callers.of(principal, t.Name, gen); adapters.Minted(ref.ID, who) && s.engines[t.Engine].Owns(t.Target, ref, who) {
 				return t, ref, who
 			}
 		}
-		if visible, _ := Access(ctx, t); before == nil && visible && owns(t.Target, ref, unkeyed) {
-			before, beforeRef = t, ref
-		}
 	}
-	if before == nil {
-		return nil, adapters.Ref{}, ""
-	}
-	return before, beforeRef, unkeyed
+	return nil, adapters.Ref{}, ""
 }
 
 // Read opens a task id and reads the task: its status and, once it has ended, its result.

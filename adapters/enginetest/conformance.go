@@ -664,6 +664,12 @@ func testCallerBinding(t *testing.T, h *suite) {
 	if !e.Owns(echo, unkeyed, "alice") || e.Owns(echo, unkeyed, "bob") {
 		t.Errorf("Owns of alice's unkeyed %v: alice %v, bob %v", unkeyed, e.Owns(echo, unkeyed, "alice"), e.Owns(echo, unkeyed, "bob"))
 	}
+	for _, r := range []adapters.Ref{alice, unkeyed, e.KeyRef(echo, key, "alice")} {
+		if !adapters.Minted(r.ID, "alice") || adapters.Minted(r.ID, "bob") {
+			t.Errorf("%v: Minted for alice %v, for bob %v; want its suffix minted for alice alone (adapters.NewSuffix, KeySuffix)",
+				r, adapters.Minted(r.ID, "alice"), adapters.Minted(r.ID, "bob"))
+		}
+	}
 	for caller, ref := range map[string]adapters.Ref{"alice": alice, "bob": bob} {
 		kr := e.KeyRef(echo, key, caller)
 		byKey, err := e.Describe(ctx, echo, kr)

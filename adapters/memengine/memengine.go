@@ -42,7 +42,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -50,8 +49,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -185,7 +182,7 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	if err := json.Compact(&compact, input); err != nil {
 		return adapters.Ref{}, adapters.Refuse("the input is not valid JSON", fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
 	}
-	id := j.program + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString()
+	id := j.program + "/" + adapters.CallerTag(req.Caller) + "/" + adapters.NewSuffix(req.Caller)
 	if req.Key != "" {
 		id = keyID(j, req.Key, req.Caller)
 	}
@@ -293,8 +290,7 @@ func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
 // keyID is the execution id for an idempotency key: the key's hash, so that any key gives a
 // valid id and the key itself is not visible in it.
 func keyID(j job, key, caller string) string {
-	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return j.program + "/" + adapters.CallerTag(caller) + "/k-" + hex.EncodeToString(sum[:16])
+	return j.program + "/" + adapters.CallerTag(caller) + "/" + adapters.KeySuffix(key, caller, "k-", 32)
 }
 
 // KeyRef returns the Ref Start gives for key and caller; empty for a target that is no memory job.

@@ -1,12 +1,8 @@
 package restate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"math/big"
 	"strings"
-
-	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -74,10 +70,9 @@ const keyedPart = "k-"
 func taskKey(key, caller string) string {
 	tag := adapters.CallerTag(caller) + "-"
 	if key == "" {
-		return tag + uuid.NewString()
+		return tag + adapters.NewSuffix(caller)
 	}
-	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return tag + keyedPart + hex.EncodeToString(sum[:16])
+	return tag + adapters.KeySuffix(key, caller, keyedPart, 32)
 }
 
 // validTaskKey reports whether k has a shape taskKey gives, for any caller: a caller tag (16

@@ -1,8 +1,6 @@
 package stepfunctions
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode"
@@ -101,6 +99,5 @@ func validName(s string) bool {
 // a valid name and the key itself is not visible in the execution ARN. The caller who used the key
 // is hashed in too, so that another caller's same key names another execution.
 func keyName(key, caller string) string {
-	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return adapters.CallerTag(caller) + "-k-" + hex.EncodeToString(sum[:])[:40]
+	return adapters.CallerTag(caller) + "-" + adapters.KeySuffix(key, caller, "k-", 40)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -89,7 +88,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 }
 
 func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input string, req adapters.StartRequest) (adapters.Ref, error) {
-	name := adapters.CallerTag(req.Caller) + "-" + uuid.NewString()
+	name := adapters.CallerTag(req.Caller) + "-" + adapters.NewSuffix(req.Caller)
 	if req.Key != "" {
 		name = keyName(req.Key, req.Caller)
 	}

@@ -244,7 +244,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	}
 	sreq := &workflowservice.StartWorkflowExecutionRequest{
 		Namespace:    e.namespace,
-		WorkflowId:   idPrefix + w.typ + "/" + adapters.CallerTag(req.Caller) + "/" + uuid.NewString(),
+		WorkflowId:   idPrefix + w.typ + "/" + adapters.CallerTag(req.Caller) + "/" + adapters.NewSuffix(req.Caller),
 		WorkflowType: &commonpb.WorkflowType{Name: w.typ},
 		TaskQueue:    &taskqueuepb.TaskQueue{Name: w.queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:        payloads,
@@ -327,8 +327,7 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 }
 
 func keyWorkflowID(w workflow, key, caller string) string {
-	sum := sha256.Sum256([]byte(adapters.ScopedKey(key, caller)))
-	return idPrefix + w.typ + "/" + adapters.CallerTag(caller) + "/" + keyIDPrefix + hex.EncodeToString(sum[:16])
+	return idPrefix + w.typ + "/" + adapters.CallerTag(caller) + "/" + adapters.KeySuffix(key, caller, keyIDPrefix, 32)
 }
 
 func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
