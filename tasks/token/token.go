@@ -248,6 +248,11 @@ func (s *Sealed) seal(pfx string, plain []byte) string {
 	return pfx + s.sealID + "." + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(pfx+s.sealID)))
 }
 
+// canonical reads only the spelling seal writes: base64's decoder also takes trailing bits that
+// are not zero (and skips line breaks, refused apart), so that one id would have many spellings,
+// each a task id of its own to whoever deduplicates by text.
+var canonical = base64.RawURLEncoding.Strict()
+
 // unseal opens what seal wrote with pfx, under any listed key.
 func (s *Sealed) unseal(pfx, v string) ([]byte, error) {
 	rest, ok := strings.CutPrefix(v, pfx)
@@ -262,8 +267,8 @@ func (s *Sealed) unseal(pfx, v string) ([]byte, error) {
 	if !ok {
 		return nil, ErrForged
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+	raw, err := canonical.DecodeString(body)
+	if err != nil || strings.ContainsAny(body, "\r\n") || len(raw) < aead.NonceSize()+aead.Overhead() {
 		return nil, ErrMalformed
 	}
 	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(pfx+kid))
@@ -352,8 +357,8 @@ func (Native) SealState(data []byte) string { return base64.RawURLEncoding.Encod
 
 // OpenState reads what SealState wrote.
 func (Native) OpenState(st string) ([]byte, error) {
-	data, err := base64.RawURLEncoding.DecodeString(st)
-	if err != nil {
+	data, err := canonical.DecodeString(st)
+	if err != nil || strings.ContainsAny(st, "\r\n") {
 		return nil, ErrMalformed
 	}
 	return data, nil

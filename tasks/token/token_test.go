@@ -209,3 +209,37 @@ func TestClaimsReadAsEncodingJSONWroteThem(t *testing.T) {
 		}
 	}
 }
+
+// TestOneSpelling: an id opens in the one spelling Issue wrote, so that whoever deduplicates ids
+// by their text deduplicates tasks.
+func TestOneSpelling(t *testing.T) {
+	s := mustSealed(t, NewKey("k1"))
+	now := time.Now()
+	good := s.Issue(Claims{Tool: "t", Ref: adapters.Ref{ID: "x"}, Created: now, TTL: time.Minute})
+	if _, err := s.Open(good, now); err != nil {
+		t.Fatalf("Open(%q): %v", good, err)
+	}
+	last := strings.IndexByte(base64URL, good[len(good)-1])
+	if len(strings.TrimPrefix(good, "tg1.k1."))%4 == 0 {
+		t.Fatalf("id %q has no trailing bits to vary", good)
+	}
+	for name, id := range map[string]string{
+		"trailing bits": good[:len(good)-1] + string(base64URL[last^1]),
+		"line feed":     good[:20] + "\n" + good[20:],
+		"carriage":      good[:20] + "\r" + good[20:],
+		"crlf at end":   good + "\r\n",
+	} {
+		if _, err := s.Open(id, now); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Open(%q) = %v, want ErrMalformed", name, id, err)
+		}
+	}
+	state := s.SealState([]byte("asked"))
+	if _, err := s.OpenState(state[:12] + "\n" + state[12:]); err == nil {
+		t.Errorf("a sealed state opens with a line feed in it")
+	}
+	if _, err := (Native{}).OpenState("YWJj\n"); err == nil {
+		t.Errorf("a native state opens with a line feed in it")
+	}
+}
+
+const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
