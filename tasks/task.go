@@ -50,6 +50,12 @@ type Failure struct {
 // Ref returns the engine's own reference of the task's execution.
 func (t *Task) Ref() adapters.Ref { return t.claims.Ref }
 
+// execution names the execution t reads, whatever the spelling of its id: its engine block, its
+// target and its Ref.
+func (t *Task) execution() string {
+	return t.Tool.Engine + "\x00" + t.Tool.Target.Name + "\x00" + t.claims.Ref.ID
+}
+
 // Ended reports whether the execution has ended.
 func (t *Task) Ended() bool { return t.Status.State.Terminal() }
 

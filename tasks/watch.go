@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -14,23 +13,25 @@ const MaxWatched = 1000
 
 // Watch follows tasks for a listener (subscriptions/listen). Each id is opened as Read opens it
 // (Open: the caller's, not expired, through a tool the caller may still use); the ids that open
-// are acknowledged, in the order given and each once, and the others are left out alike, so that
-// nothing tells another caller's id from a forged or an expired one. For each acknowledged task,
-// updates gets the task as Read answers it now, then again on every change of its status (its
-// state, its message, its open questions), the last time when it ends, with its result; then the
-// task is no longer followed. A task whose execution is gone (not found) is no longer followed
-// either; an engine that does not answer is asked again. updates is closed once every task has
-// ended or ctx has, and then no goroutine of the watch is left.
+// are acknowledged, in the order given and each execution once (the first id that names it), and
+// the others are left out alike, so that nothing tells another caller's id from a forged or an
+// expired one. For each acknowledged task, updates gets the task as Read answers it now, then
+// again on every change of its status (its state, its message, its open questions), the last time
+// when it ends, with its result; then the task is no longer followed, nor once its id's ttl has
+// passed. A task whose execution is gone (not found) is no longer followed either; an engine that
+// does not answer is asked again. updates is closed once every task has ended or ctx has, and then
+// no goroutine of the watch is left.
 func (s *Service) Watch(ctx context.Context, ids []string) (acknowledged []string, updates <-chan *Task) {
 	var followed []*Task
+	opened := map[string]bool{}
 	for _, id := range ids {
-		if slices.Contains(acknowledged, id) {
+		t, err := s.Open(ctx, id)
+		if err != nil || opened[t.execution()] {
 			continue
 		}
-		if t, err := s.Open(ctx, id); err == nil {
-			acknowledged = append(acknowledged, id)
-			followed = append(followed, t)
-		}
+		opened[t.execution()] = true
+		acknowledged = append(acknowledged, id)
+		followed = append(followed, t)
 	}
 	out := make(chan *Task)
 	var wg sync.WaitGroup
@@ -52,6 +53,9 @@ func (s *Service) follow(ctx context.Context, t *Task, out chan<- *Task) {
 		err := s.refresh(ctx, t)
 		if KindOf(err) == NotFound {
 			s.log.Debug("a followed task's execution is gone; no longer following it", "tool", t.Tool.Name)
+			return
+		}
+		if t.claims.Expired(s.now()) {
 			return
 		}
 		if err == nil && (!sent || statusOf(t) != last) {

@@ -38,6 +38,13 @@ tools:
     job: {program: echo}
     ttl: 1ms
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
+  - name: short_lived
+    description: Three long steps; its ids expire after a second.
+    engine: mem
+    job: {program: steps}
+    ttl: 1s
+    pollInterval: 100ms
+    inputSchema: {type: object, properties: {version: {type: string}, stepSeconds: {type: number}}, required: [version, stepSeconds]}
   - name: admin_echo
     description: Alice's only.
     engine: mem
@@ -213,6 +220,59 @@ func TestWatchEndsWithItsContext(t *testing.T) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			t.Fatalf("%d goroutines left, %d before the watch:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
+
+// TestWatchFollowsAnExecutionOnce: two ids of one execution (the start's, the listing's) are one
+// task to follow: the first is acknowledged, the other left out.
+func TestWatchFollowsAnExecutionOnce(t *testing.T) {
+	svc, set := newWatched(t)
+	ctx := as("alice")
+	release, _ := set.Tool("release")
+	task, err := svc.Start(ctx, tasks.StartRequest{Tool: release, Args: json.RawMessage(`{"version": "1", "stepSeconds": 0.1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _, err := svc.List(ctx, "")
+	if err != nil || len(listed) != 1 || listed[0].ID == task.ID {
+		t.Fatalf("the listing: %v, %v; want the task once, under an id of its own", listed, err)
+	}
+	acknowledged, updates := svc.Watch(ctx, []string{task.ID, listed[0].ID})
+	if !slices.Equal(acknowledged, []string{task.ID}) {
+		t.Fatalf("acknowledged %v, want only the first id of the execution", acknowledged)
+	}
+	if got := collect(t, updates, 10*time.Second); len(got) == 0 || !got[len(got)-1].Ended() {
+		t.Fatalf("%d updates, want the task followed to its end", len(got))
+	}
+}
+
+// TestWatchEndsAtTheTTL: a task still running when its id's ttl passes is no longer followed, and
+// nothing of it is sent after.
+func TestWatchEndsAtTheTTL(t *testing.T) {
+	svc, set := newWatched(t)
+	ctx := as("alice")
+	short, _ := set.Tool("short_lived")
+	task, err := svc.Start(ctx, tasks.StartRequest{Tool: short, Args: json.RawMessage(`{"version": "1", "stepSeconds": 60}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := task.CreatedAt().Add(time.Second)
+	_, updates := svc.Watch(ctx, []string{task.ID})
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case u, ok := <-updates:
+			switch {
+			case !ok && time.Now().Before(expires):
+				t.Fatalf("the updates closed before the ttl")
+			case !ok:
+				return
+			case u.Ended() || time.Now().After(expires):
+				t.Fatalf("an update at %s (%s), past the ttl at %s", time.Now().Format(time.StampMilli), u.Status.State, expires.Format(time.StampMilli))
+			}
+		case <-deadline:
+			t.Fatalf("the task was still followed 4 s past its ttl")
 		}
 	}
 }
