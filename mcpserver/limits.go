@@ -38,9 +38,17 @@ type Limits struct {
 	MaxWait time.Duration
 	// CallsPerSecond bounds each principal's tools/call, with bursts of twice as many. Default 10.
 	CallsPerSecond float64
-	// PollsPerSecond bounds each principal's other task requests (tasks/*, tools/async/*), with
-	// bursts of twice as many. Default 50.
+	// PollsPerSecond bounds each principal's other task requests (tasks/*, tools/async/*, and
+	// subscriptions/listen, which replaces polls), with bursts of twice as many. Default 50.
 	PollsPerSecond float64
+	// MaxFollowed bounds the tasks that listens follow at once, each a goroutine that reads its
+	// task on every change; a listen that would follow more is refused. Default 20,000.
+	MaxFollowed int
+	// MaxFollowedPerPrincipal bounds one principal's share of MaxFollowed. Default a quarter of it.
+	MaxFollowedPerPrincipal int
+	// MaxListen bounds how long one listen streams: then it ends with its result, as it does when
+	// the bearer token it came with expires, and the client listens again. Default 1 hour.
+	MaxListen time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -64,6 +72,15 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.PollsPerSecond == 0 {
 		l.PollsPerSecond = 50
+	}
+	if l.MaxFollowed == 0 {
+		l.MaxFollowed = 20000
+	}
+	if l.MaxFollowedPerPrincipal == 0 {
+		l.MaxFollowedPerPrincipal = max(1, l.MaxFollowed/4)
+	}
+	if l.MaxListen == 0 {
+		l.MaxListen = time.Hour
 	}
 	return l
 }
@@ -100,7 +117,7 @@ func (r *rateLimits) bucket(b *buckets, method string) *rate.Limiter {
 	switch method {
 	case "tools/call":
 		return b.calls
-	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list", "tools/async/status", "tools/async/result":
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list", "tools/async/status", "tools/async/result", listenMethod:
 		return b.polls
 	}
 	return nil

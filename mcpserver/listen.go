@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -123,9 +124,11 @@ type listenStream interface {
 // listen serves subscriptions/listen (request id) for its caller: it acknowledges the ids the
 // caller may follow (tasks.Service.Watch, which leaves the others out alike), then sends each
 // acknowledged task as tasks/get answers it, at once and on every change, until each has ended,
-// the listener is gone (ctx), or end closes (the server shuts down, or a stdio client cancels the
-// listen). Its result, the empty one the schema gives, ends the stream; it comes after the
-// acknowledgement, so no error does.
+// the listener is gone (ctx), end closes (the server shuts down, or a stdio client cancels the
+// listen), or the listen has lived its life (listenLife). Its result, the empty one the schema
+// gives, ends the stream; it comes after the acknowledgement, so no error does. The tasks it asks
+// for count against the caller's share of those followed (Limits.MaxFollowed) while it lasts, and
+// their reads are charged to the caller as its polls are.
 func (s *Server) listen(ctx context.Context, id jsonrpc.ID, p *listenParams, out listenStream, end <-chan struct{}) (mcp.Result, error) {
 	c := capsOf(ctx)
 	if !c.modern {
@@ -138,9 +141,17 @@ func (s *Server) listen(ctx context.Context, id jsonrpc.ID, p *listenParams, out
 	if f.taskIDs != nil && !c.tasks {
 		return nil, errMissingTasksCapability("")
 	}
+	principal, asked := tasks.Principal(ctx), int64(len(f.taskIDs))
+	if ok, own := s.followed.take(principal, asked); !ok {
+		return nil, errTooManyFollowed(len(f.taskIDs), own)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	acknowledged, updates := s.tasks.Watch(ctx, f.taskIDs)
+	s.followed.give(principal, asked-int64(len(acknowledged)))
+	defer s.followed.give(principal, int64(len(acknowledged)))
+	life := time.NewTimer(s.listenLife(ctx))
+	defer life.Stop()
 	subscription := mcp.Meta{mcp.MetaKeySubscriptionID: id.Raw()}
 	ack := &acknowledgedParams{Meta: subscription}
 	if f.taskIDs != nil {
@@ -167,10 +178,34 @@ func (s *Server) listen(ctx context.Context, id jsonrpc.ID, p *listenParams, out
 			}
 		case <-end:
 			return listenClosed(subscription), nil
+		case <-life.C:
+			return listenClosed(subscription), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// listenLife is how long a listen may stream: Limits.MaxListen, and no longer than the bearer
+// token it came with is valid, so that no stream outlives its credentials.
+func (s *Server) listenLife(ctx context.Context) time.Duration {
+	life := s.maxListen
+	if info := auth.TokenInfoFromContext(ctx); info != nil && !info.Expiration.IsZero() {
+		life = min(life, time.Until(info.Expiration))
+	}
+	return life
+}
+
+// errTooManyFollowed refuses a listen of n tasks over the tasks that listens may follow at once:
+// the caller's share (own), or everyone's.
+func errTooManyFollowed(n int, own bool) *jsonrpc.Error {
+	whose := "taskgate follows as many tasks for its listeners as it may at once"
+	if own {
+		whose = "you follow as many tasks in your listens as one caller may at once"
+	}
+	data, _ := json.Marshal(map[string]any{"retryable": true})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Data: data,
+		Message: fmt.Sprintf("subscriptions/listen of %d tasks refused: %s; close a listen, or listen again once some have ended", n, whose)}
 }
 
 // notification is a notification of method with params, encoded as the answers are.

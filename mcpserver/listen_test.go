@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -478,4 +479,80 @@ func TestListenHoldsNoBodyBudget(t *testing.T) {
 	if got.err != nil || got.rpcErr != nil || len(got.messages) != 1 {
 		t.Fatalf("a second listen of 10 KiB while the first streams: %+v", got)
 	}
+}
+
+// TestListensAreLimited: a listen takes a poll of its caller's rate, the tasks it follows count
+// against the tasks listens may follow at once (given back when it ends), and a listen ends with
+// its result when it has lived Limits.MaxListen, or when its bearer token expires.
+func TestListensAreLimited(t *testing.T) {
+	t.Run("rate", func(t *testing.T) {
+		e := newMemEnv(t, func(c *mcpserver.Config) { c.Limits.PollsPerSecond = 0.1 }) // a burst of 1
+		c := e.client(ext)
+		if got := listen(t.Context(), c, map[string]any{"toolsListChanged": true}, nil); got.err != nil || got.rpcErr != nil {
+			t.Fatalf("the first listen: %v %v", got.err, got.rpcErr)
+		}
+		got := listen(t.Context(), c, map[string]any{"toolsListChanged": true}, nil)
+		if got.rpcErr == nil || !strings.HasPrefix(got.rpcErr.Message, "Rate limit exceeded for subscriptions/listen") {
+			t.Fatalf("a listen over the rate: %+v, want it refused by the rate limit", got)
+		}
+	})
+	t.Run("followed", func(t *testing.T) {
+		e := newMemEnv(t, func(c *mcpserver.Config) { c.Limits.MaxFollowed = 3 })
+		c := e.client(ext)
+		ids := []string{start(t, c, "release", map[string]any{"version": "1", "stepSeconds": 60}),
+			start(t, c, "release", map[string]any{"version": "2", "stepSeconds": 60})}
+		ctx, cancel := context.WithCancel(t.Context())
+		acked := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			listen(ctx, c, map[string]any{"taskIds": ids}, func(m message) {
+				if m.method == "notifications/subscriptions/acknowledged" {
+					close(acked)
+				}
+			})
+		}()
+		<-acked
+		got := listen(t.Context(), c, map[string]any{"taskIds": ids}, nil)
+		if got.rpcErr == nil || !strings.HasPrefix(got.rpcErr.Message, "subscriptions/listen of 2 tasks refused: taskgate follows as many tasks") || len(got.messages) != 0 {
+			t.Fatalf("a listen past the tasks followed at once: %+v, want it refused before any acknowledgement", got)
+		}
+		cancel()
+		<-done
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			ctx, stop := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			got = listen(ctx, c, map[string]any{"taskIds": ids}, nil)
+			stop()
+			if got.rpcErr == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the first listen ended: %+v, want the tasks it followed given back", got.rpcErr)
+			}
+		}
+	})
+	t.Run("life", func(t *testing.T) {
+		e := newMemEnv(t, func(c *mcpserver.Config) { c.Limits.MaxListen = 300 * time.Millisecond })
+		c := e.client(ext)
+		id := start(t, c, "release", map[string]any{"version": "1", "stepSeconds": 60})
+		began := time.Now()
+		got := listen(t.Context(), c, map[string]any{"taskIds": []string{id}}, nil)
+		if took := time.Since(began); got.err != nil || got.rpcErr != nil || got.result == nil || took < 300*time.Millisecond || took > 5*time.Second {
+			t.Fatalf("a listen of a running task: %+v after %s, want its result after its life of 300ms", got, took)
+		}
+	})
+	t.Run("token", func(t *testing.T) {
+		expires := time.Now().Add(time.Second)
+		e := newMemEnv(t, func(c *mcpserver.Config) {
+			c.HTTPAuth = &mcpserver.HTTPAuth{Verify: func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+				return &auth.TokenInfo{UserID: "oauth:alice", Expiration: expires}, nil
+			}}
+		})
+		c := mcpclient.Modern(mcpclient.HTTP{URL: e.url, Header: http.Header{"Authorization": {"Bearer short-lived"}}}, ext)
+		id := start(t, c, "release", map[string]any{"version": "1", "stepSeconds": 60})
+		got := listen(t.Context(), c, map[string]any{"taskIds": []string{id}}, nil)
+		if now := time.Now(); got.err != nil || got.rpcErr != nil || got.result == nil || now.Before(expires) || now.After(expires.Add(5*time.Second)) {
+			t.Fatalf("a listen whose token expires at %s: %+v at %s, want its result then", expires.Format(time.StampMilli), got, now.Format(time.StampMilli))
+		}
+	})
 }

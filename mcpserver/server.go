@@ -72,6 +72,9 @@ type Server struct {
 	rates *rateLimits
 	// conns are the open stdio connections.
 	conns conns
+	// followed are the tasks that listens follow, and maxListen bounds how long one streams.
+	followed  *shares
+	maxListen time.Duration
 	// closing closes when the server shuts down (Shutdown), which ends the listen streams.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -98,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	limits := cfg.Limits.withDefaults()
 	s.rates = newRateLimits(limits)
+	s.followed, s.maxListen = newShares(int64(limits.MaxFollowed), int64(limits.MaxFollowedPerPrincipal)), limits.MaxListen
 	s.front = &httpFront{log: s.log, auth: cfg.HTTPAuth, origins: cfg.AllowedOrigins, hosts: cfg.AllowedHosts, rates: s.rates,
 		inFlight:        newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),
 		bodies:          newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal),
