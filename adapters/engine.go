@@ -130,7 +130,8 @@ type Hook func(ctx context.Context, c *Call) (_ context.Context, done func(err e
 type Readings interface {
 	Describe(ctx context.Context, t Target, r Ref, read func(context.Context) (Status, error)) (Status, error)
 	Outcome(ctx context.Context, t Target, r Ref, read func(context.Context) (Outcome, error)) (Outcome, error)
-	// Started is told of an execution that Start just started for req.
+	// Started is told of an execution that Start just started for req, under each Ref that names
+	// it (a keyed start's Ref, and its KeyRef).
 	Started(ctx context.Context, t Target, r Ref, req StartRequest)
 	// Changed is told that a Cancel or an Answer was asked of the execution, however it went.
 	Changed(t Target, r Ref)
@@ -196,6 +197,9 @@ func (e *Engine) Start(ctx context.Context, t Target, req StartRequest) (r Ref, 
 	})
 	if err == nil && e.readings != nil {
 		e.readings.Started(ctx, t, r, req)
+		if kr := e.conn.KeyRef(t, req.Key, req.Caller); req.Key != "" && kr != r { // the same execution, by its key
+			e.readings.Started(ctx, t, kr, req)
+		}
 	}
 	return r, err
 }

@@ -11,6 +11,9 @@
 //     fall back on waits a little (Options.Wait), then fails;
 //   - a start is a first reading (Submitted, as of the start);
 //   - the outcome of an ended execution, which can never change, is kept, and answers Describe;
+//   - so is, for as long as a running reading would be, that an execution was not found: a client
+//     that asks again and again about an id that names nothing costs the engine what one that
+//     polls a running task costs;
 //   - every reading says when the engine will next be read for it (Status.NextReadAt), so that
 //     adapters.Engine.Wait, which polls through all of this, costs the engine no more than a
 //     client polling at the task's pace.
@@ -23,6 +26,7 @@ package coalesce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +79,7 @@ type Readings struct {
 	describing         flight[adapters.Status]
 	outcomes           flight[adapters.Outcome]
 	cache              *lru.Cache[entry]
+	missing            *lru.Cache[time.Time] // until when an execution read as not found, by key
 	describes, outcome served
 	sweeps             *sweeper
 	watchMu            sync.Mutex
@@ -93,7 +98,7 @@ func New(o Options) *Readings {
 	if o.Bytes > 0 {
 		cache = lru.NewWeighed(o.Size, o.Bytes, weigh)
 	}
-	return &Readings{opts: o, cache: cache}
+	return &Readings{opts: o, cache: cache, missing: lru.New[time.Time](o.Size / 16)}
 }
 
 // entry is what the cache knows of one execution.
@@ -222,18 +227,22 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
+		if until, ok := e.missing.Get(k); ok && now.Before(until) {
+			e.describes.cached.Add(1)
+			return adapters.Status{}, fmt.Errorf("%w: %s was not found when last read, at most %s ago", adapters.ErrNotFound, r.ID, e.opts.notFoundFor(p, paced))
+		}
 		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
 				if !st.State.Terminal() {
-					e.follow(ctx, t, r, p, paced)
+					e.follow(ctx, t, r, p, paced, true)
 				}
 				return st, nil
 			}
 		}
 		st, err, answered := e.read(ctx, t, r, k, p, paced, describe)
 		if err == nil && !st.State.Terminal() {
-			e.follow(ctx, t, r, p, paced)
+			e.follow(ctx, t, r, p, paced, true)
 		}
 		if !answered || !errors.Is(err, adapters.ErrThrottled) {
 			return st, err
@@ -243,19 +252,21 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.describes.stale.Add(1)
 			v.status.ReadAt = latest(v.status.ReadAt, v.swept)
 			v.status.NextReadAt = latest(v.hold, now)
-			e.follow(ctx, t, r, p, paced)
+			e.follow(ctx, t, r, p, paced, true)
 			return v.status, nil
 		}
 		after := adapters.RetryAfter(err)
-		if e.sweeps != nil { // the next round reads it, as a page of a listing or by a confirmation
-			e.follow(ctx, t, r, p, paced)
-			e.hurry(t)
+		if e.sweeps != nil {
 			after = min(after, time.Until(deadline))
 		} else if time.Now().Add(after).After(deadline) {
 			return adapters.Status{}, err
 		}
 		if after <= 0 {
 			return adapters.Status{}, err
+		}
+		if e.sweeps != nil { // the next round lists it; if it ended, the read is made again after
+			e.follow(ctx, t, r, p, paced, false)
+			e.hurry(t)
 		}
 		if adapters.SleepUntil(ctx, after, e.Changes(t, r)) != nil { // or a sweep records it
 			return adapters.Status{}, ctx.Err()
@@ -303,6 +314,8 @@ func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, 
 				old.status, old.born, old.due, old.window, old.hold = v.status, v.born, v.due, v.window, time.Time{}
 			})
 			e.changed(k)
+		case errors.Is(err, adapters.ErrNotFound) && e.opts.Fresh >= 0:
+			e.missing.Update(k, func(until *time.Time) { *until = at.Add(e.opts.notFoundFor(p, paced)) })
 		case errors.Is(err, adapters.ErrThrottled):
 			hold := time.Now().Add(adapters.RetryAfter(err))
 			e.cache.Update(k, func(v *entry) { v.hold = hold })
@@ -313,6 +326,19 @@ func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		e.describes.flown(own)
 	}
 	return st, err, answered
+}
+
+// notFoundFor is how long a reading that found no execution answers reads at pace p: as long as
+// a reading of a task just started would.
+func (o Options) notFoundFor(p pace.Pace, paced bool) time.Duration {
+	d := max(o.Fresh, 0)
+	if paced {
+		d = p.Interval(0)
+	}
+	if o.Stretch != nil {
+		d = time.Duration(float64(d) * max(o.Stretch(), 1))
+	}
+	return d
 }
 
 // reading is the entry of a running reading st, for a read at pace p: good for the interval at
@@ -399,8 +425,9 @@ func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref,
 
 // Started takes a start without an idempotency key as the first reading of the new execution:
 // submitted, as of now, good for the curve's first interval. (A keyed start may have found an
-// execution that is older, or ended.)
+// execution that is older, or ended.) Either way, the execution is no longer missing.
 func (e *Readings) Started(ctx context.Context, t adapters.Target, r adapters.Ref, req adapters.StartRequest) {
+	e.missing.DeleteIf(key(t, r), func(time.Time) bool { return true })
 	if req.Key != "" || e.opts.Fresh < 0 {
 		return
 	}

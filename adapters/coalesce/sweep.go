@@ -83,11 +83,15 @@ type followed struct {
 }
 
 // interest is since when an execution is swept, until when, and the pace of the read that asked
-// for it last, and what its context carries (Options.Carry).
+// for it last, and what its context carries (Options.Carry); seen, whether a read or a listing
+// ever found it running. One never seen running (a read the budget refused before it was made)
+// may name nothing at all: a listing that does not show it running ends its sweeping, and its
+// reader's own read tells whether it ended; no outcome is read for it.
 type interest struct {
 	since, until time.Time
 	pace         pace.Pace
 	paced        bool
+	seen         bool
 	carried      context.Context
 }
 
@@ -133,8 +137,9 @@ func (e *Readings) SweepCounts() SweepCounts {
 	return SweepCounts{Rounds: s.rounds.Load(), Pages: s.pages.Load(), Confirms: s.confirms.Load(), Failures: s.failures.Load(), Followed: n}
 }
 
-// follow keeps r among the executions swept for a while after a read that found it running.
-func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, paced bool) {
+// follow keeps r among the executions swept for a while after a read that found it running (seen),
+// or that the budget refused before it was made.
+func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, paced, seen bool) {
 	s := e.sweeps
 	if s == nil {
 		return
@@ -154,7 +159,7 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 			in.carried = e.opts.Carry(ctx)
 		}
 	}
-	in.until, in.pace, in.paced = now.Add(s.lasting), p, paced
+	in.until, in.pace, in.paced, in.seen = now.Add(s.lasting), p, paced, in.seen || seen
 	f.refs[r] = in
 }
 
@@ -393,11 +398,31 @@ func (e *Readings) sweepRunning(ctx context.Context, f followed, refs []adapters
 	}
 	young := at.Add(-2 * e.sweeps.every)
 	for _, r := range refs {
-		if in := f.refs[r]; !running[r] && !in.since.After(young) {
+		switch in := f.refs[r]; {
+		case running[r]:
+			e.seen(f.target, r)
+		case in.since.After(young):
+		case in.seen:
 			e.confirm(ctx, f.target, r, in)
+		default:
+			e.unfollow(f.target, r)
+			e.changed(key(f.target, r))
 		}
 	}
 	return nil
+}
+
+// seen records that a listing showed r running.
+func (e *Readings) seen(t adapters.Target, r adapters.Ref) {
+	s := e.sweeps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.followed[t.Name]; ok {
+		if in, ok := f.refs[r]; ok {
+			in.seen = true
+			f.refs[r] = in
+		}
+	}
 }
 
 // pages reads the pages of a listing, up to sweepPages, with read: one page's, which gives the

@@ -3,6 +3,7 @@ package coalesce
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -19,8 +20,13 @@ import (
 // pointReads counts the Describe calls that reach an engine, and throttles them all when told to.
 type pointReads struct {
 	*memengine.Engine
-	describes atomic.Int64
-	throttle  atomic.Bool
+	describes, outcomes atomic.Int64
+	throttle            atomic.Bool
+}
+
+func (p *pointReads) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+	p.outcomes.Add(1)
+	return p.Engine.Outcome(ctx, t, r)
 }
 
 func (p *pointReads) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
@@ -125,27 +131,38 @@ func TestAReadWithNoReadingIsAnsweredByTheNextSweep(t *testing.T) {
 	}
 }
 
-// A read of an ended execution with no reading, whose point reads are all throttled, is answered by
-// the outcome the next sweep confirms its end with.
-func TestAReadWithNoReadingOfAnEndIsAnsweredByTheNextSweep(t *testing.T) {
-	e, _, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Wait: 3 * time.Second})
+// A read with no reading, whose point reads are all throttled, of an execution that the listing
+// does not show running (it ended, or it never was: an id may name nothing) is not confirmed by a
+// sweep, which reads no outcome of an execution it never saw running: its reader's own read tells,
+// once the engine answers it again.
+func TestAnExecutionNeverSeenRunningIsNotConfirmed(t *testing.T) {
+	e, readings, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Wait: time.Second})
 	job := memengine.Job(memengine.Echo, 0)
 	r := startRunning(t, mem, job, 1)[0]
 	if err := mem.Cancel(context.Background(), job, r, "test"); err != nil {
 		t.Fatal(err)
 	}
-	want, err := mem.Describe(context.Background(), job, r)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mem.throttle.Store(true)
-	begin := time.Now()
-	st, err := e.Describe(context.Background(), job, r)
-	if err != nil || st.State != adapters.Cancelled || !st.Started.Equal(want.Started) || !st.Updated.Equal(want.Updated) {
-		t.Fatalf("Describe with every point read throttled: %+v, %v; want %+v, from the sweep's outcome", st, err, want)
+	for _, ref := range []adapters.Ref{r, {ID: "made-up"}} {
+		if st, err := e.Describe(context.Background(), job, ref); !errors.Is(err, adapters.ErrThrottled) {
+			t.Fatalf("Describe of %s with every point read throttled: %+v, %v; want the throttle, after its wait", ref.ID, st, err)
+		}
 	}
-	if took := time.Since(begin); took > time.Second {
-		t.Fatalf("a read with no reading took %v; want the next sweep's, well under a second", took)
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c := readings.SweepCounts()
+		if c.Confirms != 0 || mem.outcomes.Load() != 0 {
+			t.Fatalf("sweep counts %+v and %d outcome reads; want none confirmed", c, mem.outcomes.Load())
+		}
+		if c.Followed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sweep counts %+v: still followed 2 s after the listings showed them not running", c)
+		}
+	}
+	mem.throttle.Store(false)
+	if st, err := e.Describe(context.Background(), job, r); err != nil || st.State != adapters.Cancelled {
+		t.Fatalf("Describe once the engine answers: %+v, %v; want cancelled", st, err)
 	}
 }
 
@@ -481,7 +498,7 @@ func TestAReadWithNothingToAnswerIsListedNext(t *testing.T) {
 	var targets []adapters.Target
 	for _, program := range []string{memengine.Echo, memengine.Fail, memengine.Ask, memengine.AskTwo, memengine.Steps} {
 		targets = append(targets, memengine.Job(program, 0))
-		readings.follow(ctx, targets[len(targets)-1], adapters.Ref{ID: "followed"}, pace.Pace{}, false)
+		readings.follow(ctx, targets[len(targets)-1], adapters.Ref{ID: "followed"}, pace.Pace{}, false, true)
 	}
 	<-g.held
 	g.mu.Lock()
@@ -514,5 +531,20 @@ func TestAReadWithNothingToAnswerIsListedNext(t *testing.T) {
 	g.mu.Unlock()
 	if listed[1] != want.Name {
 		t.Errorf("listings %v after a read of %s found nothing to answer with while %s was listed: want %s next", listed, want.Name, first, want.Name)
+	}
+}
+
+// A reading that found no execution answers the reads that follow for as long as a running
+// reading would: an id that names nothing, asked about again and again, costs one engine read.
+func TestNotFoundIsAReadingToo(t *testing.T) {
+	e, _, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour})
+	job := memengine.Job(memengine.Echo, 0)
+	for range 5 {
+		if _, err := e.Describe(context.Background(), job, adapters.Ref{ID: "names-nothing"}); !errors.Is(err, adapters.ErrNotFound) {
+			t.Fatalf("Describe of an execution that does not exist: %v, want not found", err)
+		}
+	}
+	if n := mem.describes.Load(); n != 1 {
+		t.Fatalf("%d engine reads for five reads of one missing execution, want 1", n)
 	}
 }
