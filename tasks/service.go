@@ -129,7 +129,7 @@ func New(cfg Config) (*Service, error) {
 		if _, ok := cfg.Engines[t.Engine]; !ok {
 			return nil, fmt.Errorf("tasks: tool %q uses engine %q, which is not connected", t.Name, t.Engine)
 		}
-		if block, ok := cfg.Mapping.Engines[t.Engine]; ok && !block.Budget.Unlimited() {
+		if block, ok := cfg.Mapping.Engines[t.Engine]; ok {
 			b := blockBudget{reads: block.Budget.Split(cfg.Replicas)}
 			if d, ok := adapters.Lookup(block.Kind); ok {
 				b.sweeps = d.Info().SweepBudget.Split(cfg.Replicas)
@@ -163,8 +163,9 @@ func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce
 	if cfg.Hooks != nil {
 		hooks = append(hooks, cfg.Hooks(name)...)
 	}
+	o.Carry = carried
 	if s.observer != nil {
-		o.Ended, o.Carry = s.ended, carryTool
+		o.Ended = s.ended
 	}
 	s.reads[name] = coalesce.New(o)
 	e := adapters.NewEngine(c, adapters.EngineOptions{Hooks: hooks, Readings: s.reads[name]})
@@ -208,10 +209,17 @@ func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.T
 	return ctx, s.engines[tool.Engine]
 }
 
-// carryTool is what the sweeps of an engine's readings keep of the context of a read that followed
-// an execution: which tool read it, so that an end a sweep learns is told as that tool's.
-func carryTool(ctx context.Context) context.Context {
-	return context.WithValue(context.Background(), toolKey{}, ctx.Value(toolKey{}))
+// carried is what the sweeps of an engine's readings keep of the context of a read that followed
+// an execution: which tool read it, so that an end a sweep learns is told as that tool's; and whom
+// its engine calls are charged to, so that the outcome read that confirms its end is paid for by
+// the caller that asked about it, as the read itself would have been.
+func carried(ctx context.Context) context.Context {
+	out := context.WithValue(context.Background(), toolKey{}, ctx.Value(toolKey{}))
+	if r := requestOf(ctx); r != nil && r.charge.pay != nil {
+		out = Charging(out, r.charge.pay)
+		requestOf(out).charge.paid.Store(false)
+	}
+	return out
 }
 
 // ended tells the observer of an end that an engine call of a tool just learnt.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,6 +274,28 @@ func TestWatchEndsAtTheTTL(t *testing.T) {
 			}
 		case <-deadline:
 			t.Fatalf("the task was still followed 4 s past its ttl")
+		}
+	}
+}
+
+// TestConfirmationsAreChargedToTheirReader: the outcome read that confirms the end of a task a
+// sweep followed is charged to the caller whose read it followed, as that caller's own read would
+// have been.
+func TestConfirmationsAreChargedToTheirReader(t *testing.T) {
+	svc, set := newWatched(t)
+	release, _ := set.Tool("release")
+	var paid atomic.Int64
+	ctx := tasks.Charging(as("alice"), func() { paid.Add(1) })
+	task, err := svc.Start(as("alice"), tasks.StartRequest{Tool: release, Args: json.RawMessage(`{"version": "1", "stepSeconds": 0.2}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read, err := svc.Read(ctx, task.ID); err != nil || read.Ended() {
+		t.Fatalf("the first read: %v, %v; want the task running", read, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); paid.Load() == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweeps confirmed the end with nothing charged to the reader: %+v", svc.Sweeps())
 		}
 	}
 }
