@@ -2,8 +2,6 @@ package stepfunctions_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,8 +90,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	sum := sha256.Sum256([]byte(key))
-	if want := executionARN(machine, adapters.CallerTag("")+"-k-"+hex.EncodeToString(sum[:])[:40]); first.ID != want {
+	if want := executionARN(machine, adapters.CallerTag("")+"-"+adapters.KeySuffix(key, "", "k-", 40)); first.ID != want {
 		t.Errorf("Start with a key: Ref %s, want %s", first.ID, want)
 	}
 	if ref := e.KeyRef(echo, key, ""); ref != first {
