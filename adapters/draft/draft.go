@@ -1,6 +1,6 @@
 // Package draft is what the drivers' `taskgate discover` commands share when they write a draft
 // mapping file: tool names, YAML scalars, and a tool's input schema, the one its target declares
-// or one inferred from the inputs of its latest executions (--infer N).
+// or one inferred from the inputs of its latest executions (--infer N, with --enums).
 package draft
 
 import (
@@ -61,12 +61,22 @@ func (n *inferFlag) Set(s string) error {
 	return nil
 }
 
-// InferFlag declares --infer N on fs: how many of each target's latest executions to infer its
-// input schema from, 0 when the flag is not given.
-func InferFlag(fs *flag.FlagSet) *int {
-	n := new(int)
-	fs.Var((*inferFlag)(n), "infer", "infer each input schema the engine does not declare from the inputs of the latest `N` executions (read, never logged)")
-	return n
+// Inference is what a draft may learn from the inputs of the latest executions.
+type Inference struct {
+	// Executions is how many of each target's latest executions to infer its input schema from
+	// (--infer N), 0 for none.
+	Executions int
+	// Enums lets the inferred schema list a closed set of strings the inputs show as an enum
+	// (--enums); without it, no input's value goes into the draft.
+	Enums bool
+}
+
+// InferFlags declares --infer N and --enums on fs.
+func InferFlags(fs *flag.FlagSet) *Inference {
+	i := &Inference{}
+	fs.Var((*inferFlag)(&i.Executions), "infer", "infer each input schema the engine does not declare from the inputs of the latest `N` executions (read, never logged)")
+	fs.BoolVar(&i.Enums, "enums", false, "with --infer, list a closed set of strings the inputs show as an enum, unless a name or a value there could be a secret (every caller sees an enum)")
+	return i
 }
 
 // Sample reads the inputs of n of t's latest executions, through e when it is an
@@ -88,10 +98,9 @@ type Schema struct {
 	// comes from, like "the tag taskgate:inputSchema".
 	Declared   json.RawMessage
 	DeclaredBy string
-	// Infer is whether --infer asked for the inputs of the latest executions, and Samples what
-	// they were.
-	Infer   bool
-	Samples []json.RawMessage
+	// Inference is what --infer and --enums asked, and Samples the inputs --infer read.
+	Inference Inference
+	Samples   []json.RawMessage
 	// Missing says what the target lacks when the draft can only accept any object, like "has no
 	// input schema", and Hint what to do about it (may be empty).
 	Missing, Hint string
@@ -99,11 +108,13 @@ type Schema struct {
 
 // Write writes the tool's inputSchema (and input: .input when the schema is not an object's: a
 // tool's arguments are one, which hands the target its input property) with a comment on where it
-// came from. A declared schema wins over an inferred one, unless all it says is "any object" (as
-// an SDK declares for a map), which is no schema at all; with neither, the draft accepts any
-// object, and warn says so. what names the target in warnings.
+// came from, and one line for each place an inferred schema leaves open, saying why. A declared
+// schema wins over an inferred one, unless all it says is "any object" (as an SDK declares for a
+// map), which is no schema at all; with neither, the draft accepts any object, and warn says so.
+// what names the target in warnings.
 func (s Schema) Write(b *strings.Builder, warn io.Writer, what string) error {
 	schema, comment := s.Declared, ""
+	var open []schemainfer.Open
 	if anyObject(schema) {
 		schema = nil
 	}
@@ -112,15 +123,15 @@ func (s Schema) Write(b *strings.Builder, warn io.Writer, what string) error {
 		comment = fmt.Sprintf("from %s, which wins over the schema inferred from %s", s.DeclaredBy, inputs(n))
 	case schema != nil:
 	case n > 0:
-		inferred, err := schemainfer.Infer(s.Samples)
-		if err != nil {
+		var err error
+		if schema, open, err = schemainfer.Infer(s.Samples, schemainfer.Options{Enums: s.Inference.Enums}); err != nil {
 			return fmt.Errorf("%s: inferring the input schema: %w", what, err)
 		}
-		schema, comment = inferred, fmt.Sprintf("inferred from the %s: review it", latest(n))
+		comment = fmt.Sprintf("inferred from the %s: review it", latest(n))
 	default:
 		schema = json.RawMessage(`{"type":"object"}`)
 		missing := s.Missing
-		if s.Infer {
+		if s.Inference.Executions > 0 {
 			missing += " and no execution to infer one from"
 		}
 		fmt.Fprintf(warn, "taskgate: warning: %s %s: the draft accepts any object%s\n", what, missing, s.Hint)
@@ -137,7 +148,19 @@ func (s Schema) Write(b *strings.Builder, warn io.Writer, what string) error {
 		b.WriteString("   # " + comment)
 	}
 	b.WriteString("\n")
+	for _, o := range open {
+		fmt.Fprintf(b, "    # input%s: %s\n", o.Path, leftOpen[o.Reason])
+	}
 	return nil
+}
+
+// leftOpen says why an inferred schema leaves a place open.
+var leftOpen = map[schemainfer.Reason]string{
+	schemainfer.EnumsOff:    "no enum: pass --enums to draft enums from samples",
+	schemainfer.SecretName:  "no enum: its name reads as a secret",
+	schemainfer.LongValue:   fmt.Sprintf("no enum: a value is longer than %d characters", schemainfer.MaxEnumLength),
+	schemainfer.RandomValue: "no enum: a value looks like a random token",
+	schemainfer.SecretKeys:  fmt.Sprintf("property names left out: longer than %d characters, or random-looking", schemainfer.MaxEnumLength),
 }
 
 func inputs(n int) string {

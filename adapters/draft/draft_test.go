@@ -3,7 +3,9 @@ package draft_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +20,9 @@ func raws(texts ...string) []json.RawMessage {
 	return out
 }
 
+// inferred is what --infer 20 asks.
+var inferred = draft.Inference{Executions: 20}
+
 func TestSchemaWrite(t *testing.T) {
 	const declared = `{"type": "object", "properties": {"sku": {"type": "string"}}}`
 	for _, c := range []struct {
@@ -27,17 +32,17 @@ func TestSchemaWrite(t *testing.T) {
 	}{
 		{"declared", draft.Schema{Declared: json.RawMessage(declared), DeclaredBy: "the tag"},
 			`    inputSchema: {"type":"object","properties":{"sku":{"type":"string"}}}` + "\n", ""},
-		{"declared wins over inferred", draft.Schema{Declared: json.RawMessage(declared), DeclaredBy: "the tag", Infer: true, Samples: raws(`{"a":1}`)},
+		{"declared wins over inferred", draft.Schema{Declared: json.RawMessage(declared), DeclaredBy: "the tag", Inference: inferred, Samples: raws(`{"a":1}`)},
 			`    inputSchema: {"type":"object","properties":{"sku":{"type":"string"}}}   # from the tag, which wins over the schema inferred from 1 input` + "\n", ""},
-		{"inferred", draft.Schema{Infer: true, Samples: raws(`{"a":1}`, `{"a":2,"b":true}`)},
+		{"inferred", draft.Schema{Inference: inferred, Samples: raws(`{"a":1}`, `{"a":2,"b":true}`)},
 			`    inputSchema: {"properties":{"a":{"type":"integer"},"b":{"type":"boolean"}},"required":["a"],"type":"object"}   # inferred from the 2 latest inputs: review it` + "\n", ""},
-		{"any object declared is no schema", draft.Schema{Declared: json.RawMessage(`{"type":"object","additionalProperties":true}`), DeclaredBy: "the handler", Infer: true, Samples: raws(`{"a":"x"}`)},
+		{"any object declared is no schema", draft.Schema{Declared: json.RawMessage(`{"type":"object","additionalProperties":true}`), DeclaredBy: "the handler", Inference: inferred, Samples: raws(`{"a":"x"}`)},
 			`    inputSchema: {"properties":{"a":{"type":"string"}},"required":["a"],"type":"object"}   # inferred from the latest input: review it` + "\n", ""},
-		{"inferred, not an object", draft.Schema{Infer: true, Samples: raws(`5`, `7`)},
+		{"inferred, not an object", draft.Schema{Inference: inferred, Samples: raws(`5`, `7`)},
 			"    input: .input\n" + `    inputSchema: {"properties":{"input":{"type":"integer"}},"required":["input"],"type":"object"}   # inferred from the 2 latest inputs: review it` + "\n", ""},
 		{"nothing", draft.Schema{Missing: "has no input schema", Hint: " (tag it)"},
 			`    inputSchema: {"type":"object"}` + "\n", "taskgate: warning: sm has no input schema: the draft accepts any object (tag it)\n"},
-		{"nothing to infer from", draft.Schema{Infer: true, Missing: "has no input schema"},
+		{"nothing to infer from", draft.Schema{Inference: inferred, Missing: "has no input schema"},
 			`    inputSchema: {"type":"object"}` + "\n", "taskgate: warning: sm has no input schema and no execution to infer one from: the draft accepts any object\n"},
 	} {
 		var b, warn strings.Builder
@@ -50,9 +55,48 @@ func TestSchemaWrite(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	err := draft.Schema{Infer: true, Samples: raws(`{"password":"hunter2"`)}.Write(&b, io.Discard, "sm")
+	err := draft.Schema{Inference: inferred, Samples: raws(`{"password":"hunter2"`)}.Write(&b, io.Discard, "sm")
 	if err == nil || err.Error() != "sm: inferring the input schema: sample 1 of 1 is not JSON" {
 		t.Errorf("Write of a sample that is not JSON: %v", err)
+	}
+}
+
+// TestSchemaWriteLeavesOpen: the draft names each place its inferred schema leaves open, and why,
+// on a line of its own after the schema; with --enums, plain values get their enum, and secrets
+// none.
+func TestSchemaWriteLeavesOpen(t *testing.T) {
+	var runs []string
+	for i := range 12 {
+		runs = append(runs, fmt.Sprintf(`{"apiToken":"tgk_live_8fQ2mZx7LpR4vN9sK3dW","dbPassword":"hunter2","region":%q,"hooks":{"url":%q}}`,
+			[]string{"eu-west-1", "us-east-1"}[i%2], "https://hooks.example.com/"+strings.Repeat("x", 20)))
+	}
+	const schema = `    inputSchema: {"properties":{"apiToken":{"type":"string"},"dbPassword":{"type":"string"},"hooks":{"properties":{"url":{"type":"string"}},"required":["url"],"type":"object"},"region":{%s"type":"string"}},"required":["apiToken","dbPassword","hooks","region"],"type":"object"}   # inferred from the 12 latest inputs: review it` + "\n"
+	secrets := "    # input.apiToken: no enum: its name reads as a secret\n" +
+		"    # input.dbPassword: no enum: its name reads as a secret\n" +
+		"    # input.hooks.url: no enum: a value is longer than 32 characters\n"
+	for _, c := range []struct {
+		enums bool
+		want  string
+	}{
+		{false, fmt.Sprintf(schema, "") + secrets + "    # input.region: no enum: pass --enums to draft enums from samples\n"},
+		{true, fmt.Sprintf(schema, `"enum":["eu-west-1","us-east-1"],`) + secrets},
+	} {
+		var b, warn strings.Builder
+		s := draft.Schema{Inference: draft.Inference{Executions: 20, Enums: c.enums}, Samples: raws(runs...)}
+		if err := s.Write(&b, &warn, "sm"); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want || warn.Len() > 0 {
+			t.Errorf("--enums %v:\n got %s warnings %q\nwant %s", c.enums, b.String(), warn.String(), c.want)
+		}
+	}
+
+	var wrapped strings.Builder
+	if err := (draft.Schema{Inference: inferred, Samples: raws(slices.Repeat([]string{`"a"`}, 10)...)}).Write(&wrapped, io.Discard, "sm"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "    # input: no enum: pass --enums to draft enums from samples\n"; !strings.HasSuffix(wrapped.String(), want) {
+		t.Errorf("a value that is not an object:\n got %s\nwant it to end with %s", wrapped.String(), want)
 	}
 }
 
@@ -67,24 +111,25 @@ func TestSnakeName(t *testing.T) {
 	}
 }
 
-func TestInferFlag(t *testing.T) {
+func TestInferFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
-		want int
+		want draft.Inference
 		err  string
 	}{
-		{nil, 0, ""},
-		{[]string{"--infer", "20"}, 20, ""},
-		{[]string{"--infer", "0"}, 0, `invalid value "0" for flag -infer: want a number of executions from 1 to 1000`},
-		{[]string{"--infer", "1001"}, 0, `invalid value "1001" for flag -infer: want a number of executions from 1 to 1000`},
-		{[]string{"--infer", "many"}, 0, `invalid value "many" for flag -infer: want a number of executions from 1 to 1000`},
+		{nil, draft.Inference{}, ""},
+		{[]string{"--infer", "20"}, draft.Inference{Executions: 20}, ""},
+		{[]string{"--infer", "20", "--enums"}, draft.Inference{Executions: 20, Enums: true}, ""},
+		{[]string{"--infer", "0"}, draft.Inference{}, `invalid value "0" for flag -infer: want a number of executions from 1 to 1000`},
+		{[]string{"--infer", "1001"}, draft.Inference{}, `invalid value "1001" for flag -infer: want a number of executions from 1 to 1000`},
+		{[]string{"--infer", "many"}, draft.Inference{}, `invalid value "many" for flag -infer: want a number of executions from 1 to 1000`},
 	} {
 		fs := flag.NewFlagSet("discover", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		n := draft.InferFlag(fs)
+		i := draft.InferFlags(fs)
 		err := fs.Parse(c.args)
-		if (c.err == "" && (err != nil || *n != c.want)) || (c.err != "" && (err == nil || err.Error() != c.err)) {
-			t.Errorf("%q: %d, %v; want %d, %s", c.args, *n, err, c.want, c.err)
+		if (c.err == "" && (err != nil || *i != c.want)) || (c.err != "" && (err == nil || err.Error() != c.err)) {
+			t.Errorf("%q: %+v, %v; want %+v, %s", c.args, *i, err, c.want, c.err)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	admin := fs.String("admin", "", "the admin API URL (default: $RESTATE_ADMIN_URL, else "+defaultAdmin+")")
 	tokenName := fs.String("auth-token-env", "", "the NAME of the variable that holds an API token (Restate Cloud)")
 	prefix := fs.String("prefix", "", "only services whose name starts with this")
-	infer := draft.InferFlag(fs)
+	infer := draft.InferFlags(fs)
 	return func(ctx context.Context, w, warn io.Writer) error {
 		block := &engineBlock{ingress: *ingress, admin: *admin, tokenEnv: *tokenName}
 		opened, err := block.Open(ctx, adapters.OpenOptions{})
@@ -44,8 +44,8 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 			return fmt.Errorf("no service registered in Restate at %s has a name that starts with %q", e.admin, *prefix)
 		}
 		block.ingress, block.admin = e.ingress, e.admin
-		sample := func(t adapters.Target) ([]json.RawMessage, error) { return draft.Sample(ctx, e, t, *infer) }
-		return writeDraft(w, warn, block, services, sample, *infer > 0)
+		sample := func(t adapters.Target) ([]json.RawMessage, error) { return draft.Sample(ctx, e, t, infer.Executions) }
+		return writeDraft(w, warn, block, services, sample, *infer)
 	}
 }
 
@@ -82,7 +82,7 @@ func toolName(service, handler string, taken map[string]bool) string {
 // sampler reads the inputs of a target's latest invocations (none without --infer).
 type sampler func(adapters.Target) ([]json.RawMessage, error)
 
-func writeDraft(w, warn io.Writer, block *engineBlock, services []service, sample sampler, infer bool) error {
+func writeDraft(w, warn io.Writer, block *engineBlock, services []service, sample sampler, infer draft.Inference) error {
 	var b strings.Builder
 	b.WriteString("# Drafted by `taskgate discover restate`. Review every tool (names, descriptions, schemas)\n")
 	b.WriteString("# and check the result with `taskgate validate --engines` before serving it.\n")
@@ -112,7 +112,7 @@ func writeDraft(w, warn io.Writer, block *engineBlock, services []service, sampl
 	return err
 }
 
-func draftTool(b *strings.Builder, warn io.Writer, s service, h handlerMeta, name string, sample sampler, infer bool) error {
+func draftTool(b *strings.Builder, warn io.Writer, s service, h handlerMeta, name string, sample sampler, infer draft.Inference) error {
 	desc := h.Documentation
 	if desc == "" {
 		desc = s.Documentation
@@ -128,7 +128,7 @@ func draftTool(b *strings.Builder, warn io.Writer, s service, h handlerMeta, nam
 	if err != nil {
 		return err
 	}
-	in := draft.Schema{Declared: cleanSchema(h.Input), DeclaredBy: "the handler's JSON schema", Infer: infer, Samples: samples, Missing: "declares no input schema"}
+	in := draft.Schema{Declared: cleanSchema(h.Input), DeclaredBy: "the handler's JSON schema", Inference: infer, Samples: samples, Missing: "declares no input schema"}
 	if err := in.Write(b, warn, what); err != nil {
 		return err
 	}

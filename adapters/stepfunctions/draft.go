@@ -50,7 +50,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	prefix := fs.String("prefix", "", "only state machines whose name starts with this")
 	tags := tagFlag{}
 	fs.Var(tags, "tag", "only state machines with this tag `KEY=VALUE` (repeatable)")
-	infer := draft.InferFlag(fs)
+	infer := draft.InferFlags(fs)
 	return func(ctx context.Context, w, warn io.Writer) error {
 		e, err := New(ctx, cfg)
 		if err != nil {
@@ -63,12 +63,12 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 		if len(found) == 0 {
 			return fmt.Errorf("no state machine in %s matches (prefix %q, tags %v)", e.region, *prefix, map[string]string(tags))
 		}
-		samples, err := e.samplesOf(ctx, warn, found, *infer)
+		samples, err := e.samplesOf(ctx, warn, found, infer.Executions)
 		if err != nil {
 			return err
 		}
 		cfg.Region = e.region
-		return writeDraft(w, warn, found, samples, *infer > 0, cfg)
+		return writeDraft(w, warn, found, samples, *infer, cfg)
 	}
 }
 
@@ -114,7 +114,7 @@ func toolName(name string, taken map[string]bool) string {
 	return n
 }
 
-func writeDraft(w, warn io.Writer, found []Discovered, samples map[string][]json.RawMessage, infer bool, cfg Config) error {
+func writeDraft(w, warn io.Writer, found []Discovered, samples map[string][]json.RawMessage, infer draft.Inference, cfg Config) error {
 	var b strings.Builder
 	b.WriteString("# Drafted by `taskgate discover stepfunctions`. Review every tool (names, descriptions,\n")
 	b.WriteString("# input schemas) and check the result with `taskgate validate` before serving it.\n")
@@ -139,7 +139,7 @@ func writeDraft(w, warn io.Writer, found []Discovered, samples map[string][]json
 		if d.Type == "EXPRESS" {
 			b.WriteString("    taskSupport: forbidden   # Express executions cannot be described later\n")
 		}
-		in := draft.Schema{Declared: d.InputSchema, DeclaredBy: d.SchemaFrom, Infer: infer, Samples: samples[d.ARN], Missing: "has no input schema",
+		in := draft.Schema{Declared: d.InputSchema, DeclaredBy: d.SchemaFrom, Inference: infer, Samples: samples[d.ARN], Missing: "has no input schema",
 			Hint: " (tag it taskgate:inputSchema, or put `taskgate:inputSchema {...}` in its Comment)"}
 		if err := in.Write(&b, warn, d.Name); err != nil {
 			return err

@@ -65,7 +65,7 @@ type discoverFlags struct {
 	caFile, certFile, keyFile, serverName string
 	profile, prefix                       string
 	since                                 time.Duration
-	infer                                 *int
+	infer                                 *draft.Inference
 }
 
 // Discover serves `taskgate discover temporal`: it drafts a mapping file with one tool per
@@ -98,7 +98,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	fs.StringVar(&f.prefix, "prefix", "", "only workflow types whose name starts with this")
 	f.since = 7 * 24 * time.Hour
 	fs.Var(positiveDuration{&f.since}, "since", "look at the workflows started over the last `DURATION`, like 72h")
-	f.infer = draft.InferFlag(fs)
+	f.infer = draft.InferFlags(fs)
 	return f.run
 }
 
@@ -145,7 +145,7 @@ func (f *discoverFlags) run(ctx context.Context, w, warn io.Writer) error {
 	}
 	for i := range found {
 		t := Workflow(found[i].typ, found[i].queues[0], 0)
-		if found[i].samples, err = draft.Sample(ctx, e, t, *f.infer); err != nil {
+		if found[i].samples, err = draft.Sample(ctx, e, t, f.infer.Executions); err != nil {
 			return err
 		}
 	}
@@ -353,7 +353,7 @@ func (f *discoverFlags) writeDraft(w, warn io.Writer, e *Engine, found []workflo
 	b.WriteString("tools:\n")
 	taken := map[string]bool{}
 	for _, wt := range found {
-		if err := wt.write(&b, warn, draft.SnakeName(wt.typ, taken), *f.infer > 0); err != nil {
+		if err := wt.write(&b, warn, draft.SnakeName(wt.typ, taken), *f.infer); err != nil {
 			return err
 		}
 	}
@@ -361,7 +361,7 @@ func (f *discoverFlags) writeDraft(w, warn io.Writer, e *Engine, found []workflo
 	return err
 }
 
-func (wt workflowType) write(b *strings.Builder, warn io.Writer, name string, infer bool) error {
+func (wt workflowType) write(b *strings.Builder, warn io.Writer, name string, infer draft.Inference) error {
 	desc := "Runs the Temporal workflow " + wt.typ + "."
 	if wt.asks {
 		desc += " It may ask the caller questions while it runs."
@@ -384,8 +384,8 @@ func (wt workflowType) write(b *strings.Builder, warn io.Writer, name string, in
 	if d := declared(wt.meta); d != "" {
 		b.WriteString("    # Its worker declares " + d + ".\n")
 	}
-	in := draft.Schema{Infer: infer, Samples: wt.samples, Missing: "has no input schema (Temporal keeps none)"}
-	if !infer {
+	in := draft.Schema{Inference: infer, Samples: wt.samples, Missing: "has no input schema (Temporal keeps none)"}
+	if infer.Executions == 0 {
 		in.Hint = " (write one, or infer one with --infer N)"
 	}
 	return in.Write(b, warn, wt.typ)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestInfer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := schemainfer.Infer(samples(tc.samples...))
+			got, _, err := schemainfer.Infer(samples(tc.samples...), schemainfer.Options{Enums: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,6 +77,78 @@ func TestInfer(t *testing.T) {
 			}
 			checkFits(t, got, samples(tc.samples...))
 		})
+	}
+}
+
+// closedSet is ten samples that show the closed set {value} at the property name, beside a
+// region of two values.
+func closedSet(name, value string) []string {
+	out := make([]string, 10)
+	for i := range out {
+		v, _ := json.Marshal(map[string]string{name: value, "region": []string{"eu-west-1", "us-east-1"}[i%2]})
+		out[i] = string(v)
+	}
+	return out
+}
+
+// TestInferEnumsOff: without Options.Enums, a closed set of strings is no enum, and its place is
+// noted open.
+func TestInferEnumsOff(t *testing.T) {
+	in := samples(append(repeat(8, `{"env":"prod","tags":["a","b"],"note":"x"}`), `{"env":"dev","tags":["a"],"note":"y"}`, `{"env":"dev","tags":["b"],"note":"z"}`)...)
+	got, open, err := schemainfer.Infer(in, schemainfer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"properties":{"env":{"type":"string"},"note":{"type":"string"},"tags":{"items":{"type":"string"},"type":"array"}},"required":["env","note","tags"],"type":"object"}`
+	wantOpen := []schemainfer.Open{{Path: ".env", Reason: schemainfer.EnumsOff}, {Path: ".tags[]", Reason: schemainfer.EnumsOff}}
+	if string(got) != want || !slices.Equal(open, wantOpen) {
+		t.Errorf("Infer:\n got %s, open %v\nwant %s, open %v", got, open, want, wantOpen)
+	}
+}
+
+// TestInferLeavesSecretsOpen: with Options.Enums, a closed set is no enum where a name on its path
+// reads as a secret, or a value is long or random-looking; the schema holds no such value, says
+// why, and still fits every sample. Region, beside them, has its enum.
+func TestInferLeavesSecretsOpen(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []string
+		secret  string
+		open    []schemainfer.Open
+	}{
+		{"a secret's name", closedSet("apiToken", "abc"), `"abc"`, []schemainfer.Open{{Path: ".apiToken", Reason: schemainfer.SecretName}}},
+		{"a secret's name in snake case", closedSet("db_password", "hunter2"), "hunter2", []schemainfer.Open{{Path: ".db_password", Reason: schemainfer.SecretName}}},
+		{"a name that is no identifier is quoted", closedSet("X-Api-Key\n", "k1"), "k1", []schemainfer.Open{{Path: `["X-Api-Key\n"]`, Reason: schemainfer.SecretName}}},
+		{"under a secret's name", repeat(10, `{"credentials":{"user":"svc-ops"},"region":"eu-west-1"}`), "svc-ops",
+			[]schemainfer.Open{{Path: ".credentials.user", Reason: schemainfer.SecretName}}},
+		{"items of a secret's name", repeat(10, `{"tokens":["t1"],"region":"eu-west-1"}`), `"t1"`, []schemainfer.Open{{Path: ".tokens[]", Reason: schemainfer.SecretName}}},
+		{"a long value", closedSet("webhook", strings.Repeat("ab", 17)), "abab", []schemainfer.Open{{Path: ".webhook", Reason: schemainfer.LongValue}}},
+		{"a random-looking value", closedSet("config", "Zx8Qe2LmT4vRk9Wn"), "Zx8Qe2LmT4vRk9Wn", []schemainfer.Open{{Path: ".config", Reason: schemainfer.RandomValue}}},
+		{"a random-looking hex value", closedSet("build", "9f86d081884c7d65"), "9f86d081884c7d65", []schemainfer.Open{{Path: ".build", Reason: schemainfer.RandomValue}}},
+		{"a long property name", repeat(10, `{"byId":{"3f2b8c9e-4d1a-4f6b-9a7c-2e5d8b1f0c3a":1,"count":3},"region":"eu-west-1"}`), "3f2b8c9e",
+			[]schemainfer.Open{{Path: ".byId", Reason: schemainfer.SecretKeys}}},
+		{"a random-looking property name", repeat(10, `{"Zx8Qe2LmT4vRk9Wn":{"n":1},"region":"eu-west-1"}`), "Zx8Qe2LmT4vRk9Wn",
+			[]schemainfer.Open{{Path: "", Reason: schemainfer.SecretKeys}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, open, err := schemainfer.Infer(samples(tc.samples...), schemainfer.Options{Enums: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(got), tc.secret) || !strings.Contains(string(got), `"region":{"enum":[`) {
+				t.Errorf("Infer copied a value that could be a secret, or drafted no enum of region: %s", got)
+			}
+			if !slices.Equal(open, tc.open) {
+				t.Errorf("open = %v, want %v", open, tc.open)
+			}
+			checkFits(t, got, samples(tc.samples...))
+		})
+	}
+	got, open, err := schemainfer.Infer(samples(closedSet("env", "prod")...), schemainfer.Options{Enums: true})
+	const want = `{"properties":{"env":{"enum":["prod"],"type":"string"},"region":{"enum":["eu-west-1","us-east-1"],"type":"string"}},"required":["env","region"],"type":"object"}`
+	if err != nil || string(got) != want || len(open) != 0 {
+		t.Errorf("plain short values: %s, open %v, %v; want %s", got, open, err, want)
 	}
 }
 
@@ -91,7 +164,7 @@ func TestInferErrors(t *testing.T) {
 		{[]string{`{"secret":"hunter2"`}, "sample 1 of 1 is not JSON"},
 	}
 	for _, tc := range tests {
-		if _, err := schemainfer.Infer(samples(tc.samples...)); err == nil || err.Error() != tc.want {
+		if _, _, err := schemainfer.Infer(samples(tc.samples...), schemainfer.Options{}); err == nil || err.Error() != tc.want {
 			t.Errorf("Infer(%q): %v, want %s", tc.samples, err, tc.want)
 		}
 	}
@@ -143,7 +216,7 @@ func FuzzInfer(f *testing.F) {
 				in = append(in, json.RawMessage(fmt.Sprintf(`{"k":%s}`, strings.TrimSpace(a))))
 			}
 		}
-		schema, err := schemainfer.Infer(in)
+		schema, _, err := schemainfer.Infer(in, schemainfer.Options{Enums: times%2 == 0})
 		if len(in) == 0 {
 			if err == nil {
 				t.Fatal("Infer of no sample did not fail")
