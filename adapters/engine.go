@@ -197,8 +197,10 @@ func (e *Engine) Start(ctx context.Context, t Target, req StartRequest) (r Ref, 
 	})
 	if err == nil && e.readings != nil {
 		e.readings.Started(ctx, t, r, req)
-		if kr := e.conn.KeyRef(t, req.Key, req.Caller); req.Key != "" && kr != r { // the same execution, by its key
-			e.readings.Started(ctx, t, kr, req)
+		if req.Key != "" {
+			if kr := e.conn.KeyRef(t, req.Key, req.Caller); kr != r { // the same execution, by its key
+				e.readings.Started(ctx, t, kr, req)
+			}
 		}
 	}
 	return r, err
