@@ -349,8 +349,8 @@ type Sampler interface {
 // it has a budget of its own.
 type Accounted interface {
 	// Account names the account, the same text for every engine that spends the same quota. It
-	// makes at most one engine call, at start (Step Functions asks STS whose credentials it has
-	// when no role names the account), and never one for a read.
+	// makes at most one engine call, at start (Step Functions asks STS which account its
+	// credentials, its role's when it assumes one, are of), and never one for a read.
 	Account(ctx context.Context) (string, error)
 }
 

@@ -16,7 +16,7 @@ import (
 const accountWait = 5 * time.Second
 
 // blockBudget is what one engine block asks for: its reads' and its sweeps' budgets, after
-// --replicas.
+// --replicas; reads are unlimited for a block with budget: unlimited.
 type blockBudget struct {
 	reads, sweeps adapters.Budget
 }
@@ -24,20 +24,43 @@ type blockBudget struct {
 // readBudgets gives each block of want its read budget, by block name: blocks whose engines name
 // the same account (adapters.Accounted: an AWS account and region, a namespace of one Temporal
 // frontend) share one, since the quota it keeps them within is the account's, and it is the
-// smallest of theirs; a block whose engine names none, or cannot say, has its own. Only blocks of
-// a kind (kinds, by block) that has more than one budgeted block are asked: a block alone of its
-// kind shares with nobody, and costs no call.
+// smallest of the budgeted ones'. An unlimited block shares it too (it reads the same quota), and
+// has none only when every block of its account is unlimited. A block whose engine names no
+// account, or cannot say, is an account of its own.
 func readBudgets(want map[string]blockBudget, kinds map[string]string, conns map[string]adapters.Conn, log *slog.Logger) map[string]*budget.Budget {
-	perKind := map[string]int{}
-	for name := range want {
+	out := map[string]*budget.Budget{}
+	for account, names := range byAccount(accountsOf(want, kinds, conns, log)) {
+		smallest, ok := smallestBudget(want, names)
+		if !ok {
+			continue // every block of the account is unlimited: so they stay
+		}
+		b := budget.New(smallest.reads, smallest.sweeps)
+		for _, name := range names {
+			out[name] = b
+		}
+		if len(names) > 1 {
+			log.Info("engine blocks that read one account share one read budget, the smallest of theirs", "engines", names, "account", account,
+				"readsPerSecond", smallest.reads.ReadsPerSecond, "unlimited", unlimited(want, names))
+		}
+	}
+	return out
+}
+
+// accountsOf is, by block, the account its engine reads. Only blocks of a kind (kinds, by block)
+// that has more than one block, one of them budgeted, are asked: a block alone of its kind shares
+// with nobody, unlimited blocks with no budgeted one stay unlimited, and neither costs a call.
+func accountsOf(want map[string]blockBudget, kinds map[string]string, conns map[string]adapters.Conn, log *slog.Logger) map[string]string {
+	perKind, budgeted := map[string]int{}, map[string]bool{}
+	for name, b := range want {
 		perKind[kinds[name]]++
+		budgeted[kinds[name]] = budgeted[kinds[name]] || !b.reads.Unlimited()
 	}
 	accounts := map[string]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for name := range want {
 		a, ok := conns[name].(adapters.Accounted)
-		if !ok || perKind[kinds[name]] < 2 {
+		if !ok || perKind[kinds[name]] < 2 || !budgeted[kinds[name]] {
 			accounts[name] = "block " + name
 			continue
 		}
@@ -49,29 +72,36 @@ func readBudgets(want map[string]blockBudget, kinds map[string]string, conns map
 		})
 	}
 	wg.Wait()
+	return accounts
+}
+
+// byAccount is, by account, the names of its blocks, sorted.
+func byAccount(accounts map[string]string) map[string][]string {
 	blocks := map[string][]string{}
 	for name, account := range accounts {
 		blocks[account] = append(blocks[account], name)
 	}
-	out := map[string]*budget.Budget{}
-	for account, names := range blocks {
+	for _, names := range blocks {
 		slices.Sort(names)
-		smallest := want[names[0]]
-		for _, name := range names[1:] {
-			if want[name].reads.ReadsPerSecond < smallest.reads.ReadsPerSecond {
-				smallest = want[name]
-			}
-		}
-		b := budget.New(smallest.reads, smallest.sweeps)
-		for _, name := range names {
-			out[name] = b
-		}
-		if len(names) > 1 {
-			log.Info("engine blocks that read one account share one read budget, the smallest of theirs", "engines", names, "account", account,
-				"readsPerSecond", smallest.reads.ReadsPerSecond)
+	}
+	return blocks
+}
+
+// smallestBudget is the budget of the budgeted block of names that may read the least; ok is false
+// when they are all unlimited.
+func smallestBudget(want map[string]blockBudget, names []string) (smallest blockBudget, ok bool) {
+	for _, name := range names {
+		b := want[name]
+		if !b.reads.Unlimited() && (!ok || b.reads.ReadsPerSecond < smallest.reads.ReadsPerSecond) {
+			smallest, ok = b, true
 		}
 	}
-	return out
+	return smallest, ok
+}
+
+// unlimited is the blocks of names with budget: unlimited.
+func unlimited(want map[string]blockBudget, names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool { return !want[name].reads.Unlimited() })
 }
 
 // accountOf asks the engine of block name which account it reads; the block itself when it cannot
@@ -81,7 +111,7 @@ func accountOf(name string, a adapters.Accounted, log *slog.Logger) string {
 	defer cancel()
 	account, err := a.Account(ctx)
 	if err != nil {
-		log.Warn("could not tell which account the engine block reads: it keeps a read budget of its own", "engine", name, "error", err)
+		log.Warn("could not tell which account the engine block reads: it shares no read budget", "engine", name, "error", err)
 		return "block " + name
 	}
 	return account

@@ -63,7 +63,9 @@ func (s *scripted) Start(context.Context, adapters.Target, adapters.StartRequest
 	return adapters.Ref{ID: "started"}, nil
 }
 
-func (s *scripted) KeyRef(adapters.Target, string, string) adapters.Ref { return adapters.Ref{ID: "started"} }
+func (s *scripted) KeyRef(adapters.Target, string, string) adapters.Ref {
+	return adapters.Ref{ID: "started"}
+}
 
 func (s *scripted) Check(context.Context, adapters.Target) (adapters.TargetInfo, error) {
 	return adapters.TargetInfo{}, nil

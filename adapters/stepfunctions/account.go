@@ -2,32 +2,28 @@ package stepfunctions
 
 import (
 	"context"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
-// Account is the AWS account and region whose Step Functions quotas the engine's reads spend:
-// the account of the role it assumes, with no call; else whose credentials it has, by one STS
-// GetCallerIdentity (which needs no permission). STS is reached as the standard chain says
-// (AWS_ENDPOINT_URL_STS replaces its endpoint).
+// Account is the AWS account and region whose Step Functions quotas the engine's reads spend: the
+// account its calls are made as, by one STS GetCallerIdentity (which needs no permission) with the
+// engine's own credentials, the role's when it assumes one. A role ARN's text is not taken for it:
+// it names an account whether or not the engine can be the role. STS is reached as the standard
+// chain says (AWS_ENDPOINT_URL_STS replaces its endpoint).
 func (e *Engine) Account(ctx context.Context) (string, error) {
-	account := e.account
-	if account == "" {
-		who, err := e.identity.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-		if err != nil {
-			return "", apiError("asking STS which account the credentials are of", err)
-		}
-		account = aws.ToString(who.Account)
+	who, err := e.identity.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return "", apiError(e.askingIdentity(), err)
 	}
-	return "aws:" + account + ":" + e.region, nil
+	return "aws:" + aws.ToString(who.Account) + ":" + e.region, nil
 }
 
-// roleAccount is the account of an IAM role ARN (arn:aws:iam::123456789012:role/NAME), else "".
-func roleAccount(role string) string {
-	if p := strings.Split(role, ":"); len(p) >= 6 && p[0] == "arn" && p[2] == "iam" {
-		return p[4]
+// askingIdentity says what Account asks, for its error.
+func (e *Engine) askingIdentity() string {
+	if e.role == "" {
+		return "asking STS which account the credentials are of"
 	}
-	return ""
+	return "asking STS which account role " + e.role + " is of, as that role"
 }

@@ -77,10 +77,10 @@ type Engine struct {
 	// client's: an option copies the client's options on every call, which cost a poll about
 	// 20 µs.
 	reader *sfn.Client
-	// account is the account that RoleARN names, else empty; identity asks STS whose credentials
-	// the engine has, for Account.
-	account  string
+	// identity asks STS, with the credentials the engine's calls are made with (the role's, when
+	// it assumes one), which account they are of, for Account; role is the role, for its errors.
 	identity *sts.Client
+	role     string
 }
 
 var (
@@ -112,7 +112,6 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if awsCfg.Region == "" {
 		return nil, errors.New("no AWS region for Step Functions: set region: in the engine block, or AWS_REGION, or a region in the AWS profile")
 	}
-	identity := sts.NewFromConfig(awsCfg)
 	if cfg.RoleARN != "" {
 		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg),
 			cfg.RoleARN, func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = "taskgate" }))
@@ -124,8 +123,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	reads := newRetryer(cfg.Retried, false)
 	return &Engine{client: sfn.NewFromConfig(awsCfg, endpoint), region: awsCfg.Region, endpoint: cfg.Endpoint,
-		reader:  sfn.NewFromConfig(awsCfg, endpoint, func(o *sfn.Options) { o.Retryer = reads }),
-		account: roleAccount(cfg.RoleARN), identity: identity}, nil
+		reader:   sfn.NewFromConfig(awsCfg, endpoint, func(o *sfn.Options) { o.Retryer = reads }),
+		identity: sts.NewFromConfig(awsCfg), role: cfg.RoleARN}, nil
 }
 
 // newRetryer is the SDK's standard retryer with taskgate's attempts and backoff, telling retried
