@@ -14,7 +14,6 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/drift"
-	"github.com/taskgate/taskgate/tasks/token"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -239,14 +238,19 @@ func (v *validation) finish(format string, stdout, stderr io.Writer) error {
 }
 
 // checkEngines connects to the engines, as serve does at startup, and checks every tool's target
-// and the inputs of its latest executions.
+// and the inputs of its latest executions. Its task ids are native, since it hands out none, with
+// serve's keys (TASKGATE_TOKEN_KEYS): a mapping with auth: needs them to record callers.
 func checkEngines(ctx context.Context, set *mapping.Set, samples int, stderr io.Writer) ([]drift.Report, error) {
+	tokens, err := codec(set, "native", "", "")
+	if err != nil {
+		return nil, err
+	}
 	engines, err := connect(ctx, set, adapters.OpenOptions{}, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll(engines)
-	svc, err := newTasks(set, engines, token.Native{Refs: set}, &serverSetup{}, stderr)
+	svc, err := newTasks(set, engines, tokens, &serverSetup{}, stderr)
 	if err != nil {
 		return nil, err
 	}

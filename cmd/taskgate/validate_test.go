@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/taskgate/taskgate/internal/testenv"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -244,5 +247,43 @@ func TestValidateJSON(t *testing.T) {
 		if code != c.code || stdout.String() != c.want || stderr.Len() > 0 {
 			t.Errorf("validate --format json %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d:\n%s", c.args, code, &stdout, &stderr, c.code, c.want)
 		}
+	}
+}
+
+// TestValidateEnginesWithAuth: validate --engines checks a mapping that authenticates callers
+// with the token keys serve takes, from TASKGATE_TOKEN_KEYS, against a real engine; without them
+// it says to set them.
+func TestValidateEnginesWithAuth(t *testing.T) {
+	arn := createPassMachine(t, sfnClient(t))
+	file := filepath.Join(writeFiles(t, map[string]string{"tools.yaml": fmt.Sprintf(`auth:
+  apiKeys:
+    - {principal: ci-bot, keyEnv: TASKGATE_TEST_CI_KEY}
+engines:
+  aws:
+    stepfunctions: {region: us-east-1, endpoint: %q}
+tools:
+  - name: release
+    description: Releases a version.
+    engine: aws
+    stateMachine: %q
+    inputSchema: {type: object}
+`, testenv.SFNEndpoint(t), arn)}), "tools.yaml")
+	t.Setenv("TASKGATE_TEST_CI_KEY", "ci-0123456789abcdef0123")
+	var key, stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"token", "new-key"}, nil, &key, &stderr); code != 0 {
+		t.Fatalf("token new-key = %d: %s", code, &stderr)
+	}
+	t.Setenv("TASKGATE_TOKEN_KEYS", strings.TrimSpace(key.String()))
+	code := run(t.Context(), []string{"validate", "--engines", file}, nil, &stdout, &stderr)
+	if want := "ok: 1 tool, 1 engine in " + file + ", every target checked against its engine with the inputs of its 20 latest executions\n"; code != 0 || stdout.String() != want || stderr.Len() > 0 {
+		t.Errorf("validate --engines with TASKGATE_TOKEN_KEYS set = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and %q", code, &stdout, &stderr, want)
+	}
+
+	t.Setenv("TASKGATE_TOKEN_KEYS", "")
+	stdout.Reset()
+	stderr.Reset()
+	code = run(t.Context(), []string{"validate", "--engines", file}, nil, &stdout, &stderr)
+	if want := "tasks: the mapping authenticates callers, so the callers recorded in the engines need a secret: set TASKGATE_TOKEN_KEYS (also with native task ids)\n"; code != 1 || stderr.String() != want {
+		t.Errorf("validate --engines without TASKGATE_TOKEN_KEYS = %d\nstderr:\n%s\nwant 1 and %q", code, &stderr, want)
 	}
 }
