@@ -84,6 +84,7 @@ type Service struct {
 	engines  map[string]*adapters.Engine
 	reads    map[string]*coalesce.Readings
 	budgets  map[string]*budget.Budget
+	fair     map[*budget.Budget]*fairShare
 	observer Observer
 	callers  callers
 	// clientKeys are what the client keys read or started with named (a shortcut only).
@@ -137,7 +138,7 @@ func New(cfg Config) (*Service, error) {
 			want[t.Engine], kinds[t.Engine] = b, block.Kind
 		}
 	}
-	s.budgets = readBudgets(want, kinds, cfg.Engines, s.log)
+	s.budgets, s.fair = readBudgets(want, kinds, cfg.Engines, s.log), map[*budget.Budget]*fairShare{}
 	for _, t := range cfg.Mapping.Tools {
 		c := cfg.Engines[t.Engine]
 		if _, done := s.engines[t.Engine]; !done {
@@ -151,13 +152,18 @@ func New(cfg Config) (*Service, error) {
 // above everything, longer as the budget's load grows, so that a read they answer costs nothing;
 // then, from the outside in, reads are made within the block's read budget when it has one (its
 // account's: see readBudgets; sweeps within its kind's sweep budget; a read it refuses is no
-// engine call); what reaches the engine is charged to the caller whose request makes it, and
+// engine call), each principal within its fair share of it while it is contended (fair.go); what reaches the engine is charged to the caller whose request makes it, and
 // measured. When the engine sweeps, the readings of its running tasks are kept fresh a listing
 // page at a time (coalesce.Readings.Sweeps).
 func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce.Options) *adapters.Engine {
 	var hooks []adapters.Hook
 	if b, ok := s.budgets[name]; ok {
-		hooks, o.Stretch = append(hooks, b.Hook), b.Stretch
+		fair, ok := s.fair[b]
+		if !ok {
+			fair = newFairShare(b, s.now)
+			s.fair[b] = fair
+		}
+		hooks, o.Stretch = append(hooks, fair.Hook, b.Hook), b.Stretch
 	}
 	hooks = append(hooks, bill)
 	if cfg.Hooks != nil {

@@ -70,6 +70,8 @@ type Budget struct {
 	pruned time.Time
 
 	spent, refusals, throttles atomic.Uint64
+	// lastRefusal is when a read was last refused for want of tokens (unix nanoseconds).
+	lastRefusal atomic.Int64
 
 	// sweeps is the budget that sweeps and samples spend: its own, or this one.
 	sweeps *Budget
@@ -211,7 +213,7 @@ func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration,
 		return true, 0, false
 	}
 	if k == "" && !first {
-		e.refusals.Add(1)
+		e.refused(now)
 		return false, max(e.until(e.tokens, n), e.until(e.made, n)), false
 	}
 	e.tokens -= float64(n)
@@ -220,8 +222,43 @@ func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration,
 	}
 	wait = max(e.until(e.tokens, 0), e.until(e.made, n))
 	e.slots[k] = now.Add(wait)
-	e.refusals.Add(1)
+	e.refused(now)
 	return false, wait, false
+}
+
+// refused counts a read refused at now for want of tokens.
+func (e *Budget) refused(now time.Time) {
+	e.refusals.Add(1)
+	e.lastRefusal.Store(now.UnixNano())
+}
+
+// contendedFor is how long after a refusal the budget counts as contended: long enough that a
+// reader held to its share does not take the whole budget again the moment the others are served.
+const contendedFor = 5 * time.Second
+
+// Contended reports whether the budget refused a read for want of tokens lately: whoever reads
+// more than a fair share of it then takes reads from the others.
+func (e *Budget) Contended() bool {
+	return time.Since(time.Unix(0, e.lastRefusal.Load())) < contendedFor
+}
+
+// Release gives back the turn that a refused read of the execution k was given, n tokens, for
+// the next turns: the read will not come back for it (its caller is over its share).
+func (e *Budget) Release(k string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, booked := e.slots[k]; booked {
+		delete(e.slots, k)
+		e.tokens = min(float64(e.budget.Burst), e.tokens+float64(n))
+	}
+}
+
+// Rate is the reads a second the budget allows now (less than its budget after the engine
+// throttled).
+func (e *Budget) Rate() float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.rate
 }
 
 // makeRead takes n tokens of the made bucket for a read that went ahead of the turns (an
