@@ -246,9 +246,9 @@ func (e *Engine) outcome(ctx context.Context, t Target, r Ref) (o Outcome, err e
 	return o, err
 }
 
-// notYetVisible is how long Wait reads "not found" as a start that the engine does not show yet
-// (Conn.Start).
-const notYetVisible = 10 * time.Second
+// NotYetVisible is how long after its start "not found" may be a start that the engine does not
+// show yet (Conn.Start): Wait reads it so, and the readings keep no such reading of a task younger.
+const NotYetVisible = 10 * time.Second
 
 // unpaced is how often Wait reads an execution when neither the readings nor the read's pace
 // say when.
@@ -258,7 +258,7 @@ const unpaced = 100 * time.Millisecond
 // the execution ends, then reads its outcome. Throttled reads and, in its first ten seconds,
 // "not found" (a start the engine does not show yet) do not end it; ctx does.
 func (e *Engine) Wait(ctx context.Context, t Target, r Ref) (Outcome, error) {
-	young := time.Now().Add(notYetVisible)
+	young := time.Now().Add(NotYetVisible)
 	for {
 		st, err := e.Describe(ctx, t, r)
 		next := time.Second

@@ -45,8 +45,10 @@ type issued struct {
 	}
 }
 
-// TestIDsIssuedBeforeOneIDRefs: every id b842327 issued, sealed or native, still names its
-// execution: it resolves to its tool, and its task is completed with that execution's output.
+// TestIDsIssuedBeforeOneIDRefs: every sealed id b842327 issued still names its execution: it
+// resolves to its tool, and its task is completed with that execution's output. Its native ids
+// are not found: their suffixes carry no MAC (adapters.Minted), so they cannot be told from ids a
+// client made up, and such executions are read through their sealed ids only.
 func TestIDsIssuedBeforeOneIDRefs(t *testing.T) {
 	const dir = "testdata/issued-b842327"
 	var ids issued
@@ -102,6 +104,11 @@ func TestIDsIssuedBeforeOneIDRefs(t *testing.T) {
 	}
 
 	for _, id := range ids.IDs {
+		if id.Format == "native" {
+			_, rerr := clients[id.Format].Call(t, "tasks/get", map[string]any{"taskId": id.ID})
+			wantError(t, "a native id of "+id.Tool+" with no MAC", rerr, -32602, "Failed to retrieve task: Task not found")
+			continue
+		}
 		got := clients[id.Format].Decode(t, "tasks/get", map[string]any{"taskId": id.ID})
 		text, _ := got["result"].(map[string]any)["structuredContent"].(map[string]any)["text"].(string)
 		if got["status"] != "completed" || text != id.Text {

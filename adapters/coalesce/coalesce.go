@@ -13,7 +13,8 @@
 //   - the outcome of an ended execution, which can never change, is kept, and answers Describe;
 //   - so is, for as long as a running reading would be, that an execution was not found: a client
 //     that asks again and again about an id that names nothing costs the engine what one that
-//     polls a running task costs;
+//     polls a running task costs (but for a task younger than adapters.NotYetVisible, which the
+//     engine may not show yet);
 //   - every reading says when the engine will next be read for it (Status.NextReadAt), so that
 //     adapters.Engine.Wait, which polls through all of this, costs the engine no more than a
 //     client polling at the task's pace.
@@ -314,7 +315,7 @@ func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, 
 				old.status, old.born, old.due, old.window, old.hold = v.status, v.born, v.due, v.window, time.Time{}
 			})
 			e.changed(k)
-		case errors.Is(err, adapters.ErrNotFound) && e.opts.Fresh >= 0:
+		case errors.Is(err, adapters.ErrNotFound) && e.opts.Fresh >= 0 && !(paced && at.Sub(p.Created) < adapters.NotYetVisible):
 			e.missing.Update(k, func(until *time.Time) { *until = at.Add(e.opts.notFoundFor(p, paced)) })
 		case errors.Is(err, adapters.ErrThrottled):
 			hold := time.Now().Add(adapters.RetryAfter(err))
