@@ -88,7 +88,7 @@ func (f *fairShare) take(principal, k string, n float64) (wait time.Duration, ok
 	_, booked := f.booked[k]
 	delete(f.booked, k)
 	if contended {
-		if share, spent := f.share(principal, rate, now); spent+n > share {
+		if share, spent, alone := f.share(principal, rate, now); !alone && spent+n > share {
 			if booked {
 				f.budget.Release(k, int(n))
 			}
@@ -103,7 +103,8 @@ func (f *fairShare) take(principal, k string, n float64) (wait time.Duration, ok
 
 // share is principal's share of the budget's reads in the last fairWindow at rate, and what it has
 // spent of them: the window before counts for the part of it that the last fairWindow still covers.
-func (f *fairShare) share(principal string, rate float64, now time.Time) (share, spent float64) {
+// alone says that no other principal read in it: the whole budget is principal's.
+func (f *fairShare) share(principal string, rate float64, now time.Time) (share, spent float64, alone bool) {
 	readers := map[string]bool{principal: true}
 	for p := range f.spent {
 		readers[p] = true
@@ -112,7 +113,7 @@ func (f *fairShare) share(principal string, rate float64, now time.Time) (share,
 		readers[p] = true
 	}
 	kept := 1 - float64(now.Sub(f.began))/float64(fairWindow)
-	return rate * fairWindow.Seconds() / float64(len(readers)), f.spent[principal] + f.before[principal]*kept
+	return rate * fairWindow.Seconds() / float64(len(readers)), f.spent[principal] + f.before[principal]*kept, len(readers) == 1
 }
 
 // book records that the budget gave the read of k a turn.
