@@ -275,3 +275,20 @@ func answerTask(t *testing.T, d *dev, bearer, id, key string, content map[string
 	return must(t, d.url, bearer, rpc("tasks/update", map[string]any{"taskId": id, "_meta": meta,
 		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": content}}}), h...)
 }
+
+// writeTools writes a mapping into a new folder: the local Temporal server and the engine blocks
+// more (YAML under engines:), the probes' two API keys and, when jwks is set, the OAuth issuer
+// whose keys are there, and tools (YAML under tools:).
+func writeTools(t *testing.T, more, jwks, tools string) string {
+	t.Helper()
+	src := "engines:\n  local-temporal:\n    temporal: {}\n" + more +
+		"auth:\n  apiKeys:\n    - {principal: alice, keyEnv: PROBE_KEY_ALICE}\n    - {principal: bob, keyEnv: PROBE_KEY_BOB}\n"
+	if jwks != "" {
+		src += fmt.Sprintf("  oauth:\n    issuer: %s\n    audience: %s\n    jwksUrl: %s\n", issuerName, audience, jwks)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte(src+"tools:\n"+tools), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,16 +16,7 @@ import (
 // ids expire after a second.
 func writeListened(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := `engines:
-  local-temporal:
-    temporal: {}
-auth:
-  apiKeys:
-    - {principal: alice, keyEnv: PROBE_KEY_ALICE}
-    - {principal: bob, keyEnv: PROBE_KEY_BOB}
-tools:
-  - name: wait_and_echo
+	return writeTools(t, "", "", `  - name: wait_and_echo
     description: Waits, then echoes the text.
     engine: local-temporal
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
@@ -39,11 +28,7 @@ tools:
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
     ttl: 1s
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
-`
-	if err := os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+`)
 }
 
 // TestProbesListen: what a listener is told of tasks that are not its own (issue 30).

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,20 +54,7 @@ const briefEchoTTL = 3 * time.Second
 // after briefEchoTTL, two API keys, and the OAuth issuer whose keys are at jwks.
 func writeFlooded(t *testing.T, jwks string) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := fmt.Sprintf(`engines:
-  local-temporal:
-    temporal: {}
-auth:
-  apiKeys:
-    - {principal: alice, keyEnv: PROBE_KEY_ALICE}
-    - {principal: bob, keyEnv: PROBE_KEY_BOB}
-  oauth:
-    issuer: %s
-    audience: %s
-    jwksUrl: %s
-tools:
-  - name: wait_and_echo
+	return writeTools(t, "", jwks, fmt.Sprintf(`  - name: wait_and_echo
     description: Waits, then echoes the text.
     engine: local-temporal
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
@@ -82,11 +67,7 @@ tools:
     pollInterval: 500ms
     ttl: %s
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
-`, issuerName, audience, jwks, briefEchoTTL)
-	if err := os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+`, briefEchoTTL))
 }
 
 // madeUpIDs (item 1): alice copies the shape of a native id she was given (her tag, then UUIDs)

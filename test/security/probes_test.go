@@ -62,22 +62,8 @@ const issuerName = "http://localhost/issuer"
 // OAuth issuer whose keys are at jwks.
 func writeMapping(t *testing.T, jwks, sfnEndpoint, questionARN string) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := fmt.Sprintf(`engines:
-  local-temporal:
-    temporal: {}
-  aws:
-    stepfunctions: {region: us-east-1, endpoint: %q}
-auth:
-  apiKeys:
-    - {principal: alice, keyEnv: PROBE_KEY_ALICE}
-    - {principal: bob, keyEnv: PROBE_KEY_BOB}
-  oauth:
-    issuer: %s
-    audience: %s
-    jwksUrl: %s
-tools:
-  - name: wait_and_echo
+	aws := fmt.Sprintf("  aws:\n    stepfunctions: {region: us-east-1, endpoint: %q}\n", sfnEndpoint)
+	return writeTools(t, aws, jwks, fmt.Sprintf(`  - name: wait_and_echo
     description: Waits, then echoes the text.
     engine: local-temporal
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
@@ -95,11 +81,7 @@ tools:
     engine: aws
     stateMachine: %s
     inputSchema: {type: object, properties: {message: {type: string}}, required: [message]}
-`, sfnEndpoint, issuerName, audience, jwks, questionARN)
-	if err := os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+`, questionARN))
 }
 
 // questionMachine creates a state machine that asks a question whose schema refers to secret.

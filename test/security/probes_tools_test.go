@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,20 +22,7 @@ import (
 // everyone's count only, and a tool that needs the deploy scope.
 func writeSiblings(t *testing.T, jwks string) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := fmt.Sprintf(`engines:
-  local-temporal:
-    temporal: {}
-auth:
-  apiKeys:
-    - {principal: alice, keyEnv: PROBE_KEY_ALICE}
-    - {principal: bob, keyEnv: PROBE_KEY_BOB}
-  oauth:
-    issuer: %s
-    audience: %s
-    jwksUrl: %s
-tools:
-  - name: admin_summarize
+	return writeTools(t, "", jwks, `  - name: admin_summarize
     description: The whole output; alice's only.
     engine: local-temporal
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
@@ -56,11 +41,7 @@ tools:
     allow: {scopes: [deploy]}
     inputSchema: {type: object, properties: {version: {type: string}, env: {type: string}}, required: [version, env]}
     input: '{version, env, stepSeconds: 0}'
-`, issuerName, audience, jwks)
-	if err := os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+`)
 }
 
 func TestProbesToolBinding(t *testing.T) {
@@ -89,7 +70,10 @@ func siblingTool(t *testing.T, r *results, ids string, d *dev) {
 	var listed struct {
 		Tasks []struct{ TaskID string }
 	}
-	json.Unmarshal(must(t, d.url, bobKey, rpc("tasks/list", map[string]any{})).msg.Result, &listed)
+	// The engine's listing shows a start a moment later, as visibility catches up.
+	for deadline := time.Now().Add(10 * time.Second); len(listed.Tasks) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		json.Unmarshal(must(t, d.url, bobKey, rpc("tasks/list", map[string]any{})).msg.Result, &listed)
+	}
 	r.add(t, "1 sibling tool", ids+" ids: bob lists his one task of summarize_count_only", "listed once",
 		fmt.Sprintf("%d tasks listed", len(listed.Tasks)), len(listed.Tasks) == 1)
 	leaked := false
