@@ -38,8 +38,10 @@ func TestProbesFlood(t *testing.T) {
 	listenBurst(t, r, slow)
 	listenCharged(t, r, slow)
 
-	d := startDev(t, bin, dir)
+	ops = freeAddr(t)
+	d := startDev(t, bin, dir, "--ops-http", ops)
 	respellings(t, r, d)
+	respelledFollowers(t, r, d, ops)
 	listenTokenExpiry(t, r, d, is)
 	listenTTL(t, r, d)
 
@@ -226,6 +228,80 @@ func respellings(t *testing.T, r *results, d *dev) {
 	acked, _ := listenedOf(events)
 	r.add(t, "3 one spelling", "alice listens on her id in 100 spellings (itself and 99 others)", "exactly one acknowledged",
 		fmt.Sprintf("HTTP %d, %d acknowledged", status, len(acked)), status == http.StatusOK && len(acked) == 1)
+}
+
+// respelledFollowers (item 3): 32 listens of 1,000 spellings of one running task follow it 32
+// times at most (a listen past the principal's share of followed tasks is refused), and the
+// process is back to its goroutines and memory once they close.
+func respelledFollowers(t *testing.T, r *results, d *dev, ops string) {
+	hers := modernStart(t, d, aliceKey, "wait_and_echo", map[string]any{"seconds": 120, "text": "followed"})
+	spellings := lineBroken(hers, 1000)
+	goroutines, rss := processGauge(t, ops, "go_goroutines"), processGauge(t, ops, "process_resident_memory_bytes")
+	ctx, cancel := context.WithCancel(context.Background())
+	acked := 0
+	for range 32 {
+		if status, events := openListen(ctx, t, d, aliceKey, spellings); status == http.StatusOK && firstAcknowledged(events) > 0 {
+			acked++
+		}
+	}
+	during := processGauge(t, ops, "go_goroutines")
+	cancel()
+	after := goroutines + 1000
+	for deadline := time.Now().Add(10 * time.Second); after > goroutines+20 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		after = processGauge(t, ops, "go_goroutines")
+	}
+	// The runtime gives back the memory it no longer holds over a while, not at once.
+	closed, grown := time.Now(), 0.0
+	for deadline := closed.Add(time.Minute); ; time.Sleep(time.Second) {
+		if grown = (processGauge(t, ops, "process_resident_memory_bytes") - rss) / (1 << 20); grown < 8 || time.Now().After(deadline) {
+			break
+		}
+	}
+	r.add(t, "3 one spelling", "alice opens 32 listens of 1,000 spellings of her running task, then closes them",
+		"a few goroutines a listen, none left after, and the memory back within 8 MB within a minute",
+		fmt.Sprintf("%d listens acknowledged; goroutines %.0f, %.0f during, %.0f after; RSS %+.0f MB %s after", acked, goroutines, during, after, grown, time.Since(closed).Round(time.Second)),
+		during-goroutines < 32*10 && after-goroutines <= 20 && grown < 8)
+}
+
+// lineBroken is id and n-1 spellings of it with line breaks in its base64, which a lenient base64
+// reader skips: one to as many as it takes, at each place in turn.
+func lineBroken(id string, n int) []string {
+	dot := strings.LastIndexByte(id, '.')
+	head, body := id[:dot+1], id[dot+1:]
+	out := []string{id}
+	for breaks := 1; len(out) < n; breaks++ {
+		for i := 1; i < len(body) && len(out) < n; i++ {
+			out = append(out, head+body[:i]+strings.Repeat("\n", breaks)+body[i:])
+		}
+	}
+	return out
+}
+
+// firstAcknowledged is how many ids the first message of a listen's stream acknowledges.
+func firstAcknowledged(events <-chan listenEvent) int {
+	for e := range events {
+		acked, _ := listenedOf([]string{e.msg})
+		return len(acked)
+	}
+	return 0
+}
+
+// processGauge is the value of a gauge of the process on ops's /metrics.
+func processGauge(t *testing.T, ops, name string) float64 {
+	resp, err := http.Get("http://" + ops + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if value, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			v, _ := strconv.ParseFloat(value, 64)
+			return v
+		}
+	}
+	t.Fatalf("no %s on %s/metrics", name, ops)
+	return 0
 }
 
 const base64URLAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
