@@ -39,7 +39,7 @@ type Config struct {
 	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
 	Audit *slog.Logger
 	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
-	// task not yet visible (eventually consistent engines). Default 10s.
+	// task not yet visible (eventually consistent engines). Default adapters.NotYetVisible.
 	NotFoundGrace time.Duration
 	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default
 	// 65,536: the sweeps keep every running task they follow in it, and CacheBytes bounds its
@@ -111,7 +111,7 @@ func New(cfg Config) (*Service, error) {
 		s.audit = s.log
 	}
 	if s.grace == 0 {
-		s.grace = 10 * time.Second
+		s.grace = adapters.NotYetVisible
 	}
 	size := cfg.EndedCacheSize
 	if size == 0 {
