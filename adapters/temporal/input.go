@@ -170,6 +170,9 @@ var answerLimit = adapters.AnswerLimit{Engine: "Temporal", Bytes: 2<<20 - 64<<10
 // completes it.
 const answerTaken = 20 * time.Second
 
+// deadlineSlack is how close to its deadline a call that failed counts as one that ran out of time.
+const deadlineSlack = 100 * time.Millisecond
+
 // answerPayloads checks and encodes an answer to the question key as the workflow reads it.
 func (e *Engine) answerPayloads(key string, a adapters.Answer) (*commonpb.Payloads, error) {
 	if err := a.Check(); err != nil {
@@ -225,13 +228,15 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 }
 
 // notTaken is the error of an Update call that failed: the contract's for err, or, when the wait
-// for the workflow to take the answer ran out, ErrUnavailable in words that say so.
+// for the workflow to take the answer ran out, ErrUnavailable in words that say so. The wait ran
+// out when the call ended at its deadline, whatever ended it: the server may cut the stream
+// (RST_STREAM CANCEL) a moment before the client's own timer ends ctx.
 func (e *Engine) notTaken(ctx context.Context, what string, err error) error {
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if deadline, ok := ctx.Deadline(); !errors.Is(ctx.Err(), context.DeadlineExceeded) && (!ok || time.Until(deadline) > deadlineSlack) {
 		return e.fail(ctx, what, err)
 	}
 	return fmt.Errorf("temporal: %s: %w: the workflow did not take the answer in time (a worker polls its task queue? its workflow tasks succeed?); it may still take it: read the task before answering again: %w",
-		what, adapters.ErrUnavailable, ctx.Err())
+		what, adapters.ErrUnavailable, context.DeadlineExceeded)
 }
 
 // refused turns the workflow's refusal of an answer into the contract's error, with its words.
