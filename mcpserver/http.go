@@ -244,10 +244,14 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 				}
 			}
 		}
-		r.Body = io.NopCloser(bytes.NewReader(rd.body))
+		r.Body = &readingBody{rd: rd}
 		r.ContentLength = int64(len(rd.body))
 		ctx, req := withRequest(r.Context())
-		req.reading, req.clientGone, req.maxWait, req.releaseBody = rd, r.Context(), f.maxWait, give
+		req.reading, req.clientGone, req.maxWait = rd, r.Context(), f.maxWait
+		req.releaseBody = func() {
+			give()
+			rd.release()
+		}
 		req.refusal = &methodNotFound{}
 		next.ServeHTTP(refusalWriter{w, req.refusal}, r.WithContext(ctx))
 	})

@@ -138,6 +138,7 @@ func (s *Server) listen(ctx context.Context, id jsonrpc.ID, p *listenParams, out
 	if err != nil {
 		return nil, err
 	}
+	p.members = nil // what the listen keeps of its params is f
 	if f.taskIDs != nil && !c.tasks {
 		return nil, errMissingTasksCapability("")
 	}

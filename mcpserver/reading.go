@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,6 +24,27 @@ type reading struct {
 	// method is empty when the message names none (a response, or no message go-sdk serves).
 	method string
 }
+
+// release drops what the reading holds of the body, for a request that lives on once it has read
+// what it needs of it (a listen); the method stays.
+func (r *reading) release() { r.body, r.members, r.params = nil, nil, nil }
+
+// readingBody is a request's body as its reading holds it, until the reading is released.
+type readingBody struct {
+	rd *reading
+	at int
+}
+
+func (b *readingBody) Read(p []byte) (int, error) {
+	if b.at >= len(b.rd.body) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.rd.body[b.at:])
+	b.at += n
+	return n, nil
+}
+
+func (*readingBody) Close() error { return nil }
 
 // readMessage reads one JSON-RPC message, or says why it is refused. Members are slices of body:
 // a large body is not copied.

@@ -22,8 +22,9 @@ type request struct {
 	clientGone context.Context
 	// maxWait is the longest an HTTP request may wait for a workflow (0: no bound).
 	maxWait time.Duration
-	// releaseBody gives back the request's share of the body budget before the request ends: a
-	// long-lived request (a listen) that has read what it needs of its body holds no more of it.
+	// releaseBody gives back the request's share of the body budget before the request ends, and
+	// drops the body: a long-lived request (a listen) that has read what it needs of it holds no
+	// more of it.
 	releaseBody func()
 	// refusal is where the middleware leaves a -32601 error for the HTTP front to write as it is
 	// (refusal.go); on stdio the connection keeps it.
