@@ -41,15 +41,11 @@ tools:
     inputSchema: {type: object, properties: {message: {type: string}}, required: [message]}
 `
 
-type shared struct {
-	set     *mapping.Set
-	engines map[string]adapters.Conn
-	mem     *counting
-}
-
-func newShared(t *testing.T) *shared {
+// memTools parses a mapping of tools on the memory engine block mem, and opens its engine until
+// the test ends.
+func memTools(t *testing.T, tools string) (*mapping.Set, adapters.Conn) {
 	t.Helper()
-	set, err := mapping.Parse("tools.yaml", []byte(sharedTools))
+	set, err := mapping.Parse("tools.yaml", []byte(tools))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +54,18 @@ func newShared(t *testing.T) *shared {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
+	return set, e
+}
+
+type shared struct {
+	set     *mapping.Set
+	engines map[string]adapters.Conn
+	mem     *counting
+}
+
+func newShared(t *testing.T) *shared {
+	t.Helper()
+	set, e := memTools(t, sharedTools)
 	mem := &counting{Conn: e}
 	return &shared{set: set, engines: map[string]adapters.Conn{"mem": mem}, mem: mem}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -33,7 +32,7 @@ func (c *readsBy) Describe(ctx context.Context, t adapters.Target, r adapters.Re
 // reads made: the budget of 4 reads a second is split between the two of them while it is
 // contended.
 func TestAFloodTakesNoMoreThanItsShare(t *testing.T) {
-	set, err := mapping.Parse("tools.yaml", []byte(`
+	set, e := memTools(t, `
 engines:
   mem: {memory: {}, budget: {readsPerSecond: 4, burst: 4}}
 tools:
@@ -42,15 +41,7 @@ tools:
     engine: mem
     job: {program: echo}
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := set.Engines["mem"].Config.Open(t.Context(), adapters.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+`)
 	counted := &readsBy{Conn: e, reads: map[string]int{}}
 	keys, _ := token.ParseKeys(token.NewKey("f1"))
 	sealed, _ := token.NewSealed(keys)

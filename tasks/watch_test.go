@@ -57,15 +57,7 @@ tools:
 
 func newWatched(t *testing.T) (*tasks.Service, *mapping.Set) {
 	t.Helper()
-	set, err := mapping.Parse("tools.yaml", []byte(watchedTools))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := set.Engines["mem"].Config.Open(t.Context(), adapters.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	set, e := memTools(t, watchedTools)
 	keys, _ := token.ParseKeys(token.NewKey("w1"))
 	sealed, _ := token.NewSealed(keys)
 	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"mem": e}, Tokens: sealed})
