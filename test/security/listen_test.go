@@ -12,23 +12,24 @@ import (
 	"github.com/taskgate/taskgate/internal/testenv"
 )
 
-// writeListened writes the mapping of the listen probes: a tool anyone may call, and one whose
-// ids expire after a second.
-func writeListened(t *testing.T) string {
+// writeEchoes writes the mapping of the listen probes: a tool anyone may call, and brief_echo,
+// whose ids expire after ttl; with the OAuth issuer whose keys are at jwks, when set.
+func writeEchoes(t *testing.T, jwks string, ttl time.Duration) string {
 	t.Helper()
-	return writeTools(t, "", "", `  - name: wait_and_echo
+	return writeTools(t, "", jwks, fmt.Sprintf(`  - name: wait_and_echo
     description: Waits, then echoes the text.
     engine: local-temporal
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
     pollInterval: 500ms
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
   - name: brief_echo
-    description: Its task ids expire after a second.
+    description: Its task ids expire soon.
     engine: local-temporal
     workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
-    ttl: 1s
+    pollInterval: 500ms
+    ttl: %s
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
-`)
+`, ttl))
 }
 
 // TestProbesListen: what a listener is told of tasks that are not its own (issue 30).
@@ -37,7 +38,7 @@ func TestProbesListen(t *testing.T) {
 	bin := binary(t)
 	r := &results{}
 	defer func() { t.Logf("taskgate %s:\n%s", bin, r.table()) }()
-	dir := writeListened(t)
+	dir := writeEchoes(t, "", time.Second)
 	sealed := startDev(t, bin, dir)
 	native := startDev(t, bin, dir, "--token-format", "native")
 	listenOthers(t, r, "sealed", sealed, true)

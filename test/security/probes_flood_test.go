@@ -29,7 +29,7 @@ func TestProbesFlood(t *testing.T) {
 	r := &results{}
 	defer func() { t.Logf("taskgate %s:\n%s", bin, r.table()) }()
 	is := bearertest.New(t, issuerName)
-	dir := writeFlooded(t, is.URL)
+	dir := writeEchoes(t, is.URL, briefEchoTTL)
 
 	ops := freeAddr(t)
 	madeUpIDs(t, r, startDev(t, bin, dir, "--token-format", "native", "--ops-http", ops), ops)
@@ -51,26 +51,6 @@ func TestProbesFlood(t *testing.T) {
 
 // briefEchoTTL is the ttl of brief_echo's ids.
 const briefEchoTTL = 3 * time.Second
-
-// writeFlooded writes the mapping of these probes: a tool anyone may call, one whose ids expire
-// after briefEchoTTL, two API keys, and the OAuth issuer whose keys are at jwks.
-func writeFlooded(t *testing.T, jwks string) string {
-	t.Helper()
-	return writeTools(t, "", jwks, fmt.Sprintf(`  - name: wait_and_echo
-    description: Waits, then echoes the text.
-    engine: local-temporal
-    workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
-    pollInterval: 500ms
-    inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
-  - name: brief_echo
-    description: Its task ids expire soon.
-    engine: local-temporal
-    workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
-    pollInterval: 500ms
-    ttl: %s
-    inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
-`, briefEchoTTL))
-}
 
 // madeUpIDs (item 1): alice copies the shape of a native id she was given (her tag, then UUIDs)
 // with suffixes of her own: none is found, a listen acknowledges none, and none costs an engine
