@@ -105,15 +105,17 @@ func (f *fairShare) take(principal, k string, n float64) (wait time.Duration, ok
 // spent of them: the window before counts for the part of it that the last fairWindow still covers.
 // alone says that no other principal read in it: the whole budget is principal's.
 func (f *fairShare) share(principal string, rate float64, now time.Time) (share, spent float64, alone bool) {
-	readers := map[string]bool{principal: true}
-	for p := range f.spent {
-		readers[p] = true
-	}
+	readers := len(f.spent)
 	for p := range f.before {
-		readers[p] = true
+		if _, ok := f.spent[p]; !ok {
+			readers++
+		}
+	}
+	if _, ok := f.spent[principal]; !ok && f.before[principal] == 0 {
+		readers++
 	}
 	kept := 1 - float64(now.Sub(f.began))/float64(fairWindow)
-	return rate * fairWindow.Seconds() / float64(len(readers)), f.spent[principal] + f.before[principal]*kept, len(readers) == 1
+	return rate * fairWindow.Seconds() / float64(readers), f.spent[principal] + f.before[principal]*kept, readers == 1
 }
 
 // book records that the budget gave the read of k a turn.

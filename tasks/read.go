@@ -82,7 +82,7 @@ func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, ada
 			continue
 		}
 		for gen := range s.callers.generations() {
-			if who := s.callers.of(principal, t.Name, gen); adapters.Minted(ref.ID, who) && s.engines[t.Engine].Owns(t.Target, ref, who) {
+			if who := s.callers.of(principal, t.Name, gen); s.engines[t.Engine].Owns(t.Target, ref, who) && adapters.Minted(ref.ID, who) {
 				return t, ref, who
 			}
 		}
