@@ -303,34 +303,55 @@ type Runner interface {
 	Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error)
 }
 
-// Sweeper is a Conn that reads the states of many executions of one target in one engine call,
-// from the engine's listing (Step Functions' ListExecutions, Temporal's visibility, an SQL view
-// of invocations): a replica refreshes its running tasks a page at a time instead of one read
-// per task. It is optional; an engine without it is read per execution.
+// Sweeper is a Conn that reads the states of many executions in one engine call, from the
+// engine's listing (Step Functions' ListExecutions, Temporal's visibility, an SQL view of
+// invocations): a replica refreshes its running tasks a page at a time instead of one read per
+// task. Where the engine lists the executions of many targets in one call (a visibility query over
+// several workflow types, an SQL query over several handlers), one sweep reads them all: the
+// targets of one SweepGroup. It is optional; an engine without it is read per execution.
 type Sweeper interface {
-	// Sweep makes one engine call that reads one page of the listing of refs (executions of t
-	// that Start returned): those of refs that the page shows, with the listing's statuses, and
-	// the page that follows ("" after the last; a page is what an earlier Sweep of the same refs
-	// gave, and any other is ErrInvalid). A page is the driver's own unit: SweepIDs refs of an
-	// engine that is queried by id, a page of running executions of one that lists them. A
-	// listing is eventually consistent and coarser than Describe: a status may lag the execution
-	// by seconds, and a ref that no page shows may have ended, or not be listed yet. So an end
-	// that a sweep shows, or a running execution that it no longer shows, is confirmed by reading
-	// its Outcome before anyone is told.
-	Sweep(ctx context.Context, t Target, refs []Ref, page string) ([]Listed, string, error)
+	// SweepGroup names the targets whose executions one Sweep lists together: targets of one group
+	// are swept in one call, those of different groups apart (Step Functions lists one state
+	// machine per call: a group each). No engine call.
+	SweepGroup(t Target) string
+	// Sweep makes one engine call that reads one page of the listing of refs (executions of ts,
+	// targets of one group, that Start returned): those of refs that the page shows, with the
+	// listing's statuses, and the page that follows ("" after the last; a page is what an earlier
+	// Sweep of the same targets and refs gave, and any other is ErrInvalid). A page is the
+	// driver's own unit: SweepIDs refs of an engine that is queried by id, a page of running
+	// executions of one that lists them. A listing is eventually consistent and coarser than
+	// Describe: a status may lag the execution by seconds, and a ref that no page shows may have
+	// ended, or not be listed yet. So an end that a sweep shows, or a running execution that it no
+	// longer shows, is confirmed by reading its Outcome before anyone is told.
+	Sweep(ctx context.Context, ts []Target, refs []Ref, page string) ([]Listed, string, error)
 }
 
-// EndSweeper is a Sweeper whose engine also lists the executions of a target that ended since a
-// time (Temporal's visibility by close time): a replica that saw its tasks running then reads a
-// page of ends per round, whatever the number of running executions. It is optional.
+// EndSweeper is a Sweeper whose engine also lists the executions that ended since a time
+// (Temporal's visibility by close time): a replica that saw its tasks running then reads a page
+// of ends per round, whatever the number of running executions. It is optional.
 type EndSweeper interface {
 	Sweeper
-	// SweepEnded makes one engine call that reads one page of the executions of t that ended
-	// after since: those of refs that the page shows, with their ended statuses, and the page that
-	// follows (as Sweep's pages). An end may show late, as in Sweep: callers ask again from a
-	// little before their last sweep, and a ref that no page shows was still running as of the
-	// listing, as far as the listing knows.
-	SweepEnded(ctx context.Context, t Target, refs []Ref, since time.Time, page string) ([]Listed, string, error)
+	// SweepEnded makes one engine call that reads one page of the executions of ts (targets of one
+	// group) that ended after since: those of refs that the page shows, with their ended statuses,
+	// and the page that follows (as Sweep's pages). An end may show late, as in Sweep: callers
+	// ask again from a little before their last sweep, and a ref that no page shows was still
+	// running as of the listing, as far as the listing knows.
+	SweepEnded(ctx context.Context, ts []Target, refs []Ref, since time.Time, page string) ([]Listed, string, error)
+}
+
+// EventSource is a Conn whose engine tells of its executions' changes as they happen, through an
+// event source the deployment set up (Step Functions' status change events, through EventBridge,
+// SNS and a queue of the replica's own). Delivery is best effort and may come late or twice: what
+// a notice tells is a listing's word, which a read confirms before anyone is told, and sweeps go
+// on catching what it drops. It is optional: a Conn whose block names no source answers
+// ErrUnsupported.
+type EventSource interface {
+	// Notices receives the engine's notices until ctx ends, calling heard after each receive with
+	// when it began and the executions it told of (their Ref as Start gives it, and the status the
+	// notice says): an execution of the block's targets that it does not tell of had not changed
+	// as of then, as far as the source knows. It returns ctx's error once ctx ends, and another
+	// error when the source cannot be read and retrying will not mend it.
+	Notices(ctx context.Context, heard func(at time.Time, changed []Listed)) error
 }
 
 // Sampler is a Conn that reads the inputs of the most recent executions of a target, whoever

@@ -386,32 +386,66 @@ func (e *Engine) Supports(op Op) bool {
 	return int(op) < NumOps
 }
 
-// Sweep reads one page of the listing of refs (Sweeper.Sweep); an error wrapping ErrUnsupported
+// SweepGroup names the targets that one Sweep lists together (Sweeper.SweepGroup); t's own Name
 // when the Conn is no Sweeper.
-func (e *Engine) Sweep(ctx context.Context, t Target, refs []Ref, page string) (l []Listed, next string, err error) {
+func (e *Engine) SweepGroup(t Target) string {
+	if sw, ok := e.conn.(Sweeper); ok {
+		return sw.SweepGroup(t)
+	}
+	return t.Name
+}
+
+// Sweep reads one page of the listing of refs of ts (Sweeper.Sweep); an error wrapping
+// ErrUnsupported when the Conn is no Sweeper.
+func (e *Engine) Sweep(ctx context.Context, ts []Target, refs []Ref, page string) (l []Listed, next string, err error) {
 	sw, ok := e.conn.(Sweeper)
 	if !ok {
-		return nil, "", fmt.Errorf("sweep of %s: %w", t.Name, ErrUnsupported)
+		return nil, "", fmt.Errorf("sweep of %s: %w", sweepCall(e, ts).Target.Name, ErrUnsupported)
 	}
-	err = e.hooked(ctx, &Call{Op: OpSweep, Target: t, Calls: 1}, func(ctx context.Context) (err error) {
-		l, next, err = sw.Sweep(ctx, t, refs, page)
+	err = e.hooked(ctx, sweepCall(e, ts), func(ctx context.Context) (err error) {
+		l, next, err = sw.Sweep(ctx, ts, refs, page)
 		return err
 	})
 	return l, next, err
 }
 
-// SweepEnded reads one page of the ends of refs since a time (EndSweeper.SweepEnded), as a sweep
-// for the hooks; an error wrapping ErrUnsupported when the Conn is no EndSweeper.
-func (e *Engine) SweepEnded(ctx context.Context, t Target, refs []Ref, since time.Time, page string) (l []Listed, next string, err error) {
+// SweepEnded reads one page of the ends of refs of ts since a time (EndSweeper.SweepEnded), as a
+// sweep for the hooks; an error wrapping ErrUnsupported when the Conn is no EndSweeper.
+func (e *Engine) SweepEnded(ctx context.Context, ts []Target, refs []Ref, since time.Time, page string) (l []Listed, next string, err error) {
 	sw, ok := e.conn.(EndSweeper)
 	if !ok {
-		return nil, "", fmt.Errorf("sweep of the ends of %s: %w", t.Name, ErrUnsupported)
+		return nil, "", fmt.Errorf("sweep of the ends of %s: %w", sweepCall(e, ts).Target.Name, ErrUnsupported)
 	}
-	err = e.hooked(ctx, &Call{Op: OpSweep, Target: t, Calls: 1}, func(ctx context.Context) (err error) {
-		l, next, err = sw.SweepEnded(ctx, t, refs, since, page)
+	err = e.hooked(ctx, sweepCall(e, ts), func(ctx context.Context) (err error) {
+		l, next, err = sw.SweepEnded(ctx, ts, refs, since, page)
 		return err
 	})
 	return l, next, err
+}
+
+// sweepCall is the Call of a sweep of ts as hooks see it: of the one target, or of a target named
+// for the group when it lists several.
+func sweepCall(e *Engine, ts []Target) *Call {
+	c := &Call{Op: OpSweep, Calls: 1}
+	switch len(ts) {
+	case 0:
+	case 1:
+		c.Target = ts[0]
+	default:
+		c.Target = Target{Name: e.SweepGroup(ts[0])}
+	}
+	return c
+}
+
+// Notices receives the engine's notices of its executions' changes (EventSource.Notices); an error
+// wrapping ErrUnsupported when the Conn is no EventSource. They make no call that hooks see: an
+// event source spends no read quota.
+func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed []Listed)) error {
+	n, ok := e.conn.(EventSource)
+	if !ok {
+		return fmt.Errorf("notices: %w", ErrUnsupported)
+	}
+	return n.Notices(ctx, heard)
 }
 
 // Samples reads the inputs of at most n of the latest executions of t (Sampler.Samples); an error

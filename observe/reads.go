@@ -92,11 +92,14 @@ func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
 
 var (
 	sweepsDesc = prometheus.NewDesc("taskgate_engine_sweeps_total",
-		"What the sweeps of running tasks did, by engine block and what: pages (listing calls made), confirms (reads of tasks a sweep no longer showed running), failures (sweeps the engine or the budget refused).",
+		"What the sweeps of running tasks did, by engine block and what: pages (listing calls made), confirms (reads of tasks a sweep no longer showed running), failures (sweeps the engine or the budget refused), notices (receives from the block's event source).",
 		[]string{"engine", "what"}, nil)
 	followedDesc = prometheus.NewDesc("taskgate_engine_swept_tasks",
 		"Running tasks the sweeps follow now (asked about in the last two minutes), by engine block.",
 		[]string{"engine"}, nil)
+	sweepGroupDesc = prometheus.NewDesc("taskgate_engine_sweep_group_tasks",
+		"Running tasks the sweeps follow now, by engine block, sweep group (the targets one listing call reads, as the driver names them: one state machine, or every target of a block whose engine lists across them) and how they are kept fresh: listing (a listing per round) or reads (the tasks' own reads at their curves, when the group's listing takes more calls than its tasks).",
+		[]string{"engine", "group", "how"}, nil)
 )
 
 // sweepsCollector reads what the sweeps did when scraped.
@@ -107,13 +110,21 @@ type sweepsCollector struct {
 func (sweepsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sweepsDesc
 	ch <- followedDesc
+	ch <- sweepGroupDesc
 }
 
 func (c sweepsCollector) Collect(ch chan<- prometheus.Metric) {
 	for engine, n := range c.sweeps() {
-		for what, v := range map[string]uint64{"pages": n.Pages, "confirms": n.Confirms, "failures": n.Failures} {
+		for what, v := range map[string]uint64{"pages": n.Pages, "confirms": n.Confirms, "failures": n.Failures, "notices": n.Notices} {
 			ch <- prometheus.MustNewConstMetric(sweepsDesc, prometheus.CounterValue, float64(v), engine, what)
 		}
 		ch <- prometheus.MustNewConstMetric(followedDesc, prometheus.GaugeValue, float64(n.Followed), engine)
+		for group, g := range n.Groups {
+			how := "listing"
+			if g.ByReads {
+				how = "reads"
+			}
+			ch <- prometheus.MustNewConstMetric(sweepGroupDesc, prometheus.GaugeValue, float64(g.Followed), engine, group, how)
+		}
 	}
 }

@@ -283,7 +283,9 @@ type sweeping struct {
 	sweeps atomic.Int64
 }
 
-func (s *sweeping) Sweep(context.Context, adapters.Target, []adapters.Ref, string) ([]adapters.Listed, string, error) {
+func (s *sweeping) SweepGroup(t adapters.Target) string { return t.Name }
+
+func (s *sweeping) Sweep(context.Context, []adapters.Target, []adapters.Ref, string) ([]adapters.Listed, string, error) {
 	s.sweeps.Add(1)
 	return nil, "", nil
 }
@@ -296,10 +298,10 @@ func TestSweepsSpendTheirOwnBucket(t *testing.T) {
 	inner := &sweeping{fixed: fixed{state: adapters.Working}}
 	bud := New(reads, adapters.Budget{ReadsPerSecond: 1, Burst: 1})
 	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}})
-	if _, _, err := e.Sweep(ctx, tg, nil, ""); err != nil {
+	if _, _, err := e.Sweep(ctx, []adapters.Target{tg}, nil, ""); err != nil {
 		t.Fatalf("a first sweep: %v", err)
 	}
-	if _, _, err := e.Sweep(ctx, tg, nil, ""); !errors.Is(err, adapters.ErrThrottled) {
+	if _, _, err := e.Sweep(ctx, []adapters.Target{tg}, nil, ""); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a second sweep at once, with a sweep burst of 1: %v, want refused", err)
 	}
 	for i := range 2 {
@@ -313,7 +315,7 @@ func TestSweepsSpendTheirOwnBucket(t *testing.T) {
 
 	shared := New(reads, adapters.Budget{})
 	e = adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{shared.Hook}})
-	e.Sweep(ctx, tg, nil, "")
+	e.Sweep(ctx, []adapters.Target{tg}, nil, "")
 	e.Describe(ctx, tg, ref(0))
 	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a second read after a sweep without a bucket of its own: %v, want refused (the sweep took a read's token)", err)
@@ -376,7 +378,7 @@ func TestSweepsGoAheadOfTurns(t *testing.T) {
 		t.Fatalf("a read marked ahead behind three turns: %v, want refused with a turn of its own", err)
 	}
 	begin := time.Now()
-	if _, _, err := e.Sweep(ahead, tg, nil, ""); err != nil {
+	if _, _, err := e.Sweep(ahead, []adapters.Target{tg}, nil, ""); err != nil {
 		t.Fatalf("a sweep ahead of four turns: %v, want made", err)
 	}
 	if waited := time.Since(begin); waited > 250*time.Millisecond {
@@ -422,5 +424,45 @@ func TestReadsAheadAreMadeBeforeTurnsThatComeDue(t *testing.T) {
 		if at := <-outcomes; at.After(made) {
 			t.Errorf("an outcome was made %v after the turn that came due while it waited, want before", at.Sub(made))
 		}
+	}
+}
+
+// While the engine throttles, outcomes keep a share of the budget that the cuts do not lower, at
+// the pace they came lately, and the other reads share the rest: the ends seen are read as they
+// come, and all reads together spend no more than the budget.
+func TestOutcomesKeepAShareWhileThrottled(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.mu.Lock()
+	e.asked, e.askedAt = 5, time.Now() // outcomes came at 5 a second lately
+	e.mu.Unlock()
+	inner.throttle.Store(true)
+	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Fatalf("a read the engine throttled: %v", err)
+	}
+	inner.throttle.Store(false)
+	e.mu.Lock()
+	share, rate := e.endsRate(time.Now()), e.rate
+	e.mu.Unlock()
+	if math.Abs(share-6.25) > 0.1 || rate > 10-share+0.01 {
+		t.Fatalf("after a throttle, outcomes' share %.2f and the others' rate %.2f: want 6.25 (their pace and a quarter) and at most the rest of 10", share, rate)
+	}
+	begin := time.Now()
+	for i := range 10 {
+		if _, err := e.Outcome(ctx, tg, ref(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 10 outcomes at about 6.5 a second (the share grows with them): 1.5 s; at the others' cut
+	// rate, 7 a second at most, and a tenth of the budget after more throttles, 10 s.
+	if took := time.Since(begin); took < 1200*time.Millisecond || took > 2*time.Second {
+		t.Errorf("10 outcomes while throttled took %v, want about 1.5 s: their share", took)
+	}
+	e.mu.Lock()
+	e.cut = time.Now().Add(-endsWindow)
+	e.mu.Unlock()
+	if s := e.Stats(); s.Rate > 10 {
+		t.Errorf("rate %v once the share lapsed, want at most the budget", s.Rate)
 	}
 }

@@ -118,6 +118,9 @@ type entry struct {
 	swept time.Time
 	// outcome is the ended execution's outcome, once read.
 	outcome *adapters.Outcome
+	// endListed: a listing or a notice showed the execution ended, and no one waited to be told:
+	// the next read reads its outcome.
+	endListed bool
 }
 
 // entryOverhead is about what an entry costs besides its strings and slices: the entry and its
@@ -232,6 +235,11 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.describes.cached.Add(1)
 			return adapters.Status{}, fmt.Errorf("%w: %s was not found when last read, at most %s ago", adapters.ErrNotFound, r.ID, e.opts.notFoundFor(p, paced))
 		}
+		if v, ok := e.cache.Get(k); ok && v.endListed && !endKnown(v) && e.sweeps != nil {
+			if e.confirmListed(ctx, t, r, k) {
+				continue
+			}
+		}
 		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
@@ -251,7 +259,7 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 		if v, ok := e.cache.Get(k); ok && !v.status.ReadAt.IsZero() {
 			now := time.Now()
 			e.describes.stale.Add(1)
-			v.status.ReadAt = latest(v.status.ReadAt, v.swept)
+			v.status.ReadAt = latest(v.status.ReadAt, v.swept, e.heardAt())
 			v.status.NextReadAt = latest(v.hold, now)
 			e.follow(ctx, t, r, p, paced, true)
 			return v.status, nil
@@ -275,6 +283,18 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 	}
 }
 
+// confirmListed reads the outcome of the execution k that a listing showed ended, for a read of
+// it, and reports whether it was read: then the cache holds the end. One that has not ended (the
+// listing was behind) loses its mark; one that could not be read now keeps it, and the read is
+// answered from the running reading, which is all that is known for sure.
+func (e *Readings) confirmListed(ctx context.Context, t adapters.Target, r adapters.Ref, k string) bool {
+	_, err := e.sweeps.engine.Outcome(ctx, t, r)
+	if errors.Is(err, adapters.ErrNotEnded) || errors.Is(err, adapters.ErrNotFound) {
+		e.cache.Update(k, func(v *entry) { v.endListed = false })
+	}
+	return err == nil
+}
+
 // answer is a cached entry as the answer to a read at now, counted.
 func (e *Readings) answer(v entry, now time.Time, left time.Duration, p pace.Pace, paced bool) adapters.Status {
 	switch {
@@ -287,6 +307,9 @@ func (e *Readings) answer(v entry, now time.Time, left time.Duration, p pace.Pac
 		e.describes.fresh.Add(1)
 	}
 	v.status.NextReadAt = now.Add(left)
+	if heard := e.heardAt(); heard.After(v.swept) {
+		v.swept = heard
+	}
 	if !v.swept.IsZero() {
 		v.status.ReadAt = latest(v.status.ReadAt, v.swept)
 		if next := e.nextSweep(); next.Before(v.status.NextReadAt) {
@@ -360,11 +383,15 @@ func (e *Readings) reading(st adapters.Status, p pace.Pace, paced bool) entry {
 	return v
 }
 
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// latest is the latest of ts.
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
 	}
-	return b
+	return l
 }
 
 // Outcome is cached once read; concurrent first reads share one call. A read throttled (by the

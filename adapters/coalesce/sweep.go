@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,23 +15,27 @@ import (
 )
 
 // Swept is what sweeps read through: the adapters.Engine these Readings serve. Its Sweep reads one
-// page of the listing of many executions of a target in one engine call, its SweepEnded a page of
-// those that ended since a time (adapters.ErrUnsupported where the engine cannot tell), and its
-// Outcome confirms the end of an execution that a listing no longer shows running, reading what
-// it will be asked for next (through its hooks, which charge all three to the read budget, and
-// through these Readings, which keep the outcome and tell who waits).
+// page of the listing of many executions of the targets of one SweepGroup in one engine call, its
+// SweepEnded a page of those that ended since a time (adapters.ErrUnsupported where the engine
+// cannot tell), and its Outcome confirms the end of an execution that a listing no longer shows
+// running, reading what it will be asked for next (through its hooks, which charge all three to
+// the read budget, and through these Readings, which keep the outcome and tell who waits). Its
+// Notices, where the engine has an event source, tell of changes as they happen
+// (adapters.ErrUnsupported where it has none).
 type Swept interface {
-	Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
-	SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error)
+	SweepGroup(t adapters.Target) string
+	Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
+	SweepEnded(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error)
 	Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error)
+	Notices(ctx context.Context, heard func(at time.Time, changed []adapters.Listed)) error
 }
 
 const (
-	// defaultSweepEvery is how often the followed executions of a target are swept.
+	// defaultSweepEvery is how often the followed executions of a group are swept.
 	defaultSweepEvery = time.Second
 	// defaultInterest is how long a read keeps a running execution among those swept.
 	defaultInterest = 2 * time.Minute
-	// sweepPages bounds the pages of one target's sweep in one round.
+	// sweepPages bounds the pages of one group's sweep in one round.
 	sweepPages = 100
 	// endsOverlap is how far back before its last round a sweep of ends asks again: an end that
 	// a listing shows up to this late is still found.
@@ -40,18 +45,35 @@ const (
 	// round's listing, which keeps every followed reading fresh, waits for the tokens of the
 	// outcomes in flight: few, so that it waits little, and enough to spend what the budget gives.
 	confirmsAtOnce = 2
+	// relistEvery is how often a group left to its executions' own reads is listed again, to
+	// count what its listing costs now.
+	relistEvery = time.Minute
+	// noticesRetry is how long after its event source failed the sweeps receive from it again.
+	noticesRetry = 10 * time.Second
 )
 
-// sweeper follows the running executions that reads asked about recently, per target, and keeps
-// their readings fresh a listing page at a time: a round every Options.SweepEvery, or sooner when
-// a read finds nothing to answer with. What a listing shows running refreshes the reading's time;
-// an execution listed as ended, or no longer listed, is confirmed by reading its outcome (which
-// tells Ended) before anyone is told. Confirmations run beside the rounds, never in them: an
-// outcome read waits for its tokens of the budget, or through the engine's throttling, and the
-// followed executions' readings must not age while it does. Where the engine lists ends, a round
-// lists the running executions only when one of the followed was not known running since the
-// ends were listed, and else the ends since the last round: its cost follows the ends, not the
-// running.
+// sweeper follows the running executions that reads asked about recently, per sweep group (the
+// targets that one listing call reads together, as the driver says: every target of a block
+// whose engine lists across them, or one target each), and keeps their readings fresh a
+// listing page at a time: a round every Options.SweepEvery, or sooner when a read finds nothing
+// to answer with. A round costs a listing per group, however many targets the group has.
+//
+// What a listing shows running refreshes the reading's time. An execution listed as ended, or no
+// longer listed, is confirmed by reading its outcome (which tells Ended) before anyone is told,
+// when someone waits on its changes (a listener, a call waiting for its result); otherwise its
+// end is only marked, and its next read reads the outcome: a replica that only answers polls
+// reads each end once it is asked, not each end that any replica's client asked about once.
+// Confirmations run beside the rounds, never in them: an outcome read waits for its tokens of the
+// budget, or through the engine's throttling, and the followed executions' readings must not age
+// while it does. Where the engine lists ends, a round lists the running executions only when one
+// of the followed was not known running since the ends were listed, and else the ends since the
+// last round: its cost follows the ends, not the running. A group whose listing takes more pages
+// than it has executions followed (a few tasks of a state machine that runs thousands) is left to
+// its executions' own reads, at their curves, and listed again a minute later to count anew.
+//
+// Where the engine has an event source, its notices confirm the ends they tell of as a listing
+// would, and every running reading is true as of the last receive, as far as the source knows:
+// the rounds go on, and catch what the source drops.
 type sweeper struct {
 	engine         Swept
 	noEnds         atomic.Bool // the engine cannot list ends
@@ -62,8 +84,8 @@ type sweeper struct {
 	nextRound      atomic.Int64 // unix nanoseconds of the next round
 
 	mu       sync.Mutex
-	followed map[string]*followed // by target name
-	// wanted are the targets a read waits on (it found nothing to answer with): a round lists
+	followed map[string]*followed // by sweep group
+	// wanted are the groups a read waits on (it found nothing to answer with): a round lists
 	// them before the others, once each.
 	wanted map[string]bool
 	// confirming are the executions whose outcomes are being read, by key: rounds leave them out.
@@ -71,16 +93,33 @@ type sweeper struct {
 	slots      chan struct{} // one per confirmation reading its outcome
 	pending    sync.WaitGroup
 
-	rounds, pages, confirms, failures atomic.Uint64
+	rounds, pages, confirms, failures, notices atomic.Uint64
+	// heard is when the engine's event source last told what changed (unix nanoseconds; zero
+	// without one).
+	heard atomic.Int64
 }
 
-// followed is a target and the executions of it being swept. endsFrom is zero, or the time from
-// which every end of the target's executions was listed, up to the start of the last round.
+// followed is a sweep group: its targets, by name, and the executions of them being swept.
+// endsFrom is zero, or the time from which every end of the group's executions was listed, up to
+// the start of the last round. pages is how many pages its last listing of the running took, and
+// listedAt when.
 type followed struct {
-	target         adapters.Target
-	refs           map[adapters.Ref]interest
+	group          string
+	targets        map[string]adapters.Target
+	refs           map[execution]interest
 	endsFrom, last time.Time
+	pages          int
+	listedAt       time.Time
 }
+
+// execution is an execution of a target, by the target's name.
+type execution struct {
+	target string
+	ref    adapters.Ref
+}
+
+// key is the execution's key in the cache.
+func (x execution) key() string { return x.target + "\x00" + x.ref.ID }
 
 // interest is since when an execution is swept, until when, and the pace of the read that asked
 // for it last, and what its context carries (Options.Carry); seen, whether a read or a listing
@@ -97,18 +136,32 @@ type interest struct {
 
 // SweepCounts are what an Engine's sweeps have done since New.
 type SweepCounts struct {
-	// Rounds of all targets, Pages read, Confirms made (outcomes read of executions a sweep no
-	// longer showed running), and Failures (sweeps that the engine or the budget refused).
-	Rounds, Pages, Confirms, Failures uint64
+	// Rounds of all groups, Pages read, Confirms made (outcomes read of executions a sweep no
+	// longer showed running), Failures (sweeps that the engine or the budget refused), and
+	// Notices (receives from the engine's event source).
+	Rounds, Pages, Confirms, Failures, Notices uint64
 	// Followed is how many running executions the sweeps follow now.
 	Followed int
+	// Groups are the sweep groups followed now, by name.
+	Groups map[string]GroupCounts
+}
+
+// GroupCounts are what the sweeps follow of one group, and how.
+type GroupCounts struct {
+	// Followed is how many running executions of the group are followed; Pages how many pages the
+	// last listing of its running executions took.
+	Followed, Pages int
+	// ByReads: the group is left to its executions' own reads, which cost fewer calls than its
+	// listing.
+	ByReads bool
 }
 
 // Sweeps starts sweeping through engine (the Engine these Readings serve), until Close: the
 // running executions that reads asked about in the last Options.Interest are swept every
 // Options.SweepEvery, so that their readings stay fresh at the cost of a listing page per round
-// rather than a read per execution. Call it before the first read; it does nothing when the
-// cache keeps nothing (Size 0), or when called again.
+// rather than a read per execution; and the engine's notices are received, where it has an
+// event source. Call it before the first read; it does nothing when the cache keeps nothing
+// (Size 0), or when called again.
 func (e *Readings) Sweeps(engine Swept) {
 	if e.opts.Size <= 0 || e.sweeps != nil {
 		return
@@ -119,6 +172,7 @@ func (e *Readings) Sweeps(engine Swept) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	e.sweeps = s
+	s.pending.Go(func() { e.receiveNotices(ctx) })
 	go e.sweepRounds(ctx)
 }
 
@@ -128,13 +182,16 @@ func (e *Readings) SweepCounts() SweepCounts {
 	if s == nil {
 		return SweepCounts{}
 	}
+	now := time.Now()
 	s.mu.Lock()
-	n := 0
-	for _, f := range s.followed {
+	n, groups := 0, make(map[string]GroupCounts, len(s.followed))
+	for name, f := range s.followed {
 		n += len(f.refs)
+		groups[name] = GroupCounts{Followed: len(f.refs), Pages: f.pages, ByReads: leftToReads(f, now)}
 	}
 	s.mu.Unlock()
-	return SweepCounts{Rounds: s.rounds.Load(), Pages: s.pages.Load(), Confirms: s.confirms.Load(), Failures: s.failures.Load(), Followed: n}
+	return SweepCounts{Rounds: s.rounds.Load(), Pages: s.pages.Load(), Confirms: s.confirms.Load(), Failures: s.failures.Load(),
+		Notices: s.notices.Load(), Followed: n, Groups: groups}
 }
 
 // follow keeps r among the executions swept for a while after a read that found it running (seen),
@@ -145,14 +202,19 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 		return
 	}
 	now := time.Now()
+	g := s.engine.SweepGroup(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, ok := s.followed[t.Name]
+	f, ok := s.followed[g]
 	if !ok {
-		f = &followed{target: t, refs: map[adapters.Ref]interest{}}
-		s.followed[t.Name] = f
+		f = &followed{group: g, targets: map[string]adapters.Target{}, refs: map[execution]interest{}}
+		s.followed[g] = f
 	}
-	in, ok := f.refs[r]
+	if _, ok := f.targets[t.Name]; !ok {
+		f.targets[t.Name] = t
+	}
+	x := execution{t.Name, r}
+	in, ok := f.refs[x]
 	if !ok { // what a read carries is kept once: an execution is read through one tool
 		in.since = now
 		if e.opts.Carry != nil {
@@ -160,30 +222,31 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 		}
 	}
 	in.until, in.pace, in.paced, in.seen = now.Add(s.lasting), p, paced, in.seen || seen
-	f.refs[r] = in
+	f.refs[x] = in
 }
 
-// unfollow stops sweeping r.
-func (e *Readings) unfollow(t adapters.Target, r adapters.Ref) {
+// unfollow stops sweeping x.
+func (e *Readings) unfollow(g string, x execution) {
 	s := e.sweeps
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f, ok := s.followed[t.Name]; ok {
-		delete(f.refs, r)
+	if f, ok := s.followed[g]; ok {
+		delete(f.refs, x)
 	}
 }
 
-// hurry asks for a round soon, and for t's listing before the others' (in the round under way if
-// it has not listed t yet): a read of t found nothing to answer with and the budget is spent.
-// Under a read budget a round's listings wait for their tokens one after the other, and the read
-// waits only for the listing in flight and t's.
+// hurry asks for a round soon, and for the listing of t's group before the others' (in the round
+// under way if it has not listed it yet), even of a group left to reads: a read of t found nothing
+// to answer with and the budget is spent. Under a read budget a round's listings wait for their
+// tokens one after the other, and the read waits only for the listing in flight and its own.
 func (e *Readings) hurry(t adapters.Target) {
 	s := e.sweeps
 	if s == nil {
 		return
 	}
+	g := s.engine.SweepGroup(t)
 	s.mu.Lock()
-	s.wanted[t.Name] = true
+	s.wanted[g] = true
 	s.mu.Unlock()
 	select {
 	case s.kick <- struct{}{}:
@@ -195,6 +258,16 @@ func (e *Readings) hurry(t adapters.Target) {
 func (e *Readings) nextSweep() time.Time {
 	if s := e.sweeps; s != nil {
 		return time.Unix(0, s.nextRound.Load())
+	}
+	return time.Time{}
+}
+
+// heardAt is when the engine's event source last told what changed: zero without one.
+func (e *Readings) heardAt() time.Time {
+	if s := e.sweeps; s != nil {
+		if n := s.heard.Load(); n != 0 {
+			return time.Unix(0, n)
+		}
 	}
 	return time.Time{}
 }
@@ -226,8 +299,8 @@ func (e *Readings) sweepRounds(ctx context.Context) {
 	}
 }
 
-// sweepRound sweeps every target once, and each target wanted during the round (hurry) next,
-// once more when the round had already swept it.
+// sweepRound sweeps every group once, but those left to reads, and each group wanted during the
+// round (hurry) next, once more when the round had already swept it.
 func (e *Readings) sweepRound(ctx context.Context) {
 	s := e.sweeps
 	s.rounds.Add(1)
@@ -236,31 +309,41 @@ func (e *Readings) sweepRound(ctx context.Context) {
 	for {
 		f, ok := e.takeWanted(time.Now(), taken)
 		if ok {
-			round = slices.DeleteFunc(round, func(g followed) bool { return g.target.Name == f.target.Name })
+			round = slices.DeleteFunc(round, func(g followed) bool { return g.group == f.group })
 		} else if len(round) > 0 {
 			f, round = round[0], round[1:]
 		} else {
 			return
 		}
-		endsFrom, last, err := e.sweepTarget(ctx, f)
+		swept, err := e.sweepGroup(ctx, f)
 		if err != nil {
 			s.failures.Add(1)
 		}
 		s.mu.Lock()
-		if g, ok := s.followed[f.target.Name]; ok {
-			g.endsFrom, g.last = endsFrom, last
+		if g, ok := s.followed[f.group]; ok {
+			g.endsFrom, g.last, g.pages, g.listedAt = swept.endsFrom, swept.last, swept.pages, swept.listedAt
 		}
 		s.mu.Unlock()
 	}
 }
 
-// toSweep is a copy of what is followed now (see sweepCopy).
+// leftToReads reports whether f's executions cost fewer calls read one by one than listed: its
+// last listing of the running executions, a minute ago at most, took more pages than f has
+// executions followed. Their own reads keep them then, at their curves.
+func leftToReads(f *followed, now time.Time) bool {
+	return f.pages > len(f.refs) && now.Sub(f.listedAt) < relistEvery
+}
+
+// toSweep is a copy of what is followed now and not left to reads (see sweepCopy).
 func (e *Readings) toSweep(now time.Time) []followed {
 	s := e.sweeps
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []followed
 	for _, f := range s.followed {
+		if leftToReads(f, now) {
+			continue
+		}
 		if c, ok := e.sweepCopy(f, now); ok {
 			out = append(out, c)
 		}
@@ -268,7 +351,7 @@ func (e *Readings) toSweep(now time.Time) []followed {
 	return out
 }
 
-// takeWanted is a copy of a target wanted since the round took it last (taken: the targets the
+// takeWanted is a copy of a group wanted since the round took it last (taken: the groups the
 // round took so), if there is one to sweep; the round takes it.
 func (e *Readings) takeWanted(now time.Time, taken map[string]bool) (followed, bool) {
 	s := e.sweeps
@@ -291,60 +374,81 @@ func (e *Readings) takeWanted(now time.Time, taken map[string]bool) (followed, b
 // ok is false when none is left to sweep. Called with s.mu held.
 func (e *Readings) sweepCopy(f *followed, now time.Time) (_ followed, ok bool) {
 	s := e.sweeps
-	refs := map[adapters.Ref]interest{}
-	for r, in := range f.refs {
-		if v, ok := e.cache.Get(key(f.target, r)); now.After(in.until) || ok && endKnown(v) {
-			delete(f.refs, r)
+	c := *f
+	c.refs, c.targets = map[execution]interest{}, map[string]adapters.Target{}
+	kept := map[string]bool{}
+	for x, in := range f.refs {
+		k := x.key()
+		if v, ok := e.cache.Get(k); now.After(in.until) || ok && endKnown(v) {
+			delete(f.refs, x)
 			continue
 		}
-		if !s.confirming[key(f.target, r)] {
-			refs[r] = in
+		kept[x.target] = true
+		if !s.confirming[k] {
+			c.refs[x] = in
+			c.targets[x.target] = f.targets[x.target]
 		}
 	}
+	maps.DeleteFunc(f.targets, func(name string, _ adapters.Target) bool { return !kept[name] })
 	if len(f.refs) == 0 {
-		delete(s.followed, f.target.Name)
+		delete(s.followed, f.group)
 	}
-	if len(refs) == 0 {
-		return followed{}, false
-	}
-	return followed{target: f.target, refs: refs, endsFrom: f.endsFrom, last: f.last}, true
+	return c, len(c.refs) > 0
 }
 
-// sweepTarget sweeps f's executions once: by their ends since the last round where it can, else
-// by the listing of the running ones, a page at a time. It says from when the target's ends are
-// known now, and when the last round that listed them began.
+// swept is what one sweep of a group learnt: from when its ends are known (endsFrom), when the
+// last round that listed them began (last), and, when it listed the running executions, how many
+// pages that took and when.
+type swept struct {
+	endsFrom, last time.Time
+	pages          int
+	listedAt       time.Time
+}
+
+// sweepGroup sweeps f's executions once: by their ends since the last round where it can, else
+// by the listing of the running ones, a page at a time.
 //
 // Under a read budget the listing goes ahead of every client's turn (one page answers for all the
 // followed tasks), and so does each outcome, as every outcome read does: it is the one read that
 // an end costs, which its task's clients ask for next.
-func (e *Readings) sweepTarget(ctx context.Context, f followed) (endsFrom, last time.Time, err error) {
+func (e *Readings) sweepGroup(ctx context.Context, f followed) (swept, error) {
+	was := swept{endsFrom: f.endsFrom, last: f.last, pages: f.pages, listedAt: f.listedAt}
+	ts := make([]adapters.Target, 0, len(f.targets))
+	for _, t := range f.targets {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b adapters.Target) int { return cmp.Compare(a.Name, b.Name) })
 	refs := make([]adapters.Ref, 0, len(f.refs))
-	for r := range f.refs {
-		refs = append(refs, r)
+	for x := range f.refs {
+		refs = append(refs, x.ref)
 	}
 	slices.SortFunc(refs, func(a, b adapters.Ref) int { return cmp.Compare(a.ID, b.ID) })
+	refs = slices.Compact(refs)
 	at := time.Now()
 	if !e.sweeps.noEnds.Load() && !f.endsFrom.IsZero() && e.knownRunningSince(f, f.endsFrom) {
-		err := e.sweepEnds(ctx, f, refs, at)
+		err := e.sweepEnds(ctx, f, ts, refs, at)
 		if err == nil {
-			return f.endsFrom, at, nil
+			now := was
+			now.last = at
+			return now, nil
 		}
 		if !errors.Is(err, adapters.ErrUnsupported) {
-			return f.endsFrom, f.last, err
+			return was, err
 		}
 		e.sweeps.noEnds.Store(true)
 	}
-	if err := e.sweepRunning(ctx, f, refs, at); err != nil {
-		return f.endsFrom, f.last, err
+	pages, err := e.sweepRunning(ctx, f, ts, refs, at)
+	if err != nil {
+		return was, err
 	}
-	return at, at, nil
+	return swept{endsFrom: at, last: at, pages: pages, listedAt: at}, nil
 }
 
 // knownRunningSince reports whether each of f's executions had a running reading, or was shown
 // running by a listing, at since or after.
 func (e *Readings) knownRunningSince(f followed, since time.Time) bool {
-	for r := range f.refs {
-		v, ok := e.cache.Get(key(f.target, r))
+	for x := range f.refs {
+		v, ok := e.cache.Get(x.key())
 		if !ok || endKnown(v) || latest(v.status.ReadAt, v.swept).Before(since) {
 			return false
 		}
@@ -352,12 +456,12 @@ func (e *Readings) knownRunningSince(f followed, since time.Time) bool {
 	return true
 }
 
-// sweepEnds reads the ends of f's target since a little before its last round, page by page, and
-// confirms those of refs it shows by reading their outcomes: the others were running as of at.
-func (e *Readings) sweepEnds(ctx context.Context, f followed, refs []adapters.Ref, at time.Time) error {
+// sweepEnds reads the ends of f's executions since a little before its last round, page by page,
+// and confirms those it shows: the others were running as of at.
+func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time) error {
 	ended := map[adapters.Ref]bool{}
-	err := e.pages(func(page string) (string, error) {
-		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), f.target, refs, f.last.Add(-endsOverlap), page)
+	_, err := e.pages(func(page string) (string, error) {
+		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), ts, refs, f.last.Add(-endsOverlap), page)
 		for _, l := range listed {
 			ended[l.Ref] = l.Status.State.Terminal()
 		}
@@ -366,80 +470,99 @@ func (e *Readings) sweepEnds(ctx context.Context, f followed, refs []adapters.Re
 	if err != nil {
 		return err
 	}
-	for _, r := range refs {
-		if ended[r] {
-			e.confirm(ctx, f.target, r, f.refs[r])
+	for x, in := range f.refs {
+		if ended[x.ref] {
+			e.ended(ctx, f.group, f.targets[x.target], x, in)
 		} else {
-			e.stillRunning(f.target, r, at)
+			e.stillRunning(x.key(), at)
 		}
 	}
 	return nil
 }
 
 // sweepRunning reads the listing of f's running executions page by page, refreshes the readings
-// of those it shows running, and confirms the others by reading their outcomes. An execution
-// followed for less than two rounds that no page shows yet is left for the next round: a listing
-// catches up with a start late. An outcome that is not there yet is a listing behind the engine:
-// the execution is swept again.
-func (e *Readings) sweepRunning(ctx context.Context, f followed, refs []adapters.Ref, at time.Time) error {
-	running := make(map[adapters.Ref]bool, len(refs))
-	err := e.pages(func(page string) (string, error) {
-		listed, next, err := e.sweeps.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), f.target, refs, page)
+// of those it shows running, and confirms the others; it says how many pages it read. An
+// execution followed for less than two rounds that no page shows yet is left for the next
+// round: a listing catches up with a start late. An outcome that is not there yet is a listing
+// behind the engine: the execution is swept again.
+func (e *Readings) sweepRunning(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time) (int, error) {
+	running := make(map[adapters.Ref]adapters.Status, len(refs))
+	pages, err := e.pages(func(page string) (string, error) {
+		listed, next, err := e.sweeps.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), ts, refs, page)
 		for _, l := range listed {
-			if in, ok := f.refs[l.Ref]; ok && !l.Status.State.Terminal() {
-				running[l.Ref] = true
-				e.swept(f.target, l.Ref, l.Status, at, in)
+			if !l.Status.State.Terminal() {
+				running[l.Ref] = l.Status
 			}
 		}
 		return next, err
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	young := at.Add(-2 * e.sweeps.every)
-	for _, r := range refs {
-		switch in := f.refs[r]; {
-		case running[r]:
-			e.seen(f.target, r)
+	for x, in := range f.refs {
+		st, ok := running[x.ref]
+		switch {
+		case ok:
+			e.swept(x.key(), st, at, in)
+			e.seen(f.group, x)
 		case in.since.After(young):
 		case in.seen:
-			e.confirm(ctx, f.target, r, in)
+			e.ended(ctx, f.group, f.targets[x.target], x, in)
 		default:
-			e.unfollow(f.target, r)
-			e.changed(key(f.target, r))
+			e.unfollow(f.group, x)
+			e.changed(x.key())
 		}
 	}
-	return nil
+	return pages, nil
 }
 
-// seen records that a listing showed r running.
-func (e *Readings) seen(t adapters.Target, r adapters.Ref) {
+// seen records that a listing showed x running.
+func (e *Readings) seen(g string, x execution) {
 	s := e.sweeps
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f, ok := s.followed[t.Name]; ok {
-		if in, ok := f.refs[r]; ok {
+	if f, ok := s.followed[g]; ok {
+		if in, ok := f.refs[x]; ok {
 			in.seen = true
-			f.refs[r] = in
+			f.refs[x] = in
 		}
 	}
 }
 
 // pages reads the pages of a listing, up to sweepPages, with read: one page's, which gives the
-// next ("" after the last).
-func (e *Readings) pages(read func(page string) (next string, err error)) error {
-	page := ""
+// next ("" after the last). It says how many it read.
+func (e *Readings) pages(read func(page string) (next string, err error)) (int, error) {
+	page, n := "", 0
 	for range sweepPages {
 		next, err := read(page)
 		if err != nil {
-			return err
+			return n, err
 		}
+		n++
 		e.sweeps.pages.Add(1)
 		if page = next; page == "" {
 			break
 		}
 	}
-	return nil
+	return n, nil
+}
+
+// ended takes what a listing or a notice says, that the followed execution x ended: confirmed by
+// reading its outcome when someone waits on its changes (Changes), else marked so that its next
+// read reads the outcome. Either way the sweeps leave it.
+func (e *Readings) ended(ctx context.Context, g string, t adapters.Target, x execution, in interest) {
+	k := x.key()
+	if e.waitedOn(k) {
+		e.confirm(ctx, g, t, x, in)
+		return
+	}
+	e.cache.Update(k, func(v *entry) {
+		if !endKnown(*v) {
+			v.endListed = true
+		}
+	})
+	e.unfollow(g, x)
 }
 
 // confirm reads, beside the rounds, the outcome of an execution that a listing showed ended, or
@@ -447,9 +570,9 @@ func (e *Readings) pages(read func(page string) (next string, err error)) error 
 // followed. A read the engine or the budget refused for now is made again, after its retry-after
 // and a round at least, for as long as the execution is followed: the listing told its end
 // already. Rounds leave the execution out until its outcome is read or the read failed.
-func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Ref, in interest) {
+func (e *Readings) confirm(ctx context.Context, g string, t adapters.Target, x execution, in interest) {
 	s := e.sweeps
-	k := key(t, r)
+	k := x.key()
 	s.mu.Lock()
 	if s.confirming[k] {
 		s.mu.Unlock()
@@ -470,15 +593,15 @@ func (e *Readings) confirm(ctx context.Context, t adapters.Target, r adapters.Re
 			ctx = carried
 		}
 		for {
-			err := e.readOutcome(ctx, t, r)
+			err := e.readOutcome(ctx, t, x.ref)
 			switch {
 			case err == nil:
 				s.confirms.Add(1)
 				return
 			case errors.Is(err, adapters.ErrNotFound): // gone: its readers are told so
-				e.unfollow(t, r)
+				e.unfollow(g, x)
 				return
-			case !errors.Is(err, adapters.ErrUnavailable) || !e.following(t, r):
+			case !errors.Is(err, adapters.ErrUnavailable) || !e.following(g, x):
 				return
 			}
 			if adapters.Sleep(ctx, max(adapters.RetryAfter(err), s.every)) != nil {
@@ -501,22 +624,22 @@ func (e *Readings) readOutcome(ctx context.Context, t adapters.Target, r adapter
 	return err
 }
 
-// following reports whether r is among the executions swept, and was asked about lately.
-func (e *Readings) following(t adapters.Target, r adapters.Ref) bool {
+// following reports whether x is among the executions swept, and was asked about lately.
+func (e *Readings) following(g string, x execution) bool {
 	s := e.sweeps
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, ok := s.followed[t.Name]
+	f, ok := s.followed[g]
 	if !ok {
 		return false
 	}
-	in, ok := f.refs[r]
+	in, ok := f.refs[x]
 	return ok && time.Now().Before(in.until)
 }
 
-// stillRunning records that a listing of ends made at did not show r: it was running as of at.
-func (e *Readings) stillRunning(t adapters.Target, r adapters.Ref, at time.Time) {
-	k := key(t, r)
+// stillRunning records that a listing of ends made at did not show the execution k: it was
+// running as of at.
+func (e *Readings) stillRunning(k string, at time.Time) {
 	if _, ok := e.cache.Get(k); !ok {
 		return
 	}
@@ -527,11 +650,11 @@ func (e *Readings) stillRunning(t adapters.Target, r adapters.Ref, at time.Time)
 	})
 }
 
-// swept records that a listing made at showed r running with st. A reading it had keeps its
-// details (a listing is coarser: no questions, no progress) and is now known true as of at; one it
-// had not is made from the listing, good for the task's polling interval as a point read is.
-func (e *Readings) swept(t adapters.Target, r adapters.Ref, st adapters.Status, at time.Time, in interest) {
-	k := key(t, r)
+// swept records that a listing made at showed the execution k running with st. A reading it had
+// keeps its details (a listing is coarser: no questions, no progress) and is now known true as of
+// at; one it had not is made from the listing, good for the task's polling interval as a point
+// read is.
+func (e *Readings) swept(k string, st adapters.Status, at time.Time, in interest) {
 	changed := false
 	e.cache.Update(k, func(v *entry) {
 		switch {
@@ -550,6 +673,61 @@ func (e *Readings) swept(t adapters.Target, r adapters.Ref, st adapters.Status, 
 	if changed {
 		e.changed(k)
 	}
+}
+
+// receiveNotices receives the notices of the engine's event source, if it has one, until ctx
+// ends: after one that failed, again noticesRetry later.
+func (e *Readings) receiveNotices(ctx context.Context) {
+	s := e.sweeps
+	for {
+		err := s.engine.Notices(ctx, func(at time.Time, changed []adapters.Listed) { e.heard(ctx, at, changed) })
+		if errors.Is(err, adapters.ErrUnsupported) || adapters.Sleep(ctx, noticesRetry) != nil {
+			return
+		}
+	}
+}
+
+// heard takes a receive of the engine's event source, begun at: the executions it tells ended
+// are taken as a listing's ends (ended), a change of state it tells is recorded as a listing's,
+// and every running reading is true as of at (heardAt).
+func (e *Readings) heard(ctx context.Context, at time.Time, changed []adapters.Listed) {
+	s := e.sweeps
+	s.notices.Add(1)
+	for _, l := range changed {
+		for _, f := range e.followers(l.Ref) {
+			if l.Status.State.Terminal() {
+				e.ended(ctx, f.group, f.t, f.x, f.in)
+			} else {
+				e.swept(f.x.key(), l.Status, at, f.in)
+			}
+		}
+	}
+	s.heard.Store(max(s.heard.Load(), at.UnixNano()))
+}
+
+// follower is one followed execution of a Ref: its group, its target and what follows it.
+type follower struct {
+	group string
+	t     adapters.Target
+	x     execution
+	in    interest
+}
+
+// followers are the followed executions of r, of any target.
+func (e *Readings) followers(r adapters.Ref) []follower {
+	s := e.sweeps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []follower
+	for g, f := range s.followed {
+		for name, t := range f.targets {
+			x := execution{name, r}
+			if in, ok := f.refs[x]; ok {
+				out = append(out, follower{group: g, t: t, x: x, in: in})
+			}
+		}
+	}
+	return out
 }
 
 // Changes returns a channel that is closed at the next change that the Readings record of the
@@ -588,6 +766,14 @@ func (e *Readings) pruneWatchers() {
 		}
 	}
 	e.watchersKept = len(e.watchers)
+}
+
+// waitedOn reports whether someone waits on Changes of k.
+func (e *Readings) waitedOn(k string) bool {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	_, ok := e.watchers[k]
+	return ok
 }
 
 // changed wakes whoever waits on Changes of k.

@@ -110,7 +110,9 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 	if st, err := e.Describe(ctx, job, refs[42]); err != nil || st.State != adapters.Cancelled {
 		t.Fatalf("Describe after the end was swept: %+v, %v", st, err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	for deadline := time.Now().Add(2 * time.Second); readings.SweepCounts().Followed != 149 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // the next round forgets it
+	}
 	if c := readings.SweepCounts(); c.Confirms != 1 || c.Followed != 149 {
 		t.Fatalf("sweep counts %+v after one end: want one confirmation and 149 followed", c)
 	}
@@ -257,14 +259,14 @@ type listings struct {
 	running, ends atomic.Int64
 }
 
-func (l *listings) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (l *listings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
 	l.running.Add(1)
-	return l.Engine.Sweep(ctx, t, refs, page)
+	return l.Engine.Sweep(ctx, ts, refs, page)
 }
 
-func (l *listings) SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+func (l *listings) SweepEnded(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
 	l.ends.Add(1)
-	return l.Engine.SweepEnded(ctx, t, refs, since, page)
+	return l.Engine.SweepEnded(ctx, ts, refs, since, page)
 }
 
 // runningOnly is an engine that lists running executions, not ends.
@@ -273,8 +275,10 @@ type runningOnly struct {
 	sweeper adapters.Sweeper
 }
 
-func (r runningOnly) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	return r.sweeper.Sweep(ctx, t, refs, page)
+func (r runningOnly) SweepGroup(t adapters.Target) string { return r.sweeper.SweepGroup(t) }
+
+func (r runningOnly) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return r.sweeper.Sweep(ctx, ts, refs, page)
 }
 
 // Where the engine lists ends, sweeps list the running executions once, then only the ends since
@@ -391,11 +395,11 @@ type failingListings struct {
 
 var errReset = fmt.Errorf("%w: connection reset", adapters.ErrUnavailable)
 
-func (f *failingListings) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (f *failingListings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
 	if f.listingsFail.Load() {
 		return nil, "", errReset
 	}
-	return f.Engine.Sweep(ctx, t, refs, page)
+	return f.Engine.Sweep(ctx, ts, refs, page)
 }
 
 func (f *failingListings) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
@@ -472,9 +476,12 @@ type gatedSweeps struct {
 	listed     []string
 }
 
-func (g *gatedSweeps) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+// SweepGroup makes a group of each target, as Step Functions does of each state machine.
+func (g *gatedSweeps) SweepGroup(t adapters.Target) string { return t.Name }
+
+func (g *gatedSweeps) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
 	g.mu.Lock()
-	g.listed = append(g.listed, t.Name)
+	g.listed = append(g.listed, ts[0].Name)
 	first := len(g.listed) == 1
 	g.mu.Unlock()
 	if first {
@@ -488,8 +495,8 @@ func (g *gatedSweeps) Sweep(ctx context.Context, t adapters.Target, refs []adapt
 	return listed, "", nil
 }
 
-// A read with nothing to answer with has its target listed next, before the other targets of the
-// round under way: it waits for the listing in flight and its own, not for a whole round's.
+// A read with nothing to answer with has its target's group listed next, before the other groups
+// of the round under way: it waits for the listing in flight and its own, not for a whole round's.
 func TestAReadWithNothingToAnswerIsListedNext(t *testing.T) {
 	mem := &pointReads{Engine: memengine.New(memengine.Options{})}
 	g := &gatedSweeps{pointReads: mem, gate: make(chan struct{}), held: make(chan struct{})}

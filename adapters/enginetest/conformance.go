@@ -58,6 +58,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"List", testList},
 		{"Sweep", testSweep},
 		{"SweepEnded", testSweepEnded},
+		{"SweepGroup", testSweepGroup},
 		{"AskAccept", testAskAccept},
 		{"AskDecline", testAskDecline},
 		{"AskTwo", testAskTwo},
@@ -786,7 +787,7 @@ func testSweep(t *testing.T, h *suite) {
 		return !ok || st.State == adapters.Succeeded
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		seen = sweepAll(ctx, t, sw, tg, refs)
+		seen = sweepAll(ctx, t, sw, []adapters.Target{tg}, refs)
 		if _, ok := seen[unasked]; ok || len(seen) > len(real) {
 			t.Fatalf("the sweep of %v showed %v, which holds executions it was not given", real, seen)
 		}
@@ -797,8 +798,41 @@ func testSweep(t *testing.T, h *suite) {
 			t.Fatalf("after 30 s the sweep shows %v; want the first three of %v running and the last ended or not shown", seen, real)
 		}
 	}
-	if _, _, err := sw.Sweep(ctx, tg, refs, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
+	if _, _, err := sw.Sweep(ctx, []adapters.Target{tg}, refs, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep from a page it never gave: %v, want ErrInvalid", err)
+	}
+}
+
+// testSweepGroup: targets of one SweepGroup are swept in one call, which shows the running
+// executions of each; targets of different groups cannot be.
+func testSweepGroup(t *testing.T, h *suite) {
+	sw := h.Engine()
+	if !sw.Supports(adapters.OpSweep) {
+		t.Skip("the engine reads its executions one at a time: its Conn is no adapters.Sweeper")
+	}
+	ctx := testContext(t)
+	echo, fail := h.Target("echo"), h.Target("fail")
+	both := []adapters.Target{echo, fail}
+	caller := "group-" + unique(t)
+	refs := []adapters.Ref{
+		echoes(ctx, t, h, caller, "grouped")(60),
+		start(ctx, t, h, fail, adapters.StartRequest{Input: mustJSON(t, map[string]any{"seconds": 60, "reason": "grouped"}), Caller: caller}),
+	}
+	cancelAtCleanup(t, h, fail, refs[1])
+	if sw.SweepGroup(echo) != sw.SweepGroup(fail) {
+		if _, _, err := sw.Sweep(ctx, both, refs, ""); !errors.Is(err, adapters.ErrInvalid) {
+			t.Fatalf("a sweep of targets of groups %q and %q: %v, want ErrInvalid", sw.SweepGroup(echo), sw.SweepGroup(fail), err)
+		}
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		seen := sweepAll(ctx, t, sw, both, refs)
+		if len(seen) == 2 && !seen[refs[0]].State.Terminal() && !seen[refs[1]].State.Terminal() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s one sweep of echo and fail shows %v; want both of %v running", seen, refs)
+		}
 	}
 }
 
@@ -823,7 +857,7 @@ func testSweepEnded(t *testing.T, h *suite) {
 	refs := []adapters.Ref{h.Missing(), before, running, ended}
 	endsAfter := func(since time.Time) map[adapters.Ref]adapters.Status {
 		return allPages(t, "SweepEnded", func(page string) ([]adapters.Listed, string, error) {
-			return e.SweepEnded(ctx, tg, refs, since, page)
+			return e.SweepEnded(ctx, []adapters.Target{tg}, refs, since, page)
 		})
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
@@ -846,7 +880,7 @@ func testSweepEnded(t *testing.T, h *suite) {
 	if seen := endsAfter(time.Now().Add(time.Minute)); len(seen) > 0 {
 		t.Errorf("the ends after a minute from now: %v, want none", seen)
 	}
-	if _, _, err := e.SweepEnded(ctx, tg, refs, since, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
+	if _, _, err := e.SweepEnded(ctx, []adapters.Target{tg}, refs, since, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep of ends from a page it never gave: %v, want ErrInvalid", err)
 	}
 }
@@ -863,7 +897,7 @@ func echoes(ctx context.Context, t *testing.T, h *suite, caller, text string) fu
 }
 
 // sweepAll sweeps refs through all of their pages.
-func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
+func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg []adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
 	t.Helper()
 	return allPages(t, "Sweep", func(page string) ([]adapters.Listed, string, error) { return sw.Sweep(ctx, tg, refs, page) })
 }
@@ -896,7 +930,7 @@ func testUnavailable(t *testing.T, h *suite) {
 	unavailable(t, "its Conn", conn, h.Target("echo"), h.Missing())
 	unavailable(t, "the Engine", stack, h.Target("echo"), h.Missing())
 	if stack.Supports(adapters.OpSweep) {
-		if _, _, err := stack.Sweep(testContext(t), h.Target("echo"), []adapters.Ref{h.Missing()}, ""); !errors.Is(err, adapters.ErrUnavailable) {
+		if _, _, err := stack.Sweep(testContext(t), []adapters.Target{h.Target("echo")}, []adapters.Ref{h.Missing()}, ""); !errors.Is(err, adapters.ErrUnavailable) {
 			t.Errorf("Sweep on an engine whose server does not answer: error %v, want ErrUnavailable", err)
 		}
 	}

@@ -8,22 +8,27 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 )
 
+// SweepGroup puts every target in one group: a sweep reads by id.
+func (e *Engine) SweepGroup(adapters.Target) string { return "" }
+
 // Sweep reads a page of refs (adapters.SweepIDs of them) as a listing shows them: their state
 // without questions or messages.
-func (e *Engine) Sweep(_ context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(t, refs, page, func(*execution) bool { return true })
+func (e *Engine) Sweep(_ context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ts, refs, page, func(*execution) bool { return true })
 }
 
 // SweepEnded reads a page of refs (adapters.SweepIDs of them) and shows those that ended after
 // since.
-func (e *Engine) SweepEnded(_ context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(t, refs, page, func(x *execution) bool { return x.state.Terminal() && x.updated.After(since) })
+func (e *Engine) SweepEnded(_ context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ts, refs, page, func(x *execution) bool { return x.state.Terminal() && x.updated.After(since) })
 }
 
 // sweep reads a page of refs and shows those that show says.
-func (e *Engine) sweep(t adapters.Target, refs []adapters.Ref, page string, show func(*execution) bool) ([]adapters.Listed, string, error) {
-	if _, err := jobOf(t); err != nil {
-		return nil, "", err
+func (e *Engine) sweep(ts []adapters.Target, refs []adapters.Ref, page string, show func(*execution) bool) ([]adapters.Listed, string, error) {
+	for _, t := range ts {
+		if _, err := jobOf(t); err != nil {
+			return nil, "", err
+		}
 	}
 	chunk, next, err := adapters.SweepChunk(refs, page)
 	if err != nil {

@@ -3,6 +3,7 @@ package restate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,30 +58,48 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	return listed, next, nil
 }
 
-// Sweep reads one page of the handler's invocations that have not completed (sys_invocation, up
-// to sweepPage, in the order of their ids; a page is the last id of the one before) and shows
-// those of refs it holds; a KeyRef stands for the newest invocation that carries its task key.
-// An invocation of refs that no page shows has completed: Describe reads how. It costs a query
-// per sweepPage invocations in flight, whatever the number of refs.
-func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(ctx, t, refs, page, "status != 'completed'")
+// SweepGroup puts every target of the deployment in one group: one SQL query lists the
+// invocations of all their handlers.
+func (e *Engine) SweepGroup(adapters.Target) string { return "every handler" }
+
+// Sweep reads one page of the invocations of ts's handlers that have not completed
+// (sys_invocation, up to sweepPage, in the order of their ids; a page is the last id of the one
+// before) and shows those of refs it holds; a KeyRef stands for the newest invocation that carries
+// its task key. An invocation of refs that no page shows has completed: Describe reads how. It
+// costs a query per sweepPage invocations in flight, whatever the number of refs or handlers.
+func (e *Engine) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ctx, ts, refs, page, "status != 'completed'")
 }
 
-// SweepEnded reads one page of the handler's invocations that completed after since (as Sweep
-// reads the others) and shows those of refs it holds: a query per sweepPage ends, however many
-// are in flight.
-func (e *Engine) SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(ctx, t, refs, page, "status = 'completed' AND completed_at > CAST("+literal(since.UTC().Format(time.RFC3339Nano))+" AS TIMESTAMP)")
+// SweepEnded reads one page of the invocations of ts's handlers that completed after since (as
+// Sweep reads the others) and shows those of refs it holds: a query per sweepPage ends, however
+// many are in flight.
+func (e *Engine) SweepEnded(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ctx, ts, refs, page, "status = 'completed' AND completed_at > CAST("+literal(since.UTC().Format(time.RFC3339Nano))+" AS TIMESTAMP)")
 }
 
-// sweep reads one page of the handler's invocations that match condition, and shows those of refs
-// it holds.
-func (e *Engine) sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page, condition string) ([]adapters.Listed, string, error) {
-	h, err := handlerOf(t)
-	if err != nil {
-		return nil, "", err
+// sweep reads one page of the invocations of ts's handlers that match condition, and shows those
+// of refs it holds.
+func (e *Engine) sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page, condition string) ([]adapters.Listed, string, error) {
+	if len(ts) == 0 {
+		return nil, "", nil
 	}
-	what := "sweep " + t.Name
+	what := "sweep " + ts[0].Name
+	if len(ts) > 1 {
+		what = fmt.Sprintf("sweep %d handlers", len(ts))
+	}
+	handlers := map[[2]string]bool{} // service, handler
+	var of []string
+	for _, t := range ts {
+		h, err := handlerOf(t)
+		if err != nil {
+			return nil, "", err
+		}
+		if k := [2]string{h.service, h.handler}; !handlers[k] {
+			handlers[k] = true
+			of = append(of, "(target_service_name = "+literal(h.service)+" AND target_handler_name = "+literal(h.handler)+")")
+		}
+	}
 	after := ""
 	if page != "" {
 		if !validInvocation(page) {
@@ -92,16 +111,16 @@ func (e *Engine) sweep(ctx context.Context, t adapters.Target, refs []adapters.R
 	for _, r := range refs {
 		p, ok := parseRef(r)
 		switch {
-		case !ok || p.service != h.service || p.handler != h.handler:
-			return nil, "", fmt.Errorf("restate: %s: %w: %q is no invocation of %s", what, adapters.ErrInvalid, r.ID, t.Name)
+		case !ok || !handlers[[2]string{p.service, p.handler}]:
+			return nil, "", fmt.Errorf("restate: %s: %w: %q is no invocation of the handlers swept", what, adapters.ErrInvalid, r.ID)
 		case p.invocation == "":
 			byKey[p.key] = r
 		default:
 			byInvocation[p.invocation] = r
 		}
 	}
-	sql := "SELECT " + invocationColumns + " FROM sys_invocation WHERE target_service_name = " + literal(h.service) +
-		" AND target_handler_name = " + literal(h.handler) + " AND " + condition + after +
+	slices.Sort(of)
+	sql := "SELECT " + invocationColumns + " FROM sys_invocation WHERE (" + strings.Join(of, " OR ") + ") AND " + condition + after +
 		" ORDER BY id LIMIT " + strconv.Itoa(sweepPage)
 	var rows []invocation
 	if err := e.query(ctx, what, sql, &rows); err != nil {

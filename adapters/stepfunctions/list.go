@@ -42,14 +42,31 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 	return listed, aws.ToString(out.NextToken), nil
 }
 
-// Sweep reads one page of the state machine's running executions (ListExecutions with the RUNNING
-// filter, up to 1,000, newest first) and shows those of refs it holds, as running. An execution of
-// refs that no page shows has ended, or is too young to be listed: Describe tells which. It costs
-// a page per 1,000 running executions of the state machine, whatever the number of refs.
-func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	m, err := machineOf(t)
+// SweepGroup is t's state machine: ListExecutions names one per call.
+func (e *Engine) SweepGroup(t adapters.Target) string {
+	if m, err := machineOf(t); err == nil {
+		return m.unqualified()
+	}
+	return t.Name
+}
+
+// Sweep reads one page of the running executions of ts's state machine (ListExecutions with the
+// RUNNING filter, up to 1,000, newest first; ts are targets of one SweepGroup, whose versions or
+// aliases it lists together) and shows those of refs it holds, as running. An execution of refs
+// that no page shows has ended, or is too young to be listed: Describe tells which. It costs a
+// page per 1,000 running executions of the state machine, whatever the number of refs.
+func (e *Engine) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	if len(ts) == 0 {
+		return nil, "", nil
+	}
+	m, err := machineOf(ts[0])
 	if err != nil {
 		return nil, "", err
+	}
+	for _, t := range ts[1:] {
+		if n, err := machineOf(t); err != nil || n.unqualified() != m.unqualified() {
+			return nil, "", fmt.Errorf("%w: a sweep lists one state machine, and %s is not %s", adapters.ErrInvalid, t.Name, m.unqualified())
+		}
 	}
 	in := &sfn.ListExecutionsInput{StateMachineArn: aws.String(m.unqualified()), StatusFilter: types.ExecutionStatusRunning, MaxResults: 1000}
 	if page != "" {

@@ -2,10 +2,12 @@ package temporal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,8 +25,8 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 		return nil, "", err
 	}
 	prefix := idPrefix + w.typ + "/" + adapters.CallerTag(caller) + "/"
-	if strings.ContainsAny(prefix+w.queue, `'\`) {
-		return nil, "", fmt.Errorf("temporal: list %s: %w: a workflow type or task queue with ' or \\ cannot be listed", w.typ, adapters.ErrInvalid)
+	if err := inQuery(w); err != nil {
+		return nil, "", fmt.Errorf("temporal: list %s: %w: %w", w.typ, adapters.ErrInvalid, err)
 	}
 	token, err := base64.RawURLEncoding.DecodeString(page)
 	if err != nil {
@@ -65,45 +67,74 @@ func listed(info *workflowpb.WorkflowExecutionInfo) (l adapters.Listed, ok bool)
 	return adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st}, true
 }
 
-// Sweep reads one page of the running workflows that taskgate started of t's type and task queue
-// (visibility, up to sweepPage, each chain as its latest run) and shows those of refs it holds; a
-// KeyRef (no run) stands for its workflow id's running chain. A workflow of refs that no page
-// shows has ended, continued as new under another chain, or is too young to be listed: Describe
-// tells which. It costs a page per sweepPage running workflows of the type, whatever the number
-// of refs, where a query by ids would cost a page per hundred refs.
-func (e *Engine) Sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(ctx, t, refs, page, "ExecutionStatus = 'Running'")
-}
-
-// SweepEnded reads one page of the workflows that taskgate started of t's type and task queue that
-// closed after since (visibility by CloseTime; a run that continued as new is not an end of its
-// chain), and shows those of refs it holds: a page per sweepPage ends, however many run.
-func (e *Engine) SweepEnded(ctx context.Context, t adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
-	// Open workflows have a CloseTime past any in SQL visibility: the status leaves them out.
-	return e.sweep(ctx, t, refs, page, fmt.Sprintf("ExecutionStatus != 'Running' AND CloseTime > '%s'", since.UTC().Format(time.RFC3339Nano)))
-}
-
-// sweep reads one page of the workflows taskgate started of t's type and task queue that match
-// condition, and shows those of refs it holds.
-func (e *Engine) sweep(ctx context.Context, t adapters.Target, refs []adapters.Ref, page, condition string) ([]adapters.Listed, string, error) {
-	w, err := workflowOf(t)
-	if err != nil {
-		return nil, "", err
+// SweepGroup puts every target of the namespace in one group, named for it: one visibility query
+// lists the workflows of all their types and task queues. A target that cannot be listed (a ' or \ in its
+// type or queue) is a group of its own, whose sweeps fail alone.
+func (e *Engine) SweepGroup(t adapters.Target) string {
+	if w, err := workflowOf(t); err != nil || inQuery(w) != nil {
+		return "unlistable " + t.Name
 	}
-	prefix := idPrefix + w.typ + "/"
-	if strings.ContainsAny(prefix+w.queue, `'\`) {
-		return nil, "", fmt.Errorf("temporal: sweep %s: %w: a workflow type or task queue with ' or \\ cannot be listed", w.typ, adapters.ErrInvalid)
+	return "namespace " + e.namespace
+}
+
+// inQuery checks that w's type and task queue can be written in a visibility query.
+func inQuery(w workflow) error {
+	return cmp.Or(listable("workflow type", w.typ), listable("task queue", w.queue))
+}
+
+// Sweep reads one page of the running workflows that taskgate started of ts's types and task
+// queues (visibility, up to sweepPage, each chain as its latest run) and shows those of refs it
+// holds; a KeyRef (no run) stands for its workflow id's running chain. A workflow of refs that no
+// page shows has ended, continued as new under another chain, or is too young to be listed:
+// Describe tells which. It costs a page per sweepPage running workflows of the types, whatever the
+// number of refs or of types, where a query by ids would cost a page per hundred refs.
+func (e *Engine) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+	return e.sweep(ctx, ts, refs, page, "ExecutionStatus = 'Running'")
+}
+
+// SweepEnded reads one page of the workflows that taskgate started of ts's types and task queues
+// that closed after since (visibility by CloseTime; a run that continued as new is not an end of
+// its chain), and shows those of refs it holds: a page per sweepPage ends, however many run.
+func (e *Engine) SweepEnded(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+	// Open workflows have a CloseTime past any in SQL visibility: the status leaves them out.
+	return e.sweep(ctx, ts, refs, page, fmt.Sprintf("ExecutionStatus != 'Running' AND CloseTime > '%s'", since.UTC().Format(time.RFC3339Nano)))
+}
+
+// sweep reads one page of the workflows taskgate started of ts's types and task queues that match
+// condition, and shows those of refs it holds. A type on another target's queue is listed too:
+// refs leave it out.
+func (e *Engine) sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page, condition string) ([]adapters.Listed, string, error) {
+	var types, queues []string
+	for _, t := range ts {
+		w, err := workflowOf(t)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := inQuery(w); err != nil {
+			return nil, "", fmt.Errorf("temporal: sweep %s: %w: %w", w.typ, adapters.ErrInvalid, err)
+		}
+		types, queues = append(types, "'"+w.typ+"'"), append(queues, "'"+w.queue+"'")
+	}
+	if len(ts) == 0 {
+		return nil, "", nil
+	}
+	slices.Sort(types)
+	slices.Sort(queues)
+	what := "sweep " + strings.Trim(types[0], "'")
+	if len(types) > 1 {
+		what = fmt.Sprintf("sweep %d workflow types", len(slices.Compact(slices.Clone(types))))
 	}
 	token, ok := sweepToken(page)
 	if !ok {
-		return nil, "", fmt.Errorf("temporal: sweep %s: %w: not a page this adapter gave", w.typ, adapters.ErrInvalid)
+		return nil, "", fmt.Errorf("temporal: %s: %w: not a page this adapter gave", what, adapters.ErrInvalid)
 	}
 	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: e.namespace, PageSize: sweepPage, NextPageToken: token,
-		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND TaskQueue = '%s' AND %s", prefix, w.queue, condition),
+		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND WorkflowType IN (%s) AND TaskQueue IN (%s) AND %s",
+			idPrefix, strings.Join(slices.Compact(types), ", "), strings.Join(slices.Compact(queues), ", "), condition),
 	})
 	if err != nil {
-		return nil, "", e.fail(ctx, "sweep "+w.typ, err)
+		return nil, "", e.fail(ctx, what, err)
 	}
 	asked := make(map[string]bool, len(refs))
 	for _, r := range refs {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
@@ -30,8 +29,8 @@ func (e *Engine) Samples(ctx context.Context, t adapters.Target, n int) ([]json.
 		return nil, err
 	}
 	what := "read the inputs of " + w.typ
-	if strings.ContainsAny(w.typ+w.queue, `'\`) {
-		return nil, fmt.Errorf("temporal: %s: %w: a workflow type or task queue with ' or \\ cannot be listed", what, adapters.ErrInvalid)
+	if err := inQuery(w); err != nil {
+		return nil, fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err)
 	}
 	runs, err := e.latestRuns(ctx, what, fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", w.typ, w.queue), n)
 	if err != nil {
