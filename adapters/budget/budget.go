@@ -15,6 +15,12 @@
 //     second (multiplicative decrease, by the factor of the AWS SDKs' adaptive retry mode); every
 //     second without one gives back a tenth of the budget (additive increase), never above it,
 //     never below a tenth of it.
+//   - for endsWindow after a cut, outcomes keep a share of the budget of their own, which the cuts
+//     do not lower: as many calls a second as outcomes asked for lately (and a quarter more), at
+//     least a tenth of the budget and at most nine tenths; the other reads share the rest, cut as
+//     above. An end is read once and stops its task's reads, and its clients wait for it: while
+//     the engine refuses reads, the ends seen keep being read at the pace they come, and the
+//     reads together still spend no more than the budget.
 //   - the reads of running tasks carry their polling pace (adapters/pace): Stretch says by how
 //     much their readings must last longer than their curves for what they ask of the engine to
 //     fit the rate, for adapters/coalesce to reuse them that long, and for clients to be told.
@@ -25,6 +31,7 @@ package budget
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -45,6 +52,11 @@ const (
 	// forgetAfter is how long a running execution's interval counts after its last read, beyond
 	// twice its stretched interval.
 	forgetAfter = 10 * time.Second
+	// endsWindow is how long after a cut outcomes keep a share of their own, and over about how
+	// long their pace is measured.
+	endsWindow = 10 * time.Second
+	// endsHeadroom is how much more than their recent pace outcomes are given while shared.
+	endsHeadroom = 1.25
 )
 
 // Budget is one engine's read budget: its Hook spends it.
@@ -68,6 +80,11 @@ type Budget struct {
 	want   map[string]want
 	wanted float64
 	pruned time.Time
+
+	// ends are the tokens of the outcomes' own share while it holds (see endsRate); asked is the
+	// outcome calls a second asked for lately, decaying over endsWindow, as of askedAt.
+	ends, asked float64
+	askedAt     time.Time
 
 	spent, refusals, throttles atomic.Uint64
 	// lastRefusal is when a read was last refused for want of tokens (unix nanoseconds).
@@ -161,18 +178,54 @@ func (e *Budget) prune(now time.Time) {
 }
 
 // refill adds the tokens of the time since the last refill and, a second after the last cut,
-// gives back a tenth of the budget per second.
+// gives back a tenth of the budget per second, up to what the outcomes' share leaves.
 func (e *Budget) refill(now time.Time) {
 	dt := now.Sub(e.last).Seconds()
 	if dt <= 0 {
 		return
 	}
 	if now.Sub(e.cut) >= cutEvery {
-		e.rate = min(e.budget.ReadsPerSecond, e.rate+e.budget.ReadsPerSecond/10*dt)
+		e.rate = min(e.ceiling(now), e.rate+e.budget.ReadsPerSecond/10*dt)
 	}
 	e.tokens = min(float64(e.budget.Burst), e.tokens+e.rate*dt)
 	e.made = min(float64(e.budget.Burst), e.made+e.rate*dt)
+	if e.shared(now) {
+		e.ends = min(e.endsBurst(), e.ends+e.endsRate(now)*dt)
+	}
 	e.last = now
+}
+
+// shared reports whether outcomes have a share of their own at now: the engine throttled lately.
+func (e *Budget) shared(now time.Time) bool { return !e.cut.IsZero() && now.Sub(e.cut) < endsWindow }
+
+// endsRate is the outcomes' share while it holds: their recent pace and a quarter, at least a
+// tenth of the budget, at most nine tenths.
+func (e *Budget) endsRate(now time.Time) float64 {
+	b := e.budget.ReadsPerSecond
+	return min(max(e.askedBy(now)*endsHeadroom, b/10), b*9/10)
+}
+
+// endsBurst is how many tokens the outcomes' share holds at most: a second of it, and two.
+func (e *Budget) endsBurst() float64 { return max(2, e.budget.ReadsPerSecond*9/10) }
+
+// ceiling is the most the other reads' rate may be at now: the budget, less the outcomes' share
+// while it holds.
+func (e *Budget) ceiling(now time.Time) float64 {
+	if e.shared(now) {
+		return max(e.budget.ReadsPerSecond/10, e.budget.ReadsPerSecond-e.endsRate(now))
+	}
+	return e.budget.ReadsPerSecond
+}
+
+// askedBy is the outcome calls a second asked for lately, as of now.
+func (e *Budget) askedBy(now time.Time) float64 {
+	return e.asked * math.Exp(-now.Sub(e.askedAt).Seconds()/endsWindow.Seconds())
+}
+
+// ask counts an outcome read of n calls in the outcomes' pace.
+func (e *Budget) ask(now time.Time, n int) {
+	e.asked = e.askedBy(now) + float64(n)/endsWindow.Seconds()
+	e.askedAt = now
 }
 
 // holds reports whether the bucket b (tokens or made) holds n tokens: or, for a read that makes
@@ -311,9 +364,12 @@ func (e *Budget) throttled(err error) error {
 	now := time.Now()
 	e.refill(now)
 	if now.Sub(e.cut) >= cutEvery {
-		e.rate = max(e.budget.ReadsPerSecond/10, e.rate*cutTo)
-		e.tokens, e.made = min(e.tokens, 0), min(e.made, 0)
+		if !e.shared(now) {
+			e.ends = 0
+		}
 		e.cut = now
+		e.rate = max(e.budget.ReadsPerSecond/10, min(e.rate*cutTo, e.ceiling(now)))
+		e.tokens, e.made = min(e.tokens, 0), min(e.made, 0)
 	}
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
 }
@@ -328,6 +384,30 @@ func (e *Budget) admit(ctx context.Context, k string, n int, first bool) error {
 	if ahead {
 		return e.makeRead(ctx, n)
 	}
+	return nil
+}
+
+// admitOutcome spends n tokens for an outcome read, and returns once they are there: of the
+// outcomes' own share while it holds, else ahead of every turn (admit).
+func (e *Budget) admitOutcome(ctx context.Context, n int) error {
+	e.mu.Lock()
+	now := time.Now()
+	e.refill(now)
+	e.ask(now, n)
+	if !e.shared(now) {
+		e.mu.Unlock()
+		return e.admit(ctx, "", n, true)
+	}
+	wait := time.Duration(max(0, float64(n)-e.ends) / e.endsRate(now) * float64(time.Second))
+	e.ends -= float64(n)
+	e.mu.Unlock()
+	if err := adapters.Sleep(ctx, wait); err != nil {
+		e.mu.Lock()
+		e.ends += float64(n)
+		e.mu.Unlock()
+		return err
+	}
+	e.spent.Add(uint64(n))
 	return nil
 }
 
@@ -359,7 +439,7 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 			return err
 		}, nil
 	case adapters.OpOutcome:
-		return ctx, e.ended, e.admit(ctx, "", c.Calls, true)
+		return ctx, e.ended, e.admitOutcome(ctx, c.Calls)
 	case adapters.OpList:
 		return ctx, e.ended, e.admit(ctx, "", 1, false)
 	case adapters.OpSweep:
