@@ -226,3 +226,24 @@ func TestANoticeConfirmsAnEnd(t *testing.T) {
 		t.Errorf("sweep counts %+v: want notices received, and no round", c)
 	}
 }
+
+// While the event source tells what changes, a group is listed once and then every
+// reconcileEvery only, however often rounds come: the listings catch what the source drops.
+func TestNoticesLeaveListingsToReconcile(t *testing.T) {
+	mem := &notices{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}, ch: make(chan []adapters.Listed)}
+	e, readings := sweepingOver(t, mem, Options{Size: 100, Fresh: time.Hour, SweepEvery: 20 * time.Millisecond})
+	ctx := context.Background()
+	job := memengine.Job(memengine.Echo, 0)
+	for _, r := range startRunning(t, mem.pointReads, job, 3) {
+		if _, err := e.Describe(ctx, job, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for readings.SweepCounts().Rounds < 15 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if c := readings.SweepCounts(); c.Rounds < 15 || c.Pages != 1 {
+		t.Errorf("sweep counts %+v with the event source telling: want one listing in 15 rounds", c)
+	}
+}

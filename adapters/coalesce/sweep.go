@@ -50,6 +50,11 @@ const (
 	relistEvery = time.Minute
 	// noticesRetry is how long after its event source failed the sweeps receive from it again.
 	noticesRetry = 10 * time.Second
+	// reconcileEvery is how often a group is listed while the engine's event source tells what
+	// changes (it received in the last noticesLive): the listing catches what the source drops,
+	// and the listing quota is left for the reads that wait on one (hurry).
+	reconcileEvery = 30 * time.Second
+	noticesLive    = 5 * time.Second
 )
 
 // sweeper follows the running executions that reads asked about recently, per sweep group (the
@@ -73,7 +78,8 @@ const (
 //
 // Where the engine has an event source, its notices confirm the ends they tell of as a listing
 // would, and every running reading is true as of the last receive, as far as the source knows:
-// the rounds go on, and catch what the source drops.
+// while it tells, a round lists a group every reconcileEvery only, to catch what the source
+// drops, and leaves the listing quota to the reads that wait on a listing.
 type sweeper struct {
 	engine         Swept
 	noEnds         atomic.Bool // the engine cannot list ends
@@ -340,8 +346,9 @@ func (e *Readings) toSweep(now time.Time) []followed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []followed
+	live := now.Sub(e.heardAt()) < noticesLive
 	for _, f := range s.followed {
-		if leftToReads(f, now) {
+		if leftToReads(f, now) || live && now.Sub(f.listedAt) < reconcileEvery {
 			continue
 		}
 		if c, ok := e.sweepCopy(f, now); ok {
