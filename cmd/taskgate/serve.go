@@ -107,7 +107,7 @@ func (f *transportFlags) register(fs *pflag.FlagSet, defaultHTTP string) {
 	fs.DurationVar(&f.limits.MaxListen, "max-listen", time.Hour, "longest a subscriptions/listen stream lives (no longer than its bearer token): then it ends with its result and the client listens again")
 	fs.DurationVar(&f.limits.MaxWait, "max-wait", time.Minute, "longest an HTTP request waits for a workflow: a 2025-11-25 tasks/result (then answered with the task's status, to poll) or a call that waits for its result; negative: no bound")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send an HTTP request, body included")
-	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive HTTP connection stays open")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle HTTP connection stays open, before its first request and between requests (clients should let theirs go sooner)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: debug, info (a line per request), warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json")
 	fs.StringVar(&f.opsHTTP, "ops-http", "", "also serve /metrics, /healthz and /readyz on `ADDR`, apart from MCP (with --stdio, the only way to reach them; with auth:, the only place of /metrics)")
@@ -345,10 +345,11 @@ func awaitEngines(ctx context.Context, svc *tasks.Service, log *slog.Logger, std
 // httpServer serves MCP on /mcp, the operations endpoints (/healthz, /readyz and /metrics; when the
 // mapping has auth: and --metrics-on-mcp-listener is not given, no /metrics and no reason for
 // /readyz's 503: they name tools and engines, and go unauthenticated) and, with OAuth, the
-// protected resource metadata. A request must
-// arrive whole within the read timeout and an idle connection closes: a client that trickles
-// bytes holds nothing for long. There is no write timeout: tasks/result and waiting calls answer
-// within --max-wait.
+// protected resource metadata. A request's head must arrive within 10 s of its first bytes, the
+// whole request within the read timeout, and an idle connection closes: a client that trickles
+// bytes holds nothing for long (serve waits for a new connection's first request as long as for an
+// idle one's next: mcpserver.AwaitFirstRequest). There is no write timeout: tasks/result and
+// waiting calls answer within --max-wait.
 func httpServer(srv *mcpserver.Server, svc *tasks.Service, a *httpAuth, s *serverSetup) *http.Server {
 	mux := http.NewServeMux()
 	if s.tel != nil {
@@ -484,7 +485,10 @@ func serve(ctx context.Context, set *mapping.Set, engines map[string]adapters.Co
 	}
 	hs := httpServer(srv, svc, a, s)
 	hs.RegisterOnShutdown(srv.Shutdown) // listen streams end with their result, and Shutdown need not wait for them
-	ln = mcpserver.GuardFraming(hs, ln)
+	// A new connection waits for its first request as long as an idle one for its next
+	// (--idle-timeout): net/http would close it after ReadHeaderTimeout, while a client may hold
+	// it unused for longer.
+	ln = mcpserver.GuardFraming(hs, mcpserver.AwaitFirstRequest(hs, ln))
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,13 +125,40 @@ func (c *Client) Request(method string, params map[string]any) (id int, _ map[st
 }
 
 // HTTP posts to a Streamable HTTP endpoint, with Header (e.g. Authorization) on every request.
+//
+// A read that is safe to send twice (Repeatable) carries an Idempotency-Key header of its own, so
+// that net/http sends it again when the kept-alive connection it went on turns out closed by the
+// server before any answer (the server's idle timeout, or its shutdown, just as the request left):
+// net/http does that for a GET, and for a POST only with that header. Other requests it does not
+// send again, and their caller sees the error (EOF); a Client whose Transport lets idle
+// connections go before the server does (IdleConnTimeout under taskgate's --idle-timeout, 60 s)
+// avoids most of them.
 type HTTP struct {
 	URL    string
 	Header http.Header
 	// Client sends the requests; nil means http.DefaultClient (which keeps only two idle
-	// connections per host: give many concurrent callers a client of their own).
+	// connections per host, for 90 s: give many concurrent callers a client of their own).
 	Client *http.Client
 }
+
+// Repeatable are the methods whose requests only read: sending one twice changes nothing that
+// sending it once would not (a task read is charged twice to its caller's rate, no more).
+var Repeatable = map[string]bool{
+	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tools/list": true, "ping": true,
+	"server/discover": true, "tools/async/status": true, "tools/async/result": true,
+}
+
+// idempotencyKey is a key no other request of any process carries: a proxy that keeps answers
+// under the key (as the IETF draft of the header has it) must never answer one poll with
+// another's answer.
+func idempotencyKey() string {
+	return fmt.Sprintf("%s-%d", keyPrefix(), keys.Add(1))
+}
+
+var (
+	keyPrefix = sync.OnceValue(func() string { return rand.Text() })
+	keys      atomic.Int64
+)
 
 // Notified is given each notification that comes on a request's stream before its response.
 type Notified func(method string, params json.RawMessage)
@@ -179,6 +207,9 @@ func (h HTTP) Stream(ctx context.Context, id int, method string, params any, hea
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Method", method)
+	if Repeatable[method] && req.Header.Get("Idempotency-Key") == "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey())
+	}
 	client := h.Client
 	if client == nil {
 		client = http.DefaultClient

@@ -166,3 +166,31 @@ func TestListen(t *testing.T) {
 		t.Errorf("a JSON error answer: %v, %v, want error -32601", rerr, err)
 	}
 }
+
+// TestIdempotencyKeys: a read carries an Idempotency-Key of its own, so that net/http sends it
+// again on a connection the server closed as it left (as mcpserver's
+// TestUnusedConnectionClosedAtHeaderTimeout shows); a start never does; a key the caller set is
+// kept.
+func TestIdempotencyKeys(t *testing.T) {
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys = append(keys, r.Header.Get("Mcp-Method")+" "+r.Header.Get("Idempotency-Key"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	defer srv.Close()
+	h := HTTP{URL: srv.URL}
+	for _, method := range []string{"tasks/get", "tasks/get", "tools/call", "tasks/cancel"} {
+		if _, _, err := h.RoundTrip(context.Background(), 1, method, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := h.RoundTrip(context.Background(), 1, "tasks/get", nil, http.Header{"Idempotency-Key": {"mine"}}); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := strings.CutPrefix(keys[0], "tasks/get ")
+	second, _ := strings.CutPrefix(keys[1], "tasks/get ")
+	if first == "" || second == "" || first == second || keys[2] != "tools/call " || keys[3] != "tasks/cancel " || keys[4] != "tasks/get mine" {
+		t.Errorf("Idempotency-Key by request: %q", keys)
+	}
+}
