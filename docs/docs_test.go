@@ -318,7 +318,7 @@ func TestMappingReference(t *testing.T) {
 func TestMappingExamplesValidate(t *testing.T) {
 	publicKey := publicKeyPEM(t)
 	known := map[string]string{"TEMPORAL_ADDRESS": "127.0.0.1:7233", "SFN_ENDPOINT": "http://127.0.0.1:8083",
-		"TASKGATE_MCP_URL": "https://mcp.example.com/mcp"}
+		"TASKGATE_MCP_URL": "https://mcp.example.com/mcp", "TASKGATE_SFN_EVENTS_TOPIC_ARN": "arn:aws:sns:eu-west-1:123456789012:taskgate-sfn-events"}
 	fileKey := regexp.MustCompile(`\b(?:caFile|certFile|keyFile):\s*"?([^",}\s]+)`)
 	keyFiles := regexp.MustCompile(`\bkeyFiles:\s*\[([^\]]*)\]`)
 	variable := regexp.MustCompile(`\b(?:apiKeyEnv|keyEnv|authTokenEnv):\s*([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

@@ -65,6 +65,22 @@
 // cannot be reached or answers with a server error, after the retries, adapters.ErrUnavailable.
 // adapters.Engine.Wait keeps polling through such errors until its context ends.
 //
+// # Events
+//
+// An engine whose Config names Events (the block's events: {topicArn, queuePrefix, endpoint}) is
+// an adapters.EventSource: Notices receives Step Functions' own "Step Functions Execution Status
+// Change" events, which an EventBridge rule publishes to the SNS topic, from an SQS queue the
+// replica makes for itself (QueuePrefix and 16 random hex digits), lets only the topic send to,
+// subscribes with raw message delivery, tags with an expiry it renews every minute, and deletes
+// with its subscription at Close. Replicas delete the expired queues of their prefix, and their
+// subscriptions, at start and every hour. Each event is told as the execution's ARN and the
+// listing's status of its status (listedStatus), started and ended at its startDate and stopDate;
+// SNS envelopes are opened, and other messages skipped and deleted. The clients of SNS and SQS use
+// the engine's credentials (its role's) and HTTP client. The test endpoint's mends emit the events
+// from moto's interpreter and deliver them through moto's EventBridge, SNS and SQS
+// (scripts/sfn-local), which is what the tests run against; IAM and the queue's and topic's
+// policies are AWS's alone.
+//
 // # Starts
 //
 // Start is one StartExecution: DescribeExecution is eventually consistent, so a read right after

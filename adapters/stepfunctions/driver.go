@@ -17,7 +17,10 @@ func init() { adapters.Register("stepfunctions", Driver{}) }
 //
 //	engines:
 //	  aws:
-//	    stepfunctions: {region: eu-west-1, roleArn: arn:aws:iam::210987654321:role/pipelines}
+//	    stepfunctions:
+//	      region: eu-west-1
+//	      roleArn: arn:aws:iam::210987654321:role/pipelines
+//	      events: {topicArn: "arn:aws:sns:eu-west-1:210987654321:taskgate-sfn-events"}
 //	tools:
 //	  - name: analyze_dataset
 //	    engine: aws
@@ -27,7 +30,9 @@ func init() { adapters.Register("stepfunctions", Driver{}) }
 //	    stateMachine: {arn: "arn:aws:states:eu-west-1:210987654321:stateMachine:import", history: false}
 //
 // Every key of the engine block is optional: the region comes from the standard AWS chain when
-// the block has none. Its native task ids are execution ARNs.
+// the block has none. events names the SNS topic that Step Functions' status change events reach
+// (Events): replicas then learn of ends within a second or two. Its native task ids are execution
+// ARNs.
 type Driver struct{}
 
 //go:embed schema.json
@@ -64,7 +69,7 @@ var DefaultBudget = adapters.Budget{ReadsPerSecond: 10 * 2.0 / 3, Burst: 250 * 2
 // sweeps (and samples) of running executions spend.
 var DefaultSweepBudget = adapters.Budget{ReadsPerSecond: 2 * 2.0 / 3, Burst: 100 * 2 / 3}
 
-// DecodeEngine reads region, endpoint and roleArn, all optional.
+// DecodeEngine reads region, endpoint, roleArn and events, all optional.
 func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 	var c Config
 	if region, ok := b.String("region"); ok && region != "" {
@@ -88,7 +93,45 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 			b.Errorf("roleArn", "like arn:aws:iam::123456789012:role/NAME", "%q is not an IAM role ARN", role)
 		}
 	}
+	if eb, ok := b.Block("events", eventsHint); ok {
+		c.Events = decodeEvents(eb, c.Region)
+	}
 	return c
+}
+
+const eventsHint = "write events: {topicArn: arn:aws:sns:REGION:ACCOUNT:NAME}, the SNS topic the EventBridge rule publishes status changes to"
+
+// decodeEvents reads events: {topicArn, queuePrefix, endpoint}. region is the block's own, when it
+// has one: the topic must be in it.
+func decodeEvents(b adapters.Block, region string) Events {
+	var ev Events
+	if arn, ok := b.Required("topicArn", "the SNS topic the EventBridge rule of Step Functions' status changes publishes to, like arn:aws:sns:us-east-1:123456789012:taskgate-sfn-events"); ok {
+		switch t, valid := parseTopicARN(arn); {
+		case !valid:
+			b.Errorf("topicArn", "like arn:aws:sns:us-east-1:123456789012:taskgate-sfn-events", "%q is not an SNS topic ARN", arn)
+		case region != "" && t.region != region:
+			b.Errorf("topicArn", "Step Functions sends its events to the EventBridge of its own region, whose rules publish to topics of that region",
+				"the topic is in region %s, not in the engine's region %s", t.region, region)
+		default:
+			ev.TopicARN = arn
+		}
+	}
+	if prefix, ok := b.String("queuePrefix"); ok && prefix != "" {
+		if validQueuePrefix(prefix) {
+			ev.QueuePrefix = prefix
+		} else {
+			b.Errorf("queuePrefix", fmt.Sprintf("at most %d letters, digits, - and _: a random suffix of %d follows, and SQS names have 80 at most; or leave it out for %s",
+				maxQueuePrefix, queueSuffix, DefaultQueuePrefix), "%q cannot start an SQS queue name", prefix)
+		}
+	}
+	if endpoint, ok := b.String("endpoint"); ok && endpoint != "" {
+		if u, err := url.Parse(endpoint); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			ev.Endpoint = endpoint
+		} else {
+			b.Errorf("endpoint", "the SNS and SQS endpoint, like http://127.0.0.1:5000; leave it out for the block's endpoint, or AWS's", "%q is not an http:// or https:// URL", endpoint)
+		}
+	}
+	return ev
 }
 
 // Open configures a client for the engine block; it makes no API call.

@@ -37,6 +37,38 @@ tools:
   a:
     stepfunctions: {region: us-east-1, roleArn: "arn:aws:iam::123:user/x"}
 `, `m.yaml:3:49: engines.a.stepfunctions.roleArn: "arn:aws:iam::123:user/x" is not an IAM role ARN (like arn:aws:iam::123456789012:role/NAME)`},
+		{"events not a mapping", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: "arn:aws:sns:us-east-1:123456789012:t"}
+`, `m.yaml:3:48: engines.a.stepfunctions.events: must be a mapping, not a string (write events: {topicArn: arn:aws:sns:REGION:ACCOUNT:NAME}, the SNS topic the EventBridge rule publishes status changes to)`},
+		{"events without topic", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {queuePrefix: tg-}}
+`, `m.yaml:3:48: engines.a.stepfunctions.events: missing required key "topicArn" (the SNS topic the EventBridge rule of Step Functions' status changes publishes to, like arn:aws:sns:us-east-1:123456789012:taskgate-sfn-events)`},
+		{"events topic not a topic", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {topicArn: "arn:aws:sqs:us-east-1:123456789012:q"}}
+`, `m.yaml:3:59: engines.a.stepfunctions.events.topicArn: "arn:aws:sqs:us-east-1:123456789012:q" is not an SNS topic ARN (like arn:aws:sns:us-east-1:123456789012:taskgate-sfn-events)`},
+		{"events topic in another region", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {topicArn: "arn:aws:sns:eu-west-1:123456789012:t"}}
+`, `m.yaml:3:59: engines.a.stepfunctions.events.topicArn: the topic is in region eu-west-1, not in the engine's region us-east-1 (Step Functions sends its events to the EventBridge of its own region, whose rules publish to topics of that region)`},
+		{"events queue prefix with a dot", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {topicArn: "arn:aws:sns:us-east-1:123456789012:t", queuePrefix: "a.b"}}
+`, `m.yaml:3:112: engines.a.stepfunctions.events.queuePrefix: "a.b" cannot start an SQS queue name (at most 64 letters, digits, - and _: a random suffix of 16 follows, and SQS names have 80 at most; or leave it out for taskgate-)`},
+		{"events queue prefix too long", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {topicArn: "arn:aws:sns:us-east-1:123456789012:t", queuePrefix: "` + strings.Repeat("q", 65) + `"}}
+`, `m.yaml:3:112: engines.a.stepfunctions.events.queuePrefix: "` + strings.Repeat("q", 65) + `" cannot start an SQS queue name (at most 64 letters, digits, - and _: a random suffix of 16 follows, and SQS names have 80 at most; or leave it out for taskgate-)`},
+		{"events endpoint not a URL", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {topicArn: "arn:aws:sns:us-east-1:123456789012:t", endpoint: "127.0.0.1:5000"}}
+`, `m.yaml:3:109: engines.a.stepfunctions.events.endpoint: "127.0.0.1:5000" is not an http:// or https:// URL (the SNS and SQS endpoint, like http://127.0.0.1:5000; leave it out for the block's endpoint, or AWS's)`},
+		{"events unknown key", `engines:
+  a:
+    stepfunctions: {region: us-east-1, events: {topicArn: "arn:aws:sns:us-east-1:123456789012:t", qeuePrefix: x}}
+`, `m.yaml:3:99: engines.a.stepfunctions.events: unknown key "qeuePrefix" (did you mean "queuePrefix"?)`},
 		{"state machine missing", `engines: {a: {stepfunctions: {}}}` + tools,
 			`m.yaml:3:5: tools[0]: missing required key "stateMachine": engine "a" is Step Functions (add stateMachine: arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)`},
 		{"bad state machine ARN", `engines: {a: {stepfunctions: {}}}` + tools + `    stateMachine: arn:aws:states:us-east-1:123456789012:execution:a:b
@@ -71,6 +103,9 @@ func TestValueForms(t *testing.T) {
 		{`engines: {a: {stepfunctions: {region: us-gov-west-1, roleArn: "arn:aws-us-gov:iam::123456789012:role/path/to/r"}}}`, true},
 		{`engines: {a: {stepfunctions: {region: cn-north-1, endpoint: "https://states.cn-north-1.amazonaws.com.cn"}}}`, true},
 		{`engines: {a: {stepfunctions: {region: us-east-1, endpoint: "ftp://x"}}}`, false},
+		{`engines: {a: {stepfunctions: {region: eu-west-1, events: {topicArn: "arn:aws:sns:eu-west-1:210987654321:taskgate-sfn-events", queuePrefix: "taskgate-", endpoint: "http://127.0.0.1:5000"}}}}`, true},
+		{`engines: {a: {stepfunctions: {events: {topicArn: "arn:aws-cn:sns:cn-north-1:210987654321:events.fifo"}}}}`, true},
+		{`engines: {a: {stepfunctions: {events: {topicArn: "${TOPIC:-arn:aws:sns:us-east-1:210987654321:t}", queuePrefix: ""}}}}`, true},
 	} {
 		_, err := mapping.Parse("v.yaml", []byte(c.file))
 		if (err == nil) != c.ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -60,6 +61,13 @@ type Config struct {
 	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN are read; nil is the
 	// process's environment. The rest of the standard AWS chain reads the process's environment.
 	Env adapters.Env
+	// Events, when its TopicARN is set, is where the engine hears of its executions' status
+	// changes (Notices), through SNS and SQS with the same credentials (the role's, with RoleARN)
+	// and HTTPClient.
+	Events Events
+	// Logger is where the event source tells what it makes, deletes and retries. Nil:
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Engine serves Step Functions executions. It keeps nothing about executions; it remembers only
@@ -81,6 +89,8 @@ type Engine struct {
 	// it assumes one), which account they are of, for Account; role is the role, for its errors.
 	identity *sts.Client
 	role     string
+	// events is the event source of Notices; nil when the block names none.
+	events *statusEvents
 }
 
 var (
@@ -122,9 +132,19 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	reads := newRetryer(cfg.Retried, false)
-	return &Engine{client: sfn.NewFromConfig(awsCfg, endpoint), region: awsCfg.Region, endpoint: cfg.Endpoint,
+	e := &Engine{client: sfn.NewFromConfig(awsCfg, endpoint), region: awsCfg.Region, endpoint: cfg.Endpoint,
 		reader:   sfn.NewFromConfig(awsCfg, endpoint, func(o *sfn.Options) { o.Retryer = reads }),
-		identity: sts.NewFromConfig(awsCfg), role: cfg.RoleARN}, nil
+		identity: sts.NewFromConfig(awsCfg), role: cfg.RoleARN}
+	if cfg.Events.TopicARN != "" {
+		log := cfg.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		if e.events, err = newEvents(awsCfg, cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // newRetryer is the SDK's standard retryer with taskgate's attempts and backoff, telling retried
@@ -179,8 +199,14 @@ func envOptions(env adapters.Env) []func(*config.LoadOptions) error {
 // cover (creating state machines, reading histories).
 func (e *Engine) Client() *sfn.Client { return e.client }
 
-// Close releases nothing: the SDK client holds no resources that need closing.
-func (e *Engine) Close() error { return nil }
+// Close deletes the queue of the event source (Events) and its subscription, if Notices made them;
+// the SDK clients hold nothing else that needs closing.
+func (e *Engine) Close() error {
+	if e.events == nil {
+		return nil
+	}
+	return e.events.close()
+}
 
 // Check verifies that the state machine (and the version or alias the ARN names) exists. Express
 // state machines are SyncOnly: their executions cannot be described later. It also reads from the

@@ -25,6 +25,18 @@ type Access struct {
 	// HumanInput: some tool on these state machines answers .waitForTaskToken states, through
 	// SendTaskSuccess and SendTaskFailure.
 	HumanInput bool
+	// Events, when set, is an engine block's event source (its events: block): taskgate makes,
+	// reads and deletes queues of its prefix and subscribes them to its topic.
+	Events *EventsAccess
+}
+
+// EventsAccess is the event source of an engine block, as its IAM policy needs it.
+type EventsAccess struct {
+	// TopicARN is the SNS topic of Step Functions' status change events (events.topicArn).
+	TopicARN string `json:"topicArn"`
+	// QueuePrefix starts the names of the queues taskgate makes (events.queuePrefix); empty:
+	// DefaultQueuePrefix.
+	QueuePrefix string `json:"queuePrefix,omitempty"`
 }
 
 // Policy is an IAM policy document. Its JSON is deterministic: statements in a fixed order with
@@ -106,11 +118,22 @@ var machineActions = []string{
 //     Express executions are never read.
 //   - SendTaskSuccess and SendTaskFailure only with HumanInput, on "*": they take a task token and
 //     support no resource-level permission.
+//   - With Events, what the event source does (Engine.Notices, Engine.Close): on the queues of its
+//     prefix, arn:PARTITION:sqs:REGION:ACCOUNT:PREFIX* in the topic's partition and region and the
+//     account the queues are made in (the role's, for an assumed role; else the topic's, the
+//     account of taskgate's own credentials as Terraform sets it up), CreateQueue (with its tag:
+//     TagQueue too), GetQueueAttributes and SetQueueAttributes (the queue's ARN, and its policy
+//     that lets only the topic send), ReceiveMessage, DeleteMessage, TagQueue (the renewed
+//     expiry), ListQueueTags and DeleteQueue (its own at exit, and the expired queues of replicas
+//     that ended without deleting theirs); sqs:ListQueues on "*", which supports no resource-level
+//     permission; and sns:Subscribe and sns:Unsubscribe on the topic (SNS authorizes Unsubscribe
+//     against the topic of the subscription).
 //   - sts:AssumeRole on every role, in the Caller's policy.
 //
 // Statements come in that order, with Sids named after the action ("StartExecution" for the
 // unqualified statement, "StartExecutionQualified1", "...2" for the qualified ones in the order of
-// their sorted qualifiers), then "Executions", "HumanInput" and "AssumeRoles".
+// their sorted qualifiers), then "Executions", "HumanInput", "EventQueues", "ListEventQueues",
+// "EventSubscriptions" and "AssumeRoles".
 //
 // The `taskgate iam-policy` command builds one Access per Step Functions engine block of the
 // mapping (its roleArn, its tools' targets) and prints Caller.JSON(), or a role's Policy.
@@ -122,10 +145,15 @@ func IAMPolicies(accesses []Access) (Policies, error) {
 		}
 		m := merged[a.RoleARN]
 		if m == nil {
-			m = &access{machines: map[string]*machineUse{}}
+			m = &access{machines: map[string]*machineUse{}, queues: map[string]bool{}, topics: map[string]bool{}}
 			merged[a.RoleARN] = m
 		}
 		m.humanInput = m.humanInput || a.HumanInput
+		if a.Events != nil {
+			if err := m.addEvents(a.RoleARN, *a.Events); err != nil {
+				return Policies{}, err
+			}
+		}
 		for _, arn := range a.StateMachines {
 			if err := m.add(arn, false); err != nil {
 				return Policies{}, err
@@ -148,7 +176,7 @@ func IAMPolicies(accesses []Access) (Policies, error) {
 	slices.Sort(roles)
 	caller := merged[""]
 	if caller == nil {
-		caller = &access{machines: map[string]*machineUse{}}
+		caller = &access{machines: map[string]*machineUse{}, queues: map[string]bool{}, topics: map[string]bool{}}
 	}
 	p.Caller = caller.policy()
 	if len(roles) > 0 {
@@ -166,6 +194,36 @@ func IAMPolicies(accesses []Access) (Policies, error) {
 type access struct {
 	machines   map[string]*machineUse // by unqualified ARN
 	humanInput bool
+	// queues are the ARN patterns of the event sources' queues, topics their topics.
+	queues, topics map[string]bool
+}
+
+// addEvents adds an event source reached with the credentials of role ("" for taskgate's own).
+func (a *access) addEvents(role string, ev EventsAccess) error {
+	t, ok := parseTopicARN(ev.TopicARN)
+	if !ok {
+		return fmt.Errorf("%q is not an SNS topic ARN: want arn:PARTITION:sns:REGION:ACCOUNT:NAME (the engine's events.topicArn)", ev.TopicARN)
+	}
+	prefix := ev.QueuePrefix
+	if prefix == "" {
+		prefix = DefaultQueuePrefix
+	}
+	if !validQueuePrefix(prefix) {
+		return fmt.Errorf("%q cannot start an SQS queue name: want at most %d letters, digits, - and _ (the engine's events.queuePrefix)", prefix, maxQueuePrefix)
+	}
+	account := t.account
+	if role != "" {
+		account = strings.Split(role, ":")[4]
+	}
+	a.queues[queueARNPattern(t, account, prefix)] = true
+	a.topics[ev.TopicARN] = true
+	return nil
+}
+
+// eventQueueActions are what the event source does with its queues.
+var eventQueueActions = []string{
+	"sqs:CreateQueue", "sqs:DeleteMessage", "sqs:DeleteQueue", "sqs:GetQueueAttributes",
+	"sqs:ListQueueTags", "sqs:ReceiveMessage", "sqs:SetQueueAttributes", "sqs:TagQueue",
 }
 
 // machineUse is how taskgate uses one state machine: the qualifiers ("" for none) of its targets.
@@ -278,6 +336,13 @@ func (a *access) policy() Policy {
 			Action:   []string{"states:SendTaskFailure", "states:SendTaskSuccess"},
 			Resource: []string{"*"},
 		})
+	}
+	if len(a.topics) > 0 {
+		p.Statement = append(p.Statement,
+			Statement{Sid: "EventQueues", Effect: "Allow", Action: slices.Clone(eventQueueActions), Resource: slices.Sorted(maps.Keys(a.queues))},
+			Statement{Sid: "ListEventQueues", Effect: "Allow", Action: []string{"sqs:ListQueues"}, Resource: []string{"*"}},
+			Statement{Sid: "EventSubscriptions", Effect: "Allow", Action: []string{"sns:Subscribe", "sns:Unsubscribe"}, Resource: slices.Sorted(maps.Keys(a.topics))},
+		)
 	}
 	return p
 }

@@ -17,10 +17,11 @@ import (
 type iamCase struct {
 	Name     string `json:"name"`
 	Accesses []struct {
-		RoleARN       string   `json:"roleArn"`
-		StateMachines []string `json:"stateMachines"`
-		SyncExpress   []string `json:"syncExpress"`
-		HumanInput    bool     `json:"humanInput"`
+		RoleARN       string                      `json:"roleArn"`
+		StateMachines []string                    `json:"stateMachines"`
+		SyncExpress   []string                    `json:"syncExpress"`
+		HumanInput    bool                        `json:"humanInput"`
+		Events        *stepfunctions.EventsAccess `json:"events"`
 	} `json:"accesses"`
 	Caller json.RawMessage `json:"caller"`
 	Roles  []struct {
@@ -34,6 +35,7 @@ func (c iamCase) accesses() []stepfunctions.Access {
 	for _, a := range c.Accesses {
 		out = append(out, stepfunctions.Access{
 			RoleARN: a.RoleARN, StateMachines: a.StateMachines, SyncExpress: a.SyncExpress, HumanInput: a.HumanInput,
+			Events: a.Events,
 		})
 	}
 	return out
@@ -224,6 +226,16 @@ func TestIAMPoliciesErrors(t *testing.T) {
 			"user instead of role",
 			[]stepfunctions.Access{{RoleARN: "arn:aws:iam::123456789012:user/alice"}},
 			`"arn:aws:iam::123456789012:user/alice" is not an IAM role ARN: want arn:PARTITION:iam::ACCOUNT:role/NAME (the engine's roleArn)`,
+		},
+		{
+			"events topic not a topic",
+			[]stepfunctions.Access{{Events: &stepfunctions.EventsAccess{TopicARN: "arn:aws:sqs:us-east-1:123456789012:q"}}},
+			`"arn:aws:sqs:us-east-1:123456789012:q" is not an SNS topic ARN: want arn:PARTITION:sns:REGION:ACCOUNT:NAME (the engine's events.topicArn)`,
+		},
+		{
+			"events queue prefix",
+			[]stepfunctions.Access{{Events: &stepfunctions.EventsAccess{TopicARN: "arn:aws:sns:us-east-1:123456789012:t", QueuePrefix: "a*"}}},
+			`"a*" cannot start an SQS queue name: want at most 64 letters, digits, - and _ (the engine's events.queuePrefix)`,
 		},
 		{
 			"role wildcard",

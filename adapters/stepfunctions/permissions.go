@@ -14,7 +14,8 @@ var _ adapters.Permissioner = Driver{}
 // Permissions adds the Step Functions driver's part to `taskgate iam-policy`: the IAM policy of
 // taskgate's own identity (StartExecution on the mapped state machines, aliases and versions;
 // DescribeExecution, StopExecution and GetExecutionHistory on their executions; what the startup
-// check and tasks/list read; sts:AssumeRole for engine blocks with a roleArn) and one per assumed
+// check and tasks/list read; the queues and the subscription of engine blocks with events;
+// sts:AssumeRole for engine blocks with a roleArn) and one per assumed
 // role, as IAMPolicies builds them. The mapping cannot tell an Express state machine from a
 // Standard one: --express names those behind tools that wait, to get StartSyncExecution instead.
 // --human-input adds what answering a workflow's questions takes (SendTaskSuccess,
@@ -59,6 +60,9 @@ func permissions(uses []adapters.EngineUse, express []string, humanInput bool) (
 			return nil, fmt.Errorf("engine %q: not a Step Functions engine block", u.Name)
 		}
 		a := Access{RoleARN: c.RoleARN, HumanInput: humanInput}
+		if c.Events.TopicARN != "" {
+			a.Events = &EventsAccess{TopicARN: c.Events.TopicARN, QueuePrefix: c.Events.QueuePrefix}
+		}
 		for _, t := range u.Targets {
 			m, err := machineOf(t)
 			if err != nil {

@@ -114,3 +114,44 @@ func jsonEqual(a, b string) bool {
 	var x, y any
 	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
+
+// TestIAMPolicyOfEvents: an engine block with events gets what its event source needs: its
+// queues, sqs:ListQueues, and the subscription to its topic.
+func TestIAMPolicyOfEvents(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(`engines:
+  aws:
+    stepfunctions:
+      region: eu-west-1
+      events: {topicArn: "arn:aws:sns:eu-west-1:123456789012:taskgate-sfn-events", queuePrefix: "orders-"}
+tools:
+  - {name: a, description: A., engine: aws, stateMachine: "arn:aws:states:eu-west-1:123456789012:stateMachine:a", inputSchema: {type: object}}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"iam-policy", "--config", file, "--identity", "taskgate"}, nil, &stdout, &stderr)
+	var doc struct {
+		Statement []struct {
+			Sid      string
+			Action   []string
+			Resource []string
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v, stderr %q:\n%s", code, err, stderr.String(), stdout.String())
+	}
+	want := map[string]string{
+		"EventQueues":        "arn:aws:sqs:eu-west-1:123456789012:orders-*",
+		"ListEventQueues":    "*",
+		"EventSubscriptions": "arn:aws:sns:eu-west-1:123456789012:taskgate-sfn-events",
+	}
+	for _, s := range doc.Statement {
+		if r, ok := want[s.Sid]; ok && len(s.Resource) == 1 && s.Resource[0] == r {
+			delete(want, s.Sid)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("the policy lacks %v:\n%s", want, stdout.String())
+	}
+}
