@@ -17,31 +17,48 @@ type policyInputs struct {
 	StateMachineARNs            []string       `json:"state_machine_arns"`
 	SyncExpressStateMachineARNs []string       `json:"sync_express_state_machine_arns"`
 	HumanInput                  bool           `json:"human_input"`
+	Events                      []eventSource  `json:"events"`
 	CrossAccount                []crossAccount `json:"cross_account"`
 }
 
 type crossAccount struct {
-	RoleARN                     string   `json:"role_arn"`
-	StateMachineARNs            []string `json:"state_machine_arns"`
-	SyncExpressStateMachineARNs []string `json:"sync_express_state_machine_arns"`
-	HumanInput                  bool     `json:"human_input"`
+	RoleARN                     string        `json:"role_arn"`
+	StateMachineARNs            []string      `json:"state_machine_arns"`
+	SyncExpressStateMachineARNs []string      `json:"sync_express_state_machine_arns"`
+	HumanInput                  bool          `json:"human_input"`
+	Events                      []eventSource `json:"events"`
+}
+
+// eventSource is an entry of the module's events: an engine block's events: block.
+type eventSource struct {
+	TopicARN    string `json:"topic_arn"`
+	QueuePrefix string `json:"queue_prefix,omitempty"`
+}
+
+// eventsOf is an access's event source as the module's events list.
+func eventsOf(a stepfunctions.Access) []eventSource {
+	if a.Events == nil {
+		return []eventSource{}
+	}
+	return []eventSource{{TopicARN: a.Events.TopicARN, QueuePrefix: a.Events.QueuePrefix}}
 }
 
 // inputsOf turns the Go function's accesses into the module's variables: the accesses with no role
 // make the top-level variables, each other one a cross_account entry (several may name one role,
 // which the module merges as the Go function does).
 func inputsOf(accesses []stepfunctions.Access) policyInputs {
-	in := policyInputs{StateMachineARNs: []string{}, SyncExpressStateMachineARNs: []string{}, CrossAccount: []crossAccount{}}
+	in := policyInputs{StateMachineARNs: []string{}, SyncExpressStateMachineARNs: []string{}, Events: []eventSource{}, CrossAccount: []crossAccount{}}
 	for _, a := range accesses {
 		if a.RoleARN == "" {
 			in.StateMachineARNs = append(in.StateMachineARNs, a.StateMachines...)
 			in.SyncExpressStateMachineARNs = append(in.SyncExpressStateMachineARNs, a.SyncExpress...)
 			in.HumanInput = in.HumanInput || a.HumanInput
+			in.Events = append(in.Events, eventsOf(a)...)
 			continue
 		}
 		in.CrossAccount = append(in.CrossAccount, crossAccount{
 			RoleARN: a.RoleARN, StateMachineARNs: orEmpty(a.StateMachines),
-			SyncExpressStateMachineARNs: orEmpty(a.SyncExpress), HumanInput: a.HumanInput,
+			SyncExpressStateMachineARNs: orEmpty(a.SyncExpress), HumanInput: a.HumanInput, Events: eventsOf(a),
 		})
 	}
 	return in
@@ -72,10 +89,11 @@ func goldenCases(t *testing.T) []policyCase {
 		Cases []struct {
 			Name     string `json:"name"`
 			Accesses []struct {
-				RoleARN       string   `json:"roleArn"`
-				StateMachines []string `json:"stateMachines"`
-				SyncExpress   []string `json:"syncExpress"`
-				HumanInput    bool     `json:"humanInput"`
+				RoleARN       string                      `json:"roleArn"`
+				StateMachines []string                    `json:"stateMachines"`
+				SyncExpress   []string                    `json:"syncExpress"`
+				HumanInput    bool                        `json:"humanInput"`
+				Events        *stepfunctions.EventsAccess `json:"events"`
 			} `json:"accesses"`
 		} `json:"cases"`
 	}
@@ -88,6 +106,7 @@ func goldenCases(t *testing.T) []policyCase {
 		for _, a := range c.Accesses {
 			pc.accesses = append(pc.accesses, stepfunctions.Access{
 				RoleARN: a.RoleARN, StateMachines: a.StateMachines, SyncExpress: a.SyncExpress, HumanInput: a.HumanInput,
+				Events: a.Events,
 			})
 		}
 		cases = append(cases, pc)
@@ -266,18 +285,34 @@ func TestIAMPolicyModuleErrors(t *testing.T) {
 			policyInputs{CrossAccount: []crossAccount{{RoleARN: "arn:aws:iam::123456789012:user/alice"}}},
 			"Each cross_account role_arn must be an IAM role ARN: arn:PARTITION:iam::ACCOUNT:role/NAME.",
 		},
+		{
+			"events topic not a topic",
+			policyInputs{Events: []eventSource{{TopicARN: "arn:aws:sqs:us-east-1:123456789012:q"}}},
+			"These are not SNS topic ARNs: arn:aws:sqs:us-east-1:123456789012:q.",
+		},
+		{
+			"events queue prefix",
+			policyInputs{Events: []eventSource{{TopicARN: "arn:aws:sns:us-east-1:123456789012:t", QueuePrefix: "a*"}}},
+			"These cannot start an SQS queue name: a*.",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, in := range []*policyInputs{&tc.in} {
 				in.StateMachineARNs = orEmpty(in.StateMachineARNs)
 				in.SyncExpressStateMachineARNs = orEmpty(in.SyncExpressStateMachineARNs)
+				if in.Events == nil {
+					in.Events = []eventSource{}
+				}
 				if in.CrossAccount == nil {
 					in.CrossAccount = []crossAccount{}
 				}
 				for i := range in.CrossAccount {
 					in.CrossAccount[i].StateMachineARNs = orEmpty(in.CrossAccount[i].StateMachineARNs)
 					in.CrossAccount[i].SyncExpressStateMachineARNs = orEmpty(in.CrossAccount[i].SyncExpressStateMachineARNs)
+					if in.CrossAccount[i].Events == nil {
+						in.CrossAccount[i].Events = []eventSource{}
+					}
 				}
 			}
 			_, err := tofuApply(t, policyModuleConfig(t, []policyInputs{tc.in}))

@@ -276,6 +276,7 @@ func TestKubernetesModuleLocals(t *testing.T) {
 		"admin_url":   cty.StringVal("http://restate.restate.svc.cluster.local:9070"),
 	})
 	more["restate_auth_token"] = cty.StringVal("restate-token")
+	more["stepfunctions_events_topic_arn"] = cty.StringVal("arn:aws:sns:eu-west-1:123456789012:taskgate-sfn-events")
 	more["oauth"] = cty.ObjectVal(map[string]cty.Value{
 		"issuer": cty.StringVal("https://id.example.com"), "audience": cty.StringVal("taskgate"),
 		"jwks_url": cty.NullVal(cty.String), "scopes": cty.ListVal([]cty.Value{cty.StringVal("tools:call"), cty.StringVal("tasks:read")}),
@@ -286,8 +287,9 @@ func TestKubernetesModuleLocals(t *testing.T) {
 		"TEMPORAL_TLS_SERVER_CA_CERT_PATH": "/etc/taskgate/temporal/ca.crt", "TEMPORAL_TLS_CLIENT_CERT_PATH": "/etc/taskgate/temporal/tls.crt",
 		"TEMPORAL_TLS_CLIENT_KEY_PATH": "/etc/taskgate/temporal/tls.key", "TEMPORAL_TLS_SERVER_NAME": "temporal.internal",
 		"TASKGATE_OAUTH_ISSUER": "https://id.example.com", "TASKGATE_OAUTH_SCOPES": "tools:call tasks:read",
-		"RESTATE_INGRESS_URL": "http://restate.restate.svc.cluster.local:8080",
-		"RESTATE_ADMIN_URL":   "http://restate.restate.svc.cluster.local:9070",
+		"RESTATE_INGRESS_URL":           "http://restate.restate.svc.cluster.local:8080",
+		"RESTATE_ADMIN_URL":             "http://restate.restate.svc.cluster.local:9070",
+		"TASKGATE_SFN_EVENTS_TOPIC_ARN": "arn:aws:sns:eu-west-1:123456789012:taskgate-sfn-events",
 	} {
 		if env[k] != v {
 			t.Errorf("environment[%s] = %q, want %q", k, env[k], v)
@@ -326,5 +328,70 @@ func TestKubernetesModuleRestateURLs(t *testing.T) {
 	const want = "restate.ingress_url and restate.admin_url must be http:// or https:// URLs, such as http://restate.restate.svc.cluster.local:8080 and :9070."
 	if err == nil || !strings.Contains(strings.Join(strings.Fields(err.Error()), " "), want) {
 		t.Fatalf("err = %v, want one with %q", err, want)
+	}
+}
+
+// The AWS module's event source: its rule follows the module's own Standard targets unless
+// stepfunctions_events names others, or none ([]: every state machine).
+func TestAWSModuleEventsLocals(t *testing.T) {
+	mods := loadModules(t)
+	m := mods["terraform/modules/taskgate-aws"]
+	example := newEvaluator(t, mods, awsExample, awsExampleFixture).moduleArgs("taskgate")
+	own := cty.ListVal([]cty.Value{cty.StringVal("arn:aws:states:eu-west-1:123456789012:stateMachine:orders:live")})
+	other := cty.ListVal([]cty.Value{cty.StringVal("arn:aws:states:eu-west-1:123456789012:stateMachine:billing")})
+	for _, c := range []struct {
+		name   string
+		events cty.Value
+		want   []string
+	}{
+		{"none", cty.NullVal(cty.DynamicPseudoType), []string{}},
+		{"the module's targets", cty.ObjectVal(map[string]cty.Value{"state_machine_arns": cty.NullVal(cty.List(cty.String))}),
+			[]string{"arn:aws:states:eu-west-1:123456789012:stateMachine:orders:live"}},
+		{"others", cty.ObjectVal(map[string]cty.Value{"state_machine_arns": other}), []string{"arn:aws:states:eu-west-1:123456789012:stateMachine:billing"}},
+		{"every state machine", cty.ObjectVal(map[string]cty.Value{"state_machine_arns": cty.ListValEmpty(cty.String)}), []string{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := map[string]cty.Value{}
+			for k, v := range example {
+				in[k] = v
+			}
+			in["state_machine_arns"] = own
+			in["stepfunctions_events"] = c.events
+			got := decode[[]string](t, evalModuleLocals(t, m, in)["events_state_machines"])
+			if !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+				t.Errorf("events_state_machines = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// The event source module's rule matches Step Functions' status changes, of the state machines
+// given (without version or alias, as the events name them), or of all.
+func TestStepFunctionsEventsModulePattern(t *testing.T) {
+	m := loadModules(t)["terraform/modules/taskgate-stepfunctions-events"]
+	type pattern struct {
+		Source     []string `json:"source"`
+		DetailType []string `json:"detail-type"`
+		Detail     *struct {
+			StateMachineARN []string `json:"stateMachineArn"`
+		} `json:"detail"`
+	}
+	all := decode[pattern](t, evalModuleLocals(t, m, map[string]cty.Value{})["event_pattern"])
+	if !slices.Equal(all.Source, []string{"aws.states"}) || !slices.Equal(all.DetailType, []string{"Step Functions Execution Status Change"}) || all.Detail != nil {
+		t.Errorf("the pattern without state machines is %+v, want every status change of Step Functions", all)
+	}
+	some := decode[pattern](t, evalModuleLocals(t, m, map[string]cty.Value{"state_machine_arns": cty.ListVal([]cty.Value{
+		cty.StringVal("arn:aws:states:eu-west-1:123456789012:stateMachine:orders:live"),
+		cty.StringVal("arn:aws:states:eu-west-1:123456789012:stateMachine:orders:7"),
+		cty.StringVal("arn:aws:states:eu-west-1:123456789012:stateMachine:billing"),
+	})})["event_pattern"])
+	if some.Detail == nil || !slices.Equal(some.Detail.StateMachineARN, []string{
+		"arn:aws:states:eu-west-1:123456789012:stateMachine:orders", "arn:aws:states:eu-west-1:123456789012:stateMachine:billing",
+	}) {
+		t.Errorf("the pattern of three targets is %+v, want their two state machines", some)
+	}
+	if _, err := tryModuleLocals(t, m, map[string]cty.Value{"state_machine_arns": cty.ListVal([]cty.Value{cty.StringVal("arn:aws:sns:eu-west-1:123456789012:t")})}); err == nil ||
+		!strings.Contains(strings.Join(strings.Fields(err.Error()), " "), "state_machine_arns must be Step Functions state machine ARNs") {
+		t.Errorf("a topic ARN as a state machine: %v", err)
 	}
 }

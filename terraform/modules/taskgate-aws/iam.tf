@@ -1,5 +1,6 @@
-# The task role: what taskgate itself may do. Only the Step Functions calls its mapping needs,
-# computed by the taskgate-iam-policy module (the Terraform form of `taskgate iam-policy`).
+# The task role: what taskgate itself may do. Only the Step Functions calls its mapping needs (and
+# its event source's queues), computed by the taskgate-iam-policy module (the Terraform form of
+# `taskgate iam-policy`).
 module "iam_policy" {
   source = "../taskgate-iam-policy"
 
@@ -7,6 +8,21 @@ module "iam_policy" {
   sync_express_state_machine_arns = var.sync_express_state_machine_arns
   human_input                     = var.human_input
   cross_account                   = var.cross_account
+  events = var.stepfunctions_events == null ? [] : [{
+    topic_arn    = module.stepfunctions_events[0].topic_arn
+    queue_prefix = var.stepfunctions_events.queue_prefix
+  }]
+}
+
+# Step Functions' own events, when stepfunctions_events is set: the rule and the topic the replicas'
+# queues subscribe to (each replica creates, renews and deletes its own).
+module "stepfunctions_events" {
+  source = "../taskgate-stepfunctions-events"
+  count  = var.stepfunctions_events == null ? 0 : 1
+
+  name               = "${var.name}-sfn-events"
+  state_machine_arns = local.events_state_machines
+  tags               = local.tags
 }
 
 # Only ECS tasks of this account and region may assume the roles (no confused deputy).

@@ -50,6 +50,7 @@ locals {
       AWS_REGION       = local.region
       TASKGATE_MCP_URL = local.mcp_url
     },
+    var.stepfunctions_events == null ? {} : { TASKGATE_SFN_EVENTS_TOPIC_ARN = module.stepfunctions_events[0].topic_arn },
     var.oauth == null ? {} : merge(
       {
         TASKGATE_OAUTH_ISSUER   = var.oauth.issuer
@@ -58,6 +59,11 @@ locals {
       },
       var.oauth.jwks_url == null ? {} : { TASKGATE_OAUTH_JWKS_URL = var.oauth.jwks_url },
     ),
+  )
+
+  # The state machines whose status changes the event source's rule sends (stepfunctions_events).
+  events_state_machines = var.stepfunctions_events == null ? [] : (
+    var.stepfunctions_events.state_machine_arns != null ? var.stepfunctions_events.state_machine_arns : var.state_machine_arns
   )
 
   cluster_arn  = var.cluster_arn != null ? var.cluster_arn : aws_ecs_cluster.this[0].arn

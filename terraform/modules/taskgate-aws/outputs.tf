@@ -64,13 +64,18 @@ output "execution_role_arn" {
 }
 
 output "task_role_policy_json" {
-  description = "The least-privilege Step Functions policy attached to the task role (what `taskgate iam-policy` prints for the same mapping)."
+  description = "The least-privilege Step Functions (and event source) policy attached to the task role (what `taskgate iam-policy` prints for the same mapping)."
   value       = module.iam_policy.policy_json
 }
 
 output "cross_account_role_policies" {
   description = "For each role in cross_account: the policy that role needs in its own account, as JSON. The role's trust policy must also allow sts:AssumeRole by task_role_arn."
   value       = module.iam_policy.cross_account_policies_json
+}
+
+output "stepfunctions_events_topic_arn" {
+  description = "The SNS topic of Step Functions' status change events (stepfunctions_events), which the tasks get as TASKGATE_SFN_EVENTS_TOPIC_ARN for the mapping's events.topicArn; null without stepfunctions_events."
+  value       = one(module.stepfunctions_events[*].topic_arn)
 }
 
 output "log_group_name" {

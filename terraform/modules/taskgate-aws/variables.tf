@@ -197,6 +197,15 @@ variable "cross_account" {
   default = []
 }
 
+variable "stepfunctions_events" {
+  description = "Step Functions' own status change events as the event source of the mapping's Step Functions engine block; null for none. The module provisions an EventBridge rule and an SNS topic (taskgate-stepfunctions-events, named NAME-sfn-events) that only the rule may publish to, gives the task role what each replica's queue needs (queues of queue_prefix, which must be the mapping's events.queuePrefix, and the subscription to the topic), and passes the topic's ARN as TASKGATE_SFN_EVENTS_TOPIC_ARN, for events: {topicArn: \"$${TASKGATE_SFN_EVENTS_TOPIC_ARN}\"} in the mapping. state_machine_arns restricts the rule: null for those of the variable state_machine_arns, [] for every state machine of the account and region."
+  type = object({
+    state_machine_arns = optional(list(string))
+    queue_prefix       = optional(string, "taskgate-")
+  })
+  default = null
+}
+
 variable "permissions_boundary_arn" {
   description = "Permissions boundary for the task role and the task execution role, where the account requires one; null for none."
   type        = string
@@ -218,7 +227,7 @@ variable "load_balancer_subnet_ids" {
 }
 
 variable "service_subnet_ids" {
-  description = "Subnets of the tasks, normally private ones with a NAT gateway or VPC endpoints for Step Functions, STS, SSM, Secrets Manager, ECR and CloudWatch Logs."
+  description = "Subnets of the tasks, normally private ones with a NAT gateway or VPC endpoints for Step Functions, STS, SSM, Secrets Manager, ECR and CloudWatch Logs (and SQS and SNS with stepfunctions_events)."
   type        = list(string)
 }
 

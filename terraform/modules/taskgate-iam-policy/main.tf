@@ -14,6 +14,13 @@ locals {
     ])) : arn if !can(regex(local.machine_arn_pattern, arn))
   ]
 
+  # Event sources: an SNS topic ARN, and a queue prefix of at most 64 letters, digits, - and _
+  # (a random suffix of 16 follows it in an SQS name of at most 80).
+  topic_arn_pattern = "^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\\.fifo)?$"
+  all_events        = concat(var.events, flatten([for a in var.cross_account : a.events]))
+  bad_topics        = [for e in local.all_events : e.topic_arn if !can(regex(local.topic_arn_pattern, e.topic_arn))]
+  bad_prefixes      = [for e in local.all_events : e.queue_prefix if !can(regex("^[A-Za-z0-9_-]{1,64}$", e.queue_prefix))]
+
   # One entry per set of credentials: taskgate's own (role "") and each assumed role, merged by role.
   accesses = concat(
     [{
@@ -21,12 +28,14 @@ locals {
       standard    = var.state_machine_arns
       express     = var.sync_express_state_machine_arns
       human_input = var.human_input
+      events      = var.events
     }],
     [for a in var.cross_account : {
       role        = a.role_arn
       standard    = a.state_machine_arns
       express     = a.sync_express_state_machine_arns
       human_input = a.human_input
+      events      = a.events
     }],
   )
   by_role = { for a in local.accesses : a.role => a... }
@@ -35,6 +44,7 @@ locals {
       standard    = distinct(flatten([for a in as : a.standard]))
       express     = distinct(flatten([for a in as : a.express]))
       human_input = anytrue([for a in as : a.human_input])
+      events      = [for e in flatten([for a in as : a.events]) : e if !contains(local.bad_topics, e.topic_arn) && !contains(local.bad_prefixes, e.queue_prefix)]
     }
     # A role with no state machine is left out; taskgate's own credentials always have a policy.
     if role == "" || length(flatten([for a in as : concat(a.standard, a.express)])) > 0
@@ -149,6 +159,40 @@ locals {
     ]
   }
 
+  # The event sources' queues (in the topic's partition and region, and the account of the role, or
+  # of the topic for taskgate's own credentials), sqs:ListQueues (no resource-level permission),
+  # and the subscription to the topics (SNS authorizes Unsubscribe against the topic).
+  event_statements = {
+    for role, a in local.merged : role => flatten([
+      for es in [a.events] : [
+        {
+          Sid    = "EventQueues"
+          Effect = "Allow"
+          Action = [
+            "sqs:CreateQueue", "sqs:DeleteMessage", "sqs:DeleteQueue", "sqs:GetQueueAttributes",
+            "sqs:ListQueueTags", "sqs:ReceiveMessage", "sqs:SetQueueAttributes", "sqs:TagQueue",
+          ]
+          Resource = sort(distinct([
+            for e in es : format("arn:%s:sqs:%s:%s:%s*", split(":", e.topic_arn)[1], split(":", e.topic_arn)[3],
+            role == "" ? split(":", e.topic_arn)[4] : split(":", role)[4], e.queue_prefix)
+          ]))
+        },
+        {
+          Sid      = "ListEventQueues"
+          Effect   = "Allow"
+          Action   = ["sqs:ListQueues"]
+          Resource = ["*"]
+        },
+        {
+          Sid      = "EventSubscriptions"
+          Effect   = "Allow"
+          Action   = ["sns:Subscribe", "sns:Unsubscribe"]
+          Resource = sort(distinct([for e in es : e.topic_arn]))
+        },
+      ] if length(es) > 0
+    ])
+  }
+
   assumed_roles = sort([for role in keys(local.merged) : role if role != ""])
   assume_role_statements = [
     for rs in [local.assumed_roles] : {
@@ -166,6 +210,7 @@ locals {
         local.machine_statements[role],
         local.execution_statements[role],
         local.human_input_statements[role],
+        local.event_statements[role],
         role == "" ? local.assume_role_statements : [],
       )
     }

@@ -69,6 +69,7 @@ locals {
     local.tls_env,
     local.restate_env,
     var.public_url == null ? {} : { TASKGATE_MCP_URL = var.public_url },
+    var.stepfunctions_events_topic_arn == null ? {} : { TASKGATE_SFN_EVENTS_TOPIC_ARN = var.stepfunctions_events_topic_arn },
     var.oauth == null ? {} : merge(
       {
         TASKGATE_OAUTH_ISSUER   = var.oauth.issuer

@@ -142,6 +142,17 @@ variable "environment" {
   default     = {}
 }
 
+variable "stepfunctions_events_topic_arn" {
+  description = "The SNS topic of Step Functions' status change events (the output topic_arn of taskgate-stepfunctions-events), passed as TASKGATE_SFN_EVENTS_TOPIC_ARN for the mapping's events: {topicArn: \"$${TASKGATE_SFN_EVENTS_TOPIC_ARN}\"}; null for none. The pods' IAM role (IRSA, EKS Pod Identity) needs taskgate-iam-policy's events statements for it."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.stepfunctions_events_topic_arn == null || can(regex("^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:[A-Za-z0-9_.-]+$", coalesce(var.stepfunctions_events_topic_arn, "x")))
+    error_message = "stepfunctions_events_topic_arn must be an SNS topic ARN: arn:PARTITION:sns:REGION:ACCOUNT:NAME."
+  }
+}
+
 # ---------------------------------------------------------------------------------------------------
 # Restate
 # ---------------------------------------------------------------------------------------------------
