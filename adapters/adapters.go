@@ -62,6 +62,16 @@ type Ref struct {
 
 func (r Ref) String() string { return r.ID }
 
+// ExecKey names an execution of a target, for maps and caches kept per execution. It shares the
+// bytes of the target's name and of the Ref's id, where a key joined into one string would copy
+// them once per execution kept, in each place that keeps one.
+type ExecKey struct {
+	Target, ID string
+}
+
+// KeyOf is the key of r, an execution of t.
+func KeyOf(t Target, r Ref) ExecKey { return ExecKey{Target: t.Name, ID: r.ID} }
+
 // State is an engine state reduced to what every MCP dialect can express.
 type State int
 

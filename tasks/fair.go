@@ -28,7 +28,7 @@ type fairShare struct {
 	began         time.Time
 	spent, before map[string]float64
 	// booked are the executions whose reads the budget gave a turn to, since when.
-	booked map[string]time.Time
+	booked map[adapters.ExecKey]time.Time
 }
 
 // fairWindow is how long a principal's reads count against its share.
@@ -36,7 +36,7 @@ const fairWindow = 2 * time.Second
 
 func newFairShare(b *budget.Budget, now func() time.Time) *fairShare {
 	return &fairShare{budget: b, now: now, began: now(), spent: map[string]float64{}, before: map[string]float64{},
-		booked: map[string]time.Time{}}
+		booked: map[adapters.ExecKey]time.Time{}}
 }
 
 // Hook bounds the point reads (Describe) and listings (List) that a request makes to its
@@ -49,7 +49,7 @@ func (f *fairShare) Hook(ctx context.Context, c *adapters.Call) (context.Context
 	if r == nil || c.Op != adapters.OpDescribe && c.Op != adapters.OpList {
 		return ctx, nil, nil
 	}
-	k := c.Target.Name + "\x00" + c.Ref.ID
+	k := adapters.KeyOf(c.Target, c.Ref)
 	if wait, ok := f.take(Principal(ctx), k, float64(max(c.Calls, 1))); !ok {
 		return ctx, nil, &adapters.Throttle{RetryAfter: wait}
 	}
@@ -68,7 +68,7 @@ func (f *fairShare) Hook(ctx context.Context, c *adapters.Call) (context.Context
 // the turn the budget gave it), unless the budget is contended and principal has spent its share
 // of the last fairWindow: then it says how long until it may read again, and gives back the turn
 // k had, for the others' reads.
-func (f *fairShare) take(principal, k string, n float64) (wait time.Duration, ok bool) {
+func (f *fairShare) take(principal string, k adapters.ExecKey, n float64) (wait time.Duration, ok bool) {
 	contended, rate := f.budget.Contended(), f.budget.Rate()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -119,7 +119,7 @@ func (f *fairShare) share(principal string, rate float64, now time.Time) (share,
 }
 
 // book records that the budget gave the read of k a turn.
-func (f *fairShare) book(k string) {
+func (f *fairShare) book(k adapters.ExecKey) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.booked[k] = f.now()

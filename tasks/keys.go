@@ -17,7 +17,7 @@ const unknownFor = 30 * time.Second
 // than one per tool). Each caller keeps its own few, so that one caller's keys cannot push out
 // another's, and the callers kept are few too: 16,384 keys at most in all.
 type clientKeys struct {
-	callers *lru.Cache[*lru.Cache[knownKey]]
+	callers *lru.Cache[string, *lru.Cache[string, knownKey]]
 }
 
 // knownKey is the tool a key's execution was found under; with none, the key named no execution
@@ -30,7 +30,7 @@ type knownKey struct {
 const keyCallers, keysPerCaller = 128, 128
 
 func newClientKeys() clientKeys {
-	return clientKeys{callers: lru.New[*lru.Cache[knownKey]](keyCallers)}
+	return clientKeys{callers: lru.New[string, *lru.Cache[string, knownKey]](keyCallers)}
 }
 
 func (c clientKeys) get(caller, key string) (knownKey, bool) {
@@ -49,10 +49,10 @@ func (c clientKeys) unknown(caller, key string, until time.Time) {
 }
 
 func (c clientKeys) set(caller, key string, k knownKey) {
-	var keys *lru.Cache[knownKey]
-	c.callers.Update(caller, func(l **lru.Cache[knownKey]) {
+	var keys *lru.Cache[string, knownKey]
+	c.callers.Update(caller, func(l **lru.Cache[string, knownKey]) {
 		if *l == nil {
-			*l = lru.New[knownKey](keysPerCaller)
+			*l = lru.New[string, knownKey](keysPerCaller)
 		}
 		keys = *l
 	})

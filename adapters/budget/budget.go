@@ -74,10 +74,10 @@ type Budget struct {
 	cut          time.Time // when the rate was last cut
 	// slots are, by execution, when the tokens of a read refused for want of them will be there
 	// (they are taken already).
-	slots map[string]time.Time
+	slots map[adapters.ExecKey]time.Time
 	// want is, by execution, the read rate its polling curve asks for (1/interval) and when it
 	// was last read; wanted is their sum.
-	want   map[string]want
+	want   map[adapters.ExecKey]want
 	wanted float64
 	pruned time.Time
 
@@ -114,7 +114,7 @@ func New(reads, sweeps adapters.Budget) *Budget {
 func newBudget(b adapters.Budget) *Budget {
 	now := time.Now()
 	return &Budget{budget: b, rate: b.ReadsPerSecond, tokens: float64(b.Burst), made: float64(b.Burst), last: now,
-		slots: map[string]time.Time{}, want: map[string]want{}, pruned: now}
+		slots: map[adapters.ExecKey]time.Time{}, want: map[adapters.ExecKey]want{}, pruned: now}
 }
 
 // Stats is what a budget did since New: its reads' bucket (a sweep bucket of its own is left
@@ -237,12 +237,12 @@ func (e *Budget) until(b float64, n int) time.Duration {
 	return time.Duration(max(0, float64(min(n, e.budget.Burst))-b) / e.rate * float64(time.Second))
 }
 
-// take takes a turn of n tokens for a read of the execution k ("" for other reads), and the read's
+// take takes a turn of n tokens for a read of the execution k (zero for other reads), and the read's
 // n tokens when it is made now. A read that finds too few is refused with how long to wait: an
 // execution's read is given its turn then (a slot), another read is not; a first read (an
 // outcome, a sweep's listing) goes ahead of the turns given (they wait its tokens' time more),
 // and waits only for its tokens to be made (makeRead).
-func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
+func (e *Budget) take(k adapters.ExecKey, n int, first bool) (ok bool, wait time.Duration, ahead bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
@@ -265,7 +265,7 @@ func (e *Budget) take(k string, n int, first bool) (ok bool, wait time.Duration,
 		e.spent.Add(uint64(n))
 		return true, 0, false
 	}
-	if k == "" && !first {
+	if k == (adapters.ExecKey{}) && !first {
 		e.refused(now)
 		return false, max(e.until(e.tokens, n), e.until(e.made, n)), false
 	}
@@ -297,7 +297,7 @@ func (e *Budget) Contended() bool {
 
 // Release gives back the turn that a refused read of the execution k was given, n tokens, for
 // the next turns: the read will not come back for it (its caller is over its share).
-func (e *Budget) Release(k string, n int) {
+func (e *Budget) Release(k adapters.ExecKey, n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, booked := e.slots[k]; booked {
@@ -374,9 +374,9 @@ func (e *Budget) throttled(err error) error {
 	return &adapters.Throttle{RetryAfter: time.Duration((1 + rand.Float64()) / e.rate * float64(time.Second)), Cause: err}
 }
 
-// admit spends n tokens for a read of the execution k ("" for other reads), and returns once they
+// admit spends n tokens for a read of the execution k (zero for other reads), and returns once they
 // are there, or refuses the read (first: never refused).
-func (e *Budget) admit(ctx context.Context, k string, n int, first bool) error {
+func (e *Budget) admit(ctx context.Context, k adapters.ExecKey, n int, first bool) error {
 	ok, wait, ahead := e.take(k, n, first)
 	if !ok {
 		return &adapters.Throttle{RetryAfter: wait}
@@ -396,7 +396,7 @@ func (e *Budget) admitOutcome(ctx context.Context, n int) error {
 	e.ask(now, n)
 	if !e.shared(now) {
 		e.mu.Unlock()
-		return e.admit(ctx, "", n, true)
+		return e.admit(ctx, adapters.ExecKey{}, n, true)
 	}
 	wait := time.Duration(max(0, float64(n)-e.ends) / e.endsRate(now) * float64(time.Second))
 	e.ends -= float64(n)
@@ -428,7 +428,7 @@ func (e *Budget) ended(err error) error {
 func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
 	switch c.Op {
 	case adapters.OpDescribe:
-		k := c.Target.Name + "\x00" + c.Ref.ID
+		k := adapters.KeyOf(c.Target, c.Ref)
 		if err := e.admit(ctx, k, c.Calls, false); err != nil {
 			e.describedAs(ctx, k, adapters.Status{}, err)
 			return ctx, nil, err
@@ -441,9 +441,9 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 	case adapters.OpOutcome:
 		return ctx, e.ended, e.admitOutcome(ctx, c.Calls)
 	case adapters.OpList:
-		return ctx, e.ended, e.admit(ctx, "", 1, false)
+		return ctx, e.ended, e.admit(ctx, adapters.ExecKey{}, 1, false)
 	case adapters.OpSweep:
-		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, "", 1, adapters.PriorityOf(ctx) == adapters.Ahead)
+		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, adapters.ExecKey{}, 1, adapters.PriorityOf(ctx) == adapters.Ahead)
 	case adapters.OpSample:
 		return ctx, e.sweeps.ended, e.sweeps.spend(ctx, c.Calls)
 	}
@@ -451,7 +451,7 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 }
 
 // describedAs learns from a Describe of the execution k what its pace asks of the engine.
-func (e *Budget) describedAs(ctx context.Context, k string, st adapters.Status, err error) {
+func (e *Budget) describedAs(ctx context.Context, k adapters.ExecKey, st adapters.Status, err error) {
 	switch {
 	case err == nil:
 		e.learn(ctx, k, st)
@@ -464,7 +464,7 @@ func (e *Budget) describedAs(ctx context.Context, k string, st adapters.Status, 
 // learn records the read rate a running execution's curve asks for, or forgets an ended one. The
 // task's age counts from its creation, else from the execution's start as read; with neither, the
 // age of an hour is assumed (the curve's longest interval, with the defaults).
-func (e *Budget) learn(ctx context.Context, k string, st adapters.Status) {
+func (e *Budget) learn(ctx context.Context, k adapters.ExecKey, st adapters.Status) {
 	p, paced := pace.Of(ctx)
 	now := time.Now()
 	e.mu.Lock()

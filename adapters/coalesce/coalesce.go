@@ -79,13 +79,13 @@ type Readings struct {
 	opts               Options
 	describing         flight[adapters.Status]
 	outcomes           flight[adapters.Outcome]
-	cache              *lru.Cache[entry]
-	missing            *lru.Cache[time.Time] // until when an execution read as not found, by key
+	cache              *lru.Cache[adapters.ExecKey, entry]
+	missing            *lru.Cache[adapters.ExecKey, time.Time] // until when an execution read as not found
 	describes, outcome served
 	sweeps             *sweeper
 	watchMu            sync.Mutex
-	watchers           map[string]chan struct{} // by key, closed at the next change: Changes
-	watchersKept       int                      // how many were left at the last pruneWatchers
+	watchers           map[adapters.ExecKey]chan struct{} // closed at the next change: Changes
+	watchersKept       int                                // how many were left at the last pruneWatchers
 }
 
 var _ adapters.Readings = (*Readings)(nil)
@@ -95,11 +95,11 @@ func New(o Options) *Readings {
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Second
 	}
-	cache := lru.New[entry](o.Size)
+	cache := lru.New[adapters.ExecKey, entry](o.Size)
 	if o.Bytes > 0 {
 		cache = lru.NewWeighed(o.Size, o.Bytes, weigh)
 	}
-	return &Readings{opts: o, cache: cache, missing: lru.New[time.Time](o.Size / 16)}
+	return &Readings{opts: o, cache: cache, missing: lru.New[adapters.ExecKey, time.Time](o.Size / 16)}
 }
 
 // entry is what the cache knows of one execution.
@@ -127,9 +127,10 @@ type entry struct {
 // outcome, the cache's list element and map slot.
 const entryOverhead = 512
 
-// weigh is about how many bytes the cache holds for an entry under key k.
-func weigh(k string, v entry) int64 {
-	n := entryOverhead + len(k) + len(v.status.Native) + len(v.status.Message)
+// weigh is about how many bytes the cache holds for an entry under key k: its id's (the target's
+// name is its tool's, shared by all its executions).
+func weigh(k adapters.ExecKey, v entry) int64 {
+	n := entryOverhead + len(k.ID) + len(v.status.Native) + len(v.status.Message)
 	for _, q := range v.status.Inputs {
 		n += len(q.Key) + len(q.Message) + cap(q.Schema) + 64
 	}
@@ -172,8 +173,6 @@ func (v entry) reusable(now time.Time, p pace.Pace, paced bool) (left time.Durat
 	}
 	return left, left > v.window/50
 }
-
-func key(t adapters.Target, r adapters.Ref) string { return t.Name + "\x00" + r.ID }
 
 // Served counts the reads of one kind by how they were answered.
 type Served struct {
@@ -227,7 +226,7 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // read, and NextReadAt when the engine will next be read for it.
 func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, describe func(context.Context) (adapters.Status, error)) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
-	k := key(t, r)
+	k := adapters.KeyOf(t, r)
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
@@ -287,7 +286,7 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 // it, and reports whether it was read: then the cache holds the end. One that has not ended (the
 // listing was behind) loses its mark; one that could not be read now keeps it, and the read is
 // answered from the running reading, which is all that is known for sure.
-func (e *Readings) confirmListed(ctx context.Context, t adapters.Target, r adapters.Ref, k string) bool {
+func (e *Readings) confirmListed(ctx context.Context, t adapters.Target, r adapters.Ref, k adapters.ExecKey) bool {
 	_, err := e.sweeps.engine.Outcome(ctx, t, r)
 	if errors.Is(err, adapters.ErrNotEnded) || errors.Is(err, adapters.ErrNotFound) {
 		e.cache.Update(k, func(v *entry) { v.endListed = false })
@@ -321,7 +320,7 @@ func (e *Readings) answer(v entry, now time.Time, left time.Duration, p pace.Pac
 
 // read makes (or joins) the engine call of a Describe and records what it tells. answered is
 // false when ctx ended first.
-func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, k string, p pace.Pace, paced bool, describe func(context.Context) (adapters.Status, error)) (st adapters.Status, err error, answered bool) {
+func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, k adapters.ExecKey, p pace.Pace, paced bool, describe func(context.Context) (adapters.Status, error)) (st adapters.Status, err error, answered bool) {
 	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
@@ -398,7 +397,7 @@ func latest(ts ...time.Time) time.Time {
 // engine or a budget) is tried again after its retry-after, within outcomeWait: the outcome is
 // read once, and the caller has the end in hand.
 func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref, read func(context.Context) (adapters.Outcome, error)) (adapters.Outcome, error) {
-	k := key(t, r)
+	k := adapters.KeyOf(t, r)
 	deadline := time.Now().Add(outcomeWait)
 	for {
 		if v, ok := e.cache.Get(k); ok && v.outcome != nil {
@@ -433,7 +432,7 @@ func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Re
 
 // learn records in the cache what is known of an ended execution, forgets any running reading it
 // kept (the next read must see the end), and, the first time, tells Ended.
-func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k string, s adapters.State, record func(*entry)) {
+func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref, k adapters.ExecKey, s adapters.State, record func(*entry)) {
 	first := false
 	e.cache.Update(k, func(v *entry) {
 		first = !endKnown(*v)
@@ -455,14 +454,14 @@ func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref,
 // submitted, as of now, good for the curve's first interval. (A keyed start may have found an
 // execution that is older, or ended.) Either way, the execution is no longer missing.
 func (e *Readings) Started(ctx context.Context, t adapters.Target, r adapters.Ref, req adapters.StartRequest) {
-	e.missing.DeleteIf(key(t, r), func(time.Time) bool { return true })
+	e.missing.DeleteIf(adapters.KeyOf(t, r), func(time.Time) bool { return true })
 	if req.Key != "" || e.opts.Fresh < 0 {
 		return
 	}
 	now := time.Now()
 	p, paced := pace.Of(ctx)
 	v := e.reading(adapters.Status{State: adapters.Submitted, Native: "STARTED", Message: "Started.", Started: now, Updated: now, ReadAt: now}, p, paced)
-	e.cache.Update(key(t, r), func(old *entry) {
+	e.cache.Update(adapters.KeyOf(t, r), func(old *entry) {
 		if !endKnown(*old) {
 			*old = v
 		}
@@ -480,7 +479,7 @@ func (e *Readings) Ran(ctx context.Context, t adapters.Target, r adapters.Ref, s
 // next read sees the cancellation, or no longer shows the question answered (what is known of an
 // end stays), and wakes whoever waits on Changes.
 func (e *Readings) Changed(t adapters.Target, r adapters.Ref) {
-	k := key(t, r)
+	k := adapters.KeyOf(t, r)
 	e.cache.DeleteIf(k, unended)
 	e.changed(k)
 }

@@ -454,14 +454,14 @@ func TestAPanickingCallFailsItsReads(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		_, err, own, _ := f.do(context.Background(), "k", func() (int, error) { return 0, nil })
+		_, err, own, _ := f.do(context.Background(), adapters.ExecKey{Target: "t", ID: "k"}, func() (int, error) { return 0, nil })
 		if own {
 			err = errors.New("the second read made a call of its own")
 		}
 		joined <- err
 	}()
 	go func() { time.Sleep(20 * time.Millisecond); close(release) }()
-	_, err, own, answered := f.do(context.Background(), "k", func() (int, error) {
+	_, err, own, answered := f.do(context.Background(), adapters.ExecKey{Target: "t", ID: "k"}, func() (int, error) {
 		<-release
 		panic("engine bug")
 	})

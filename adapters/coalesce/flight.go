@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/taskgate/taskgate/adapters"
 )
 
-// flight shares one call per key among concurrent callers. The first caller makes it in its own
+// flight shares one call per execution among concurrent callers. The first caller makes it in its own
 // goroutine (a poll's engine call then costs no goroutine and no hand-off of its own); the others
 // wait for it, or for their own context, leaving the call to the rest.
 type flight[T any] struct {
 	mu    sync.Mutex
-	calls map[string]*call[T]
+	calls map[adapters.ExecKey]*call[T]
 }
 
 type call[T any] struct {
@@ -22,7 +24,7 @@ type call[T any] struct {
 
 // do makes fn's call for key, or joins the one in flight. own says whether it was this caller's;
 // answered is false when ctx ended first (before the call, or while it waited for another's).
-func (f *flight[T]) do(ctx context.Context, key string, fn func() (T, error)) (v T, err error, own, answered bool) {
+func (f *flight[T]) do(ctx context.Context, key adapters.ExecKey, fn func() (T, error)) (v T, err error, own, answered bool) {
 	f.mu.Lock()
 	if c, ok := f.calls[key]; ok {
 		f.mu.Unlock()
@@ -38,7 +40,7 @@ func (f *flight[T]) do(ctx context.Context, key string, fn func() (T, error)) (v
 		return v, err, false, false
 	}
 	if f.calls == nil {
-		f.calls = map[string]*call[T]{}
+		f.calls = map[adapters.ExecKey]*call[T]{}
 	}
 	c := &call[T]{done: make(chan struct{})}
 	f.calls[key] = c

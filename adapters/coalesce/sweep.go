@@ -94,8 +94,8 @@ type sweeper struct {
 	// wanted are the groups a read waits on (it found nothing to answer with): a round lists
 	// them before the others, once each.
 	wanted map[string]bool
-	// confirming are the executions whose outcomes are being read, by key: rounds leave them out.
-	confirming map[string]bool
+	// confirming are the executions whose outcomes are being read: rounds leave them out.
+	confirming map[adapters.ExecKey]bool
 	slots      chan struct{} // one per confirmation reading its outcome
 	pending    sync.WaitGroup
 
@@ -125,7 +125,7 @@ type execution struct {
 }
 
 // key is the execution's key in the cache.
-func (x execution) key() string { return x.target + "\x00" + x.ref.ID }
+func (x execution) key() adapters.ExecKey { return adapters.ExecKey{Target: x.target, ID: x.ref.ID} }
 
 // interest is since when an execution is swept, until when, and the pace of the read that asked
 // for it last, and what its context carries (Options.Carry); seen, whether a read or a listing
@@ -174,7 +174,7 @@ func (e *Readings) Sweeps(engine Swept) {
 	}
 	s := &sweeper{engine: engine, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}, wanted: map[string]bool{},
-		confirming: map[string]bool{}, slots: make(chan struct{}, confirmsAtOnce)}
+		confirming: map[adapters.ExecKey]bool{}, slots: make(chan struct{}, confirmsAtOnce)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	e.sweeps = s
@@ -646,7 +646,7 @@ func (e *Readings) following(g string, x execution) bool {
 
 // stillRunning records that a listing of ends made at did not show the execution k: it was
 // running as of at.
-func (e *Readings) stillRunning(k string, at time.Time) {
+func (e *Readings) stillRunning(k adapters.ExecKey, at time.Time) {
 	if _, ok := e.cache.Get(k); !ok {
 		return
 	}
@@ -661,7 +661,7 @@ func (e *Readings) stillRunning(k string, at time.Time) {
 // keeps its details (a listing is coarser: no questions, no progress) and is now known true as of
 // at; one it had not is made from the listing, good for the task's polling interval as a point
 // read is.
-func (e *Readings) swept(k string, st adapters.Status, at time.Time, in interest) {
+func (e *Readings) swept(k adapters.ExecKey, st adapters.Status, at time.Time, in interest) {
 	changed := false
 	e.cache.Update(k, func(v *entry) {
 		switch {
@@ -742,13 +742,13 @@ func (e *Readings) followers(r adapters.Ref) []follower {
 // an answer asked. Whoever follows a task waits on it rather than polling (adapters.Changes). It
 // may also be closed when the execution leaves the cache: waiters read again when woken.
 func (e *Readings) Changes(t adapters.Target, r adapters.Ref) <-chan struct{} {
-	k := key(t, r)
+	k := adapters.KeyOf(t, r)
 	e.watchMu.Lock()
 	defer e.watchMu.Unlock()
 	c, ok := e.watchers[k]
 	if !ok {
 		if e.watchers == nil {
-			e.watchers = map[string]chan struct{}{}
+			e.watchers = map[adapters.ExecKey]chan struct{}{}
 		}
 		if len(e.watchers) >= 2*max(e.watchersKept, minWatchers) {
 			e.pruneWatchers()
@@ -776,7 +776,7 @@ func (e *Readings) pruneWatchers() {
 }
 
 // waitedOn reports whether someone waits on Changes of k.
-func (e *Readings) waitedOn(k string) bool {
+func (e *Readings) waitedOn(k adapters.ExecKey) bool {
 	e.watchMu.Lock()
 	defer e.watchMu.Unlock()
 	_, ok := e.watchers[k]
@@ -784,7 +784,7 @@ func (e *Readings) waitedOn(k string) bool {
 }
 
 // changed wakes whoever waits on Changes of k.
-func (e *Readings) changed(k string) {
+func (e *Readings) changed(k adapters.ExecKey) {
 	e.watchMu.Lock()
 	c, ok := e.watchers[k]
 	delete(e.watchers, k)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestCache(t *testing.T) {
-	c := New[int](2)
+	c := New[string, int](2)
 	c.Update("a", func(v *int) { *v = 1 })
 	c.Update("b", func(v *int) { *v = 2 })
 	c.Get("a") // b is now the least recently used
@@ -27,7 +27,7 @@ func TestCache(t *testing.T) {
 	if _, ok := c.Get("c"); ok {
 		t.Fatal("c was kept")
 	}
-	none := New[int](0)
+	none := New[string, int](0)
 	none.Update("x", func(v *int) { *v = 1 })
 	if none.Len() != 0 {
 		t.Fatal("a cache of size 0 kept a value")
@@ -53,7 +53,7 @@ func BenchmarkCache(b *testing.B) {
 			keys[i] = "temporal/taskgate/SummarizeDataset/" + strconv.Itoa(i)
 		}
 		b.Run(c.name, func(b *testing.B) {
-			cache := New[reading](c.size)
+			cache := New[string, reading](c.size)
 			now := time.Now()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
@@ -72,7 +72,7 @@ func BenchmarkCache(b *testing.B) {
 
 func TestWeighedCache(t *testing.T) {
 	weigh := func(k string, v string) int64 { return int64(len(k) + len(v)) }
-	c := NewWeighed[string](10, 10, weigh)
+	c := NewWeighed[string, string](10, 10, weigh)
 	c.Update("a", func(v *string) { *v = "1234" }) // 5 bytes
 	c.Update("b", func(v *string) { *v = "1234" }) // 10
 	if c.Len() != 2 || c.Bytes() != 10 {
@@ -99,7 +99,7 @@ func TestWeighedCache(t *testing.T) {
 	if c.Len() != 0 || c.Bytes() != 0 {
 		t.Fatalf("empty cache: len %d, %d bytes", c.Len(), c.Bytes())
 	}
-	none := NewWeighed[string](10, 0, weigh)
+	none := NewWeighed[string, string](10, 0, weigh)
 	none.Update("x", func(v *string) { *v = "" })
 	if none.Len() != 0 {
 		t.Fatal("a cache of 0 bytes kept a value")
