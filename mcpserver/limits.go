@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // Limits protect the engines' API quotas and the process's memory from any one caller. Zero
@@ -92,39 +93,55 @@ func (l Limits) withDefaults() Limits {
 // made allow more than twice as slow; and its sweeping goroutine never ends.
 type rateLimits struct {
 	calls, polls rate.Limit
+	now          func() time.Time
 	mu           sync.Mutex
 	buckets      map[string]*buckets
 	swept        time.Time
 }
 
 type buckets struct {
-	calls, polls *rate.Limiter
+	calls, polls bucket
 	seen         time.Time
 }
 
-func newRateLimits(l Limits) *rateLimits {
+// bucket is one of a principal's token buckets, and what pays for its requests' further engine
+// calls from it: made with the bucket, so that it names the principal's charge for as long as the
+// principal is active (the sweeps share what they keep of a caller's reads by it).
+type bucket struct {
+	*rate.Limiter
+	pay *tasks.Payer
+}
+
+func newRateLimits(l Limits, now func() time.Time) *rateLimits {
 	limit := func(perSecond float64) rate.Limit {
 		if perSecond < 0 {
 			return rate.Inf
 		}
 		return rate.Limit(perSecond)
 	}
-	return &rateLimits{calls: limit(l.CallsPerSecond), polls: limit(l.PollsPerSecond), buckets: map[string]*buckets{}}
+	return &rateLimits{calls: limit(l.CallsPerSecond), polls: limit(l.PollsPerSecond), now: now, buckets: map[string]*buckets{}}
 }
 
 // bucket is the method's bucket of a request, or nil for methods that are not limited.
-func (r *rateLimits) bucket(b *buckets, method string) *rate.Limiter {
+func (r *rateLimits) bucket(b *buckets, method string) *bucket {
 	switch method {
 	case "tools/call":
-		return b.calls
+		return &b.calls
 	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list", "tools/async/status", "tools/async/result", listenMethod:
-		return b.polls
+		return &b.polls
 	}
 	return nil
 }
 
+// newBucket is a bucket of limit, with its payer: each engine call it pays for takes a token,
+// never cancelled (the call is made).
+func (r *rateLimits) newBucket(limit rate.Limit) bucket {
+	l := rate.NewLimiter(limit, burst(limit))
+	return bucket{Limiter: l, pay: tasks.NewPayer(func() { l.ReserveN(r.now(), 1) })}
+}
+
 // limiter is principal's bucket for method, nil for methods that are not limited.
-func (r *rateLimits) limiter(principal, method string, now time.Time) *rate.Limiter {
+func (r *rateLimits) limiter(principal, method string, now time.Time) *bucket {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if now.Sub(r.swept) > time.Minute {
@@ -137,7 +154,7 @@ func (r *rateLimits) limiter(principal, method string, now time.Time) *rate.Limi
 	}
 	b, ok := r.buckets[principal]
 	if !ok {
-		b = &buckets{calls: rate.NewLimiter(r.calls, burst(r.calls)), polls: rate.NewLimiter(r.polls, burst(r.polls))}
+		b = &buckets{calls: r.newBucket(r.calls), polls: r.newBucket(r.polls)}
 		r.buckets[principal] = b
 	}
 	b.seen = now

@@ -48,7 +48,7 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 		r.caps = c
 		r.observeDialect(method)
 		if bucket := s.rates.limiter(tasks.Principal(ctx), method, s.now()); bucket != nil {
-			ctx = tasks.Charging(ctx, func() { bucket.ReserveN(s.now(), 1) }) // never cancelled: the call is made
+			ctx = tasks.Charging(ctx, bucket.pay)
 		}
 		ctx, cancel := withClient(ctx)
 		defer cancel()

@@ -100,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	limits := cfg.Limits.withDefaults()
-	s.rates = newRateLimits(limits)
+	s.rates = newRateLimits(limits, s.now)
 	s.followed, s.maxListen = newShares(int64(limits.MaxFollowed), int64(limits.MaxFollowedPerPrincipal)), limits.MaxListen
 	s.front = &httpFront{log: s.log, auth: cfg.HTTPAuth, origins: cfg.AllowedOrigins, hosts: cfg.AllowedHosts, rates: s.rates,
 		inFlight:        newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),

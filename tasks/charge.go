@@ -12,18 +12,26 @@ import (
 // calls (a client key looked up across N tools, a listing over many pages) costs its caller N
 // requests' worth. The request's admission paid for its first call.
 
-// charge is what one request's engine calls are billed to (nil pay: nobody).
+// Payer pays for the engine calls of one caller (a token of its rate, say). The transport makes
+// one per caller and keeps it while the caller is active, so that it also names whom a call is
+// charged to: the sweeps keep one context per tool and Payer for every task they follow (carried),
+// not one per task.
+type Payer struct{ pay func() }
+
+// NewPayer is a Payer that pays for each engine call with pay.
+func NewPayer(pay func()) *Payer { return &Payer{pay: pay} }
+
+// charge is what one request's engine calls are billed to (nil payer: nobody).
 type charge struct {
-	pay func()
+	payer *Payer
 	// paid is spent by the first engine call.
 	paid atomic.Bool
 }
 
-// Charging is ctx with each engine call of its request after the first paid for by pay (a token
-// of its caller's rate, say).
-func Charging(ctx context.Context, pay func()) context.Context {
+// Charging is ctx with each engine call of its request after the first paid for by p.
+func Charging(ctx context.Context, p *Payer) context.Context {
 	ctx, r := withRequest(ctx)
-	r.charge.pay = pay
+	r.charge.payer = p
 	r.charge.paid.Store(true)
 	return ctx
 }
@@ -36,8 +44,8 @@ func bill(ctx context.Context, c *adapters.Call) (context.Context, func(error) e
 	if c.Op == adapters.OpCheck {
 		return ctx, nil, nil
 	}
-	if r := requestOf(ctx); r != nil && r.charge.pay != nil && !r.charge.paid.CompareAndSwap(true, false) {
-		r.charge.pay()
+	if r := requestOf(ctx); r != nil && r.charge.payer != nil && !r.charge.paid.CompareAndSwap(true, false) {
+		r.charge.payer.pay()
 	}
 	return ctx, nil, nil
 }

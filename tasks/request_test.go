@@ -15,7 +15,7 @@ func TestOneRequestKeepsItsCallerChargeAndSubject(t *testing.T) {
 	e := newEnv(t)
 	var paid atomic.Int64
 	ctx, subject := tasks.Track(tasks.WithPrincipal(context.Background(), "alice"))
-	ctx = tasks.Charging(ctx, func() { paid.Add(1) })
+	ctx = tasks.Charging(ctx, tasks.NewPayer(func() { paid.Add(1) }))
 	if got := tasks.Principal(ctx); got != "alice" {
 		t.Fatalf("the caller after Track and Charging: %q", got)
 	}
@@ -54,7 +54,7 @@ func TestAnotherCallerLeavesItsParentAlone(t *testing.T) {
 // TestRequestStateIsOneValue: telling the service of a request's caller, charge and subject adds
 // one value to its context, not one each.
 func TestRequestStateIsOneValue(t *testing.T) {
-	pay := func() {}
+	pay := tasks.NewPayer(func() {})
 	allocs := testing.AllocsPerRun(100, func() {
 		ctx := tasks.WithPrincipal(context.Background(), "alice")
 		ctx = tasks.Charging(ctx, pay)

@@ -21,6 +21,7 @@ import (
 	"github.com/taskgate/taskgate/adapters/budget"
 	"github.com/taskgate/taskgate/adapters/coalesce"
 	"github.com/taskgate/taskgate/adapters/pace"
+	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -91,6 +92,8 @@ type Service struct {
 	clientKeys clientKeys
 	// retention is, by tool name, how long its engine keeps ended executions (from CheckTargets).
 	retention sync.Map
+	// carriers are the contexts the sweeps carry (carried), shared.
+	carriers *lru.Cache[carrier, context.Context]
 }
 
 // New builds a service. It makes no engine call; see CheckTargets.
@@ -103,7 +106,8 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
 		now: time.Now, engines: map[string]*adapters.Engine{}, reads: map[string]*coalesce.Readings{},
-		observer: cfg.Observer, clientKeys: newClientKeys(), callers: newCallers(cfg.Tokens.Secrets())}
+		observer: cfg.Observer, clientKeys: newClientKeys(), callers: newCallers(cfg.Tokens.Secrets()),
+		carriers: lru.New[carrier, context.Context](carriersKept)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,7 +173,7 @@ func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce
 	if cfg.Hooks != nil {
 		hooks = append(hooks, cfg.Hooks(name)...)
 	}
-	o.Carry = carried
+	o.Carry = s.carried
 	if s.observer != nil {
 		o.Ended = s.ended
 	}
@@ -218,15 +222,45 @@ func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.T
 // carried is what the sweeps of an engine's readings keep of the context of a read that followed
 // an execution: which tool read it, so that an end a sweep learns is told as that tool's; and whom
 // its engine calls are charged to, so that the outcome read that confirms its end is paid for by
-// the caller that asked about it, as the read itself would have been.
-func carried(ctx context.Context) context.Context {
-	out := context.WithValue(context.Background(), toolKey{}, ctx.Value(toolKey{}))
-	if r := requestOf(ctx); r != nil && r.charge.pay != nil {
-		out = Charging(out, r.charge.pay)
+// the caller that asked about it, as the read itself would have been. That is all it depends on,
+// so the contexts are shared: each of a caller's tasks followed would hold one of its own else.
+// Every call made with one is charged (none is a request's first, which its admission paid).
+func (s *Service) carried(ctx context.Context) context.Context {
+	var k carrier
+	k.tool, _ = ctx.Value(toolKey{}).(*mapping.Tool)
+	if r := requestOf(ctx); r != nil {
+		k.payer = r.charge.payer
+	}
+	if out, ok := s.carriers.Get(k); ok {
+		return out
+	}
+	out := context.Background()
+	if k.tool != nil {
+		out = context.WithValue(out, toolKey{}, k.tool)
+	}
+	if k.payer != nil {
+		out = Charging(out, k.payer)
 		requestOf(out).charge.paid.Store(false)
 	}
+	s.carriers.Update(k, func(c *context.Context) {
+		if *c == nil {
+			*c = out
+		}
+		out = *c
+	})
 	return out
 }
+
+// carrier is what a carried context is made of.
+type carrier struct {
+	tool  *mapping.Tool
+	payer *Payer
+}
+
+// carriersKept bounds the carried contexts kept for reuse, the most recently used: one a tool for
+// each of as many callers, at least, as are active at once. One dropped is made anew when next
+// needed; the executions followed with it keep theirs.
+const carriersKept = 4096
 
 // ended tells the observer of an end that an engine call of a tool just learnt.
 func (s *Service) ended(ctx context.Context, _ adapters.Target, _ adapters.Ref, st adapters.State) {

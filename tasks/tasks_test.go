@@ -388,7 +388,7 @@ func TestRunWaitsForTheOutcome(t *testing.T) {
 func TestEngineCallsAreChargedAfterTheFirst(t *testing.T) {
 	e := newEnv(t)
 	var paid atomic.Int64
-	ctx := tasks.Charging(context.Background(), func() { paid.Add(1) })
+	ctx := tasks.Charging(context.Background(), tasks.NewPayer(func() { paid.Add(1) }))
 	if _, err := e.svc.ReadKeyed(ctx, "no-such-key"); tasks.KindOf(err) != tasks.NotFound {
 		t.Fatalf("an unknown key: %v", err)
 	}

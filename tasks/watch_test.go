@@ -277,7 +277,7 @@ func TestConfirmationsAreChargedToTheirReader(t *testing.T) {
 	svc, set := newWatched(t)
 	release, _ := set.Tool("release")
 	var paid atomic.Int64
-	ctx := tasks.Charging(as("alice"), func() { paid.Add(1) })
+	ctx := tasks.Charging(as("alice"), tasks.NewPayer(func() { paid.Add(1) }))
 	task, err := svc.Start(as("alice"), tasks.StartRequest{Tool: release, Args: json.RawMessage(`{"version": "1", "stepSeconds": 0.2}`)})
 	if err != nil {
 		t.Fatal(err)
