@@ -220,11 +220,12 @@ func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.T
 }
 
 // carried is what the sweeps of an engine's readings keep of the context of a read that followed
-// an execution: which tool read it, so that an end a sweep learns is told as that tool's; and whom
-// its engine calls are charged to, so that the outcome read that confirms its end is paid for by
-// the caller that asked about it, as the read itself would have been. That is all it depends on,
-// so the contexts are shared: each of a caller's tasks followed would hold one of its own else.
-// Every call made with one is charged (none is a request's first, which its admission paid).
+// an execution: which tool read it, so that an end a sweep learns is told as that tool's, and the
+// tool's pace (coalesce.Options.Carry); and whom its engine calls are charged to, so that the
+// outcome read that confirms its end is paid for by the caller that asked about it, as the read
+// itself would have been. That is all it depends on, so the contexts are shared: each of a
+// caller's tasks followed would hold one of its own else. Every call made with one is charged
+// (none is a request's first, which its admission paid).
 func (s *Service) carried(ctx context.Context) context.Context {
 	var k carrier
 	k.tool, _ = ctx.Value(toolKey{}).(*mapping.Tool)
@@ -236,7 +237,7 @@ func (s *Service) carried(ctx context.Context) context.Context {
 	}
 	out := context.Background()
 	if k.tool != nil {
-		out = context.WithValue(out, toolKey{}, k.tool)
+		out = pace.With(context.WithValue(out, toolKey{}, k.tool), pace.Pace{Curve: k.tool.PollIntervalAt, MaxStale: k.tool.MaxStaleness})
 	}
 	if k.payer != nil {
 		out = Charging(out, k.payer)

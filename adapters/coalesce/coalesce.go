@@ -67,7 +67,9 @@ type Options struct {
 	SweepEvery, Interest time.Duration
 	// Carry, when set, is what a sweep keeps of the context of the read that first followed an
 	// execution, to read it with (and tell Ended with): the reader's own values, never its
-	// request's, since a sweep is made for no one request. Without it, a sweep reads with none.
+	// request's, since a sweep is made for no one request; and the read's pace (adapters/pace),
+	// which the sweeps make its readings by, but for Created, which they keep of each read.
+	// Without it, a sweep reads with the read's pace alone.
 	Carry func(ctx context.Context) context.Context
 }
 

@@ -127,17 +127,42 @@ type execution struct {
 // key is the execution's key in the cache.
 func (x execution) key() adapters.ExecKey { return adapters.ExecKey{Target: x.target, ID: x.ref.ID} }
 
-// interest is since when an execution is swept, until when, and the pace of the read that asked
-// for it last, and what its context carries (Options.Carry); seen, whether a read or a listing
-// ever found it running. One never seen running (a read the budget refused before it was made)
-// may name nothing at all: a listing that does not show it running ends its sweeping, and its
-// reader's own read tells whether it ended; no outcome is read for it.
+// interest is since when an execution is swept and until when, when the task that the read that
+// asked for it last was created (its pace's Created; all unix nanoseconds, zero: unknown), and
+// what its context carries (Options.Carry), which the rest of the pace is read from: the same for
+// every task of a tool, where a pace of each task's own would cost each its copy. seen says
+// whether a read or a listing ever found it running. One never seen running (a read the budget
+// refused before it was made) may name nothing at all: a listing that does not show it running
+// ends its sweeping, and its reader's own read tells whether it ended; no outcome is read for it.
 type interest struct {
-	since, until time.Time
-	pace         pace.Pace
-	paced        bool
-	seen         bool
-	carried      context.Context
+	since, until, created int64
+	seen                  bool
+	carried               context.Context
+}
+
+// pace is the pace of the read that asked for the execution last.
+func (in interest) pace() (pace.Pace, bool) {
+	if in.carried == nil {
+		return pace.Pace{}, false
+	}
+	p, paced := pace.Of(in.carried)
+	if in.created != 0 {
+		p.Created = time.Unix(0, in.created)
+	}
+	return p, paced
+}
+
+// carry is what the sweeps keep of the context of the read that first followed an execution:
+// Options.Carry's, else the read's pace alone, but its Created (see interest).
+func (e *Readings) carry(ctx context.Context, p pace.Pace, paced bool) context.Context {
+	switch {
+	case e.opts.Carry != nil:
+		return e.opts.Carry(ctx)
+	case !paced:
+		return nil
+	}
+	p.Created = time.Time{}
+	return pace.With(context.Background(), p)
 }
 
 // SweepCounts are what an Engine's sweeps have done since New.
@@ -222,12 +247,12 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 	x := execution{t.Name, r}
 	in, ok := f.refs[x]
 	if !ok { // what a read carries is kept once: an execution is read through one tool
-		in.since = now
-		if e.opts.Carry != nil {
-			in.carried = e.opts.Carry(ctx)
-		}
+		in.since, in.carried = now.UnixNano(), e.carry(ctx, p, paced)
 	}
-	in.until, in.pace, in.paced, in.seen = now.Add(s.lasting), p, paced, in.seen || seen
+	in.until, in.created, in.seen = now.Add(s.lasting).UnixNano(), 0, in.seen || seen
+	if paced && !p.Created.IsZero() {
+		in.created = p.Created.UnixNano()
+	}
 	f.refs[x] = in
 }
 
@@ -386,7 +411,7 @@ func (e *Readings) sweepCopy(f *followed, now time.Time) (_ followed, ok bool) {
 	kept := map[string]bool{}
 	for x, in := range f.refs {
 		k := x.key()
-		if v, ok := e.cache.Get(k); now.After(in.until) || ok && endKnown(v) {
+		if v, ok := e.cache.Get(k); now.UnixNano() > in.until || ok && endKnown(v) {
 			delete(f.refs, x)
 			continue
 		}
@@ -513,7 +538,7 @@ func (e *Readings) sweepRunning(ctx context.Context, f followed, ts []adapters.T
 		case ok:
 			e.swept(x.key(), st, at, in)
 			e.seen(f.group, x)
-		case in.since.After(young):
+		case in.since > young.UnixNano():
 		case in.seen:
 			e.ended(ctx, f.group, f.targets[x.target], x, in)
 		default:
@@ -641,7 +666,7 @@ func (e *Readings) following(g string, x execution) bool {
 		return false
 	}
 	in, ok := f.refs[x]
-	return ok && time.Now().Before(in.until)
+	return ok && time.Now().UnixNano() < in.until
 }
 
 // stillRunning records that a listing of ends made at did not show the execution k: it was
@@ -668,7 +693,8 @@ func (e *Readings) swept(k adapters.ExecKey, st adapters.Status, at time.Time, i
 		case endKnown(*v):
 		case v.status.ReadAt.IsZero():
 			st.ReadAt = at
-			*v = e.reading(st, in.pace, in.paced)
+			p, paced := in.pace()
+			*v = e.reading(st, p, paced)
 			changed = true
 		case v.status.State == adapters.Submitted && st.State != adapters.Submitted:
 			v.status.State, v.status.Native, v.status.Message, v.status.Updated = st.State, st.Native, st.Message, st.Updated
