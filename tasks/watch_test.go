@@ -27,6 +27,12 @@ tools:
     job: {program: steps}
     pollInterval: 100ms
     inputSchema: {type: object, properties: {version: {type: string}, stepSeconds: {type: number}}, required: [version, stepSeconds]}
+  - name: slow_release
+    description: Three steps, read by its own polls once an hour.
+    engine: mem
+    job: {program: steps}
+    pollInterval: 1h
+    inputSchema: {type: object, properties: {version: {type: string}, stepSeconds: {type: number}}, required: [version, stepSeconds]}
   - name: confirm
     description: Asks, then echoes the answer.
     engine: mem
@@ -275,7 +281,7 @@ func TestWatchEndsAtTheTTL(t *testing.T) {
 // have been.
 func TestConfirmationsAreChargedToTheirReader(t *testing.T) {
 	svc, set := newWatched(t)
-	release, _ := set.Tool("release")
+	release, _ := set.Tool("slow_release") // its own reads are an hour apart: only a sweep sees the end
 	var paid atomic.Int64
 	ctx := tasks.Charging(as("alice"), tasks.NewPayer(func() { paid.Add(1) }))
 	task, err := svc.Start(as("alice"), tasks.StartRequest{Tool: release, Args: json.RawMessage(`{"version": "1", "stepSeconds": 0.2}`)})
@@ -285,9 +291,27 @@ func TestConfirmationsAreChargedToTheirReader(t *testing.T) {
 	if read, err := svc.Read(ctx, task.ID); err != nil || read.Ended() {
 		t.Fatalf("the first read: %v, %v; want the task running", read, err)
 	}
+	// A listener waits on the task: the sweep that sees its end confirms it at once, with what
+	// it carried of the first read, and the listener's own reads are charged to no one.
+	_, updates := svc.Watch(as("alice"), []string{task.ID})
+	last := make(chan *tasks.Task, 1)
+	go func() { // the listener reads what it is told, so that the watch goes on waiting
+		var u *tasks.Task
+		for u = range updates {
+		}
+		last <- u
+	}()
 	for deadline := time.Now().Add(10 * time.Second); paid.Load() == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the sweeps confirmed the end with nothing charged to the reader: %+v", svc.Sweeps())
 		}
+	}
+	select {
+	case u := <-last:
+		if u == nil || !u.Ended() {
+			t.Fatalf("the listener was told last %v, want the end", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener was not told the end within 10 s")
 	}
 }

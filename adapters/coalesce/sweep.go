@@ -362,7 +362,7 @@ func (e *Readings) sweepRound(ctx context.Context) {
 // last listing of the running executions, a minute ago at most, took more pages than f has
 // executions followed. Their own reads keep them then, at their curves.
 func leftToReads(f *followed, now time.Time) bool {
-	return f.pages > len(f.refs) && now.Sub(f.listedAt) < relistEvery
+	return len(f.refs) > 0 && f.pages > len(f.refs) && now.Sub(f.listedAt) < relistEvery
 }
 
 // toSweep is a copy of what is followed now and not left to reads (see sweepCopy).
