@@ -12,6 +12,7 @@ package apifaults
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // throttler picks an exact fraction of calls to throttle, spread evenly: call n (from 1) is
@@ -85,4 +86,50 @@ func (c *counts) all() map[string]int64 {
 		out[op] = n.Load()
 	}
 	return out
+}
+
+// limiter is a token bucket over some operations, as an engine enforces a quota of its API: burst
+// calls at once after a quiet spell, refilled at perSecond; a call that finds no token is refused.
+type limiter struct {
+	mu        sync.Mutex
+	perSecond float64
+	burst     float64
+	tokens    float64
+	last      time.Time
+	ops       map[string]bool // the operations it limits; nil: all
+	now       func() time.Time
+}
+
+func (l *limiter) set(perSecond float64, burst int, ops []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.perSecond, l.burst, l.ops = perSecond, float64(max(burst, 1)), nil
+	l.tokens, l.last = l.burst, l.now() // a full bucket, as a quota after a quiet spell
+	if len(ops) > 0 {
+		l.ops = map[string]bool{}
+		for _, op := range ops {
+			l.ops[op] = true
+		}
+	}
+}
+
+// refuse reports whether this call of op finds the bucket empty; a call it lets through takes a
+// token.
+func (l *limiter) refuse(op string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perSecond <= 0 || (l.ops != nil && !l.ops[op]) {
+		return false
+	}
+	now := l.now()
+	l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.perSecond)
+	l.last = now
+	if l.tokens < 1 {
+		return true
+	}
+	l.tokens--
+	return false
 }

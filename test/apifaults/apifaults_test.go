@@ -86,6 +86,27 @@ func TestStepFunctionsThrottle(t *testing.T) {
 	}
 }
 
+// A quota refuses the calls past its bucket with ThrottlingException, as Step Functions does (the
+// SDK reads it as a throttle), and counts them apart from Throttle's.
+func TestStepFunctionsLimit(t *testing.T) {
+	ctx := testContext(t)
+	p, e, _ := sfnThroughProxy(t)
+	p.Limit(0.001, 2, "ListExecutions")
+	limited := 0
+	for range 4 {
+		_, err := e.Client().ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:none")},
+			func(o *sfn.Options) { o.RetryMaxAttempts = 1 }) // each call once: the proxy's count is the test's
+		var apiErr interface{ ErrorCode() string }
+		if errors.As(err, &apiErr) && apiErr.ErrorCode() == "ThrottlingException" {
+			limited++
+		}
+	}
+	if limited != 2 || p.Limited("ListExecutions") != 2 || p.Throttled("ListExecutions") != 0 || p.Calls("ListExecutions") != 4 {
+		t.Errorf("4 listings on a bucket of 2: %d refused (proxy: %d limited, %d throttled, of %d calls), want 2 limited of 4",
+			limited, p.Limited("ListExecutions"), p.Throttled("ListExecutions"), p.Calls("ListExecutions"))
+	}
+}
+
 // Executions the proxy saw start are not found by reads until they are old enough.
 func TestStepFunctionsHide(t *testing.T) {
 	ctx := testContext(t)

@@ -21,8 +21,10 @@ type StepFunctions struct {
 	srv       *http.Server
 	url       string
 	throttle  throttler
+	limit     limiter
 	calls     counts
 	throttled counts
+	limited   counts
 
 	mu      sync.Mutex
 	lose    map[string]int // operation -> answers still to lose
@@ -60,6 +62,18 @@ func (p *StepFunctions) Close() error { return p.srv.Close() }
 // with ThrottlingException, as Step Functions answers a caller over its quota, from now on.
 func (p *StepFunctions) Throttle(fraction float64, ops ...string) { p.throttle.set(fraction, ops) }
 
+// Limit enforces a quota on the calls of ops (all operations when none are named), as Step
+// Functions enforces its per-account quotas: a token bucket of burst calls refilled at perSecond,
+// which answers a call that finds it empty with ThrottlingException (like ListExecutions' quota of
+// 100 refilled at 2 a second in the smaller regions: Limit(2, 100, "ListExecutions")), from now
+// on, the bucket full. perSecond 0 lifts it. It applies before Throttle's fraction.
+func (p *StepFunctions) Limit(perSecond float64, burst int, ops ...string) {
+	p.limit.set(perSecond, burst, ops)
+}
+
+// Limited counts the calls of op the proxy answered with ThrottlingException for Limit's quota.
+func (p *StepFunctions) Limited(op string) int64 { return p.limited.get(op) }
+
 // HideFor makes DescribeExecution and GetExecutionHistory answer ExecutionDoesNotExist for
 // executions that the proxy saw StartExecution start less than d ago, as an eventually consistent
 // read may right after a start; 0 hides nothing.
@@ -89,7 +103,8 @@ func (p *StepFunctions) losing(op string) bool {
 	return true
 }
 
-// Calls counts the calls of op that reached the proxy, throttled ones and hidden ones included.
+// Calls counts the calls of op that reached the proxy, throttled (and limited) ones and hidden
+// ones included.
 func (p *StepFunctions) Calls(op string) int64 { return p.calls.get(op) }
 
 // AllCalls counts the calls that reached the proxy, by operation.
@@ -102,6 +117,11 @@ func (p *StepFunctions) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AWSStepFunctions.")
 		p.calls.add(op)
+		if p.limit.refuse(op) {
+			p.limited.add(op)
+			awsError(w, "ThrottlingException", "com.amazon.coral.availability#ThrottlingException", "Rate exceeded")
+			return
+		}
 		if p.throttle.throttle(op) {
 			p.throttled.add(op)
 			awsError(w, "ThrottlingException", "com.amazon.coral.availability#ThrottlingException", "Rate exceeded")

@@ -252,9 +252,12 @@ func (b *bench) ensureWorker(ctx context.Context) error {
 		if b.workerErr != nil {
 			return
 		}
-		b.worker = worker.New(b.workerTC, workerQueue, worker.Options{})
+		// A workflow task that a busy machine keeps off the CPU for a second is no deadlock (the
+		// SDK's default would fail it, and retry it after a timeout).
+		b.worker = worker.New(b.workerTC, workerQueue, worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 		temporalexamples.Register(b.worker)
 		b.worker.RegisterWorkflowWithOptions(benchHold, workflow.RegisterOptions{Name: "BenchHold"})
+		registerPlatformWorkflows(b.worker, b.opts.platform.workflowTypes())
 		b.workerErr = b.worker.Start()
 	})
 	return b.workerErr

@@ -69,6 +69,12 @@ type childConfig struct {
 	Budgets map[string]adapters.Budget
 	// Env are variables set for the child (the engines' addresses, through a proxy).
 	Env map[string]string
+	// Mapping, when set, is the mapping file the child serves instead of tools.yaml (its text,
+	// ${VAR}s expanded in the child).
+	Mapping string
+	// Replicas is serve's --replicas: how many processes share each engine block's read budget
+	// (0: one).
+	Replicas int
 }
 
 // counters count the calls that reach the engines.
@@ -294,6 +300,9 @@ func serveChild(spec string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tel := observe.New(observe.Options{Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	set, err := benchTools()
+	if cfg.Mapping != "" {
+		set, err = mapping.Parse("bench-child.yaml", []byte(cfg.Mapping))
+	}
 	if err != nil {
 		return err
 	}
@@ -318,7 +327,7 @@ func serveChild(spec string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, FreshFor: cfg.FreshFor,
+	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, FreshFor: cfg.FreshFor, Replicas: cfg.Replicas,
 		Hooks: func(name string) []adapters.Hook { return []adapters.Hook{tel.Engine(name), counts.count} }, Observer: tel})
 	if err != nil {
 		return err
@@ -358,9 +367,11 @@ func serveChild(spec string) error {
 		return err
 	}
 	// As serve's defaults: an idle keep-alive connection is closed after a minute (without an
-	// IdleTimeout, net/http would close it after ReadHeaderTimeout).
+	// IdleTimeout, net/http would close it after ReadHeaderTimeout), and so is a new one that has
+	// not sent its first request (net/http alone would close it after ReadHeaderTimeout, though the
+	// bench's client may hold it unused, in its idle pool, for 30 s).
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
-	go hs.Serve(ln)
+	go hs.Serve(mcpserver.AwaitFirstRequest(hs, ln))
 	fmt.Fprintf(os.Stderr, "%shttp://%s\n", readyLine, ln.Addr())
 	if cfg.Stdio {
 		err = srv.ServeStdio(ctx)

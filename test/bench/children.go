@@ -42,7 +42,7 @@ func (b *bench) startChild(ctx context.Context, label string, cfg childConfig) (
 		return nil, err
 	}
 	cfg.Keys = b.keys
-	if b.opts.memProfile != "" {
+	if b.opts.memProfile != "" && cfg.MemProfileRate == 0 {
 		cfg.MemProfileRate = 64 << 10 // one sample per 64 KiB allocated, instead of 512 KiB
 	}
 	spec, _ := json.Marshal(cfg)

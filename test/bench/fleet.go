@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -128,7 +129,9 @@ type fleetRun struct {
 	throttled map[string]int64
 	// window is the throttling window, in seconds from the start of the run.
 	window [2]float64
-	polls  atomic.Int64
+	// from is when the run started, if its ends before then are left out (zero: none is).
+	from  time.Time
+	polls atomic.Int64
 	// answers of running tasks, those older than the task's curve allows, and their ages (s), all
 	// and by engine.
 	mu          sync.Mutex
@@ -138,6 +141,7 @@ type fleetRun struct {
 	stalenessOf map[string][]float64
 	errors      int
 	firstError  error
+	errorTexts  map[string]int // errors by errorText
 	// delays are, for the ends of the run, how long after the end its client saw it (s); late
 	// counts those seen later than the task's interval plus a second (or not at all).
 	delays []float64
@@ -292,7 +296,7 @@ func (b *bench) fleetRun(ctx context.Context, proxies *fleetProxies, set *mappin
 	return run, nil
 }
 
-// countError counts a client error, keeping the first.
+// countError counts a client error, keeping the first, and its text (errorTexts).
 func (run *fleetRun) countError(err error) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
@@ -300,7 +304,18 @@ func (run *fleetRun) countError(err error) {
 	if run.firstError == nil {
 		run.firstError = err
 	}
+	if run.errorTexts == nil {
+		run.errorTexts = map[string]int{}
+	}
+	run.errorTexts[errorText(err)]++
 }
+
+// errorIDs are the parts of an error's text that differ between errors of one kind.
+var errorIDs = regexp.MustCompile(`error id [0-9a-f]+|retry in [0-9.hms]+|"errorId":"[0-9a-f]+"|"retryAfterMs":[0-9]+|"id":[0-9]+`)
+
+// errorText is err's text with what differs between errors of one kind left out, so that errors of
+// a kind count together.
+func errorText(err error) string { return errorIDs.ReplaceAllString(err.Error(), "…") }
 
 // startFleet starts the fleet's tasks through c, 16 at a time (a block of -fleet-tasks per engine,
 // in the order of fleetEngines), and shares them out to the clients: task i is client i mod
@@ -423,7 +438,7 @@ func sumOps(count func(string) int64, ops []string) int64 {
 }
 
 // endsSeen reads, directly from the engines, when the tasks that could have ended by the end of
-// the run did, and how long their clients took to see it and to be told.
+// the run did (since run.from), and how long their clients took to see it and to be told.
 func (b *bench) endsSeen(ctx context.Context, run *fleetRun, tasks []*fleetTask, end time.Time) error {
 	var mu sync.Mutex
 	return parallel(len(tasks), 16, func(i int) error {
@@ -432,7 +447,7 @@ func (b *bench) endsSeen(ctx context.Context, run *fleetRun, tasks []*fleetTask,
 			return nil
 		}
 		closed, err := b.closedAt(ctx, task)
-		if err != nil || closed.IsZero() || closed.After(end) {
+		if err != nil || closed.IsZero() || closed.After(end) || closed.Before(run.from) {
 			return err
 		}
 		run.listeners.record(task, closed, end)

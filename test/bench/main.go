@@ -16,7 +16,11 @@
 //     the answers are, how soon an end is seen and notified, and a run with the engines
 //     throttling reads (it writes an SVG chart of the reads over time, -fleet-svg);
 //  8. fleet-scale: how the engine reads and the answers' age grow with the number of running
-//     Temporal workflows under the same budget (-fleet-scale-sizes).
+//     Temporal workflows under the same budget (-fleet-scale-sizes);
+//  9. fleet-platform: the platform a team runs: three taskgate replicas behind a round-robin
+//     balancer, 20 targets on each engine, 200 clients that poll and listen, a budget for the
+//     deployment and Step Functions' listing quota; fault-free, throttled, without Step Functions'
+//     event source, and the cost as the targets grow (fleetplatform.go).
 //
 // taskgate runs in child processes of the bench (the bench binary run again; see child.go), so that
 // its memory, CPU and profiles are its own. Direct and taskgate samples are interleaved and every
@@ -26,7 +30,8 @@
 // its own loopback.
 //
 //	./scripts/with-engines go run ./test/bench [-short] [-reps 5] [-only poll-http,start] [-engine temporal] [-engine-latency 2ms]
-//	    [-fleet-duration 3m] [-fleet-svg FILE] [-fleet-scale-sizes 1000,5000,10000] [-fleet-scale-duration 1m] [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
+//	    [-fleet-duration 3m] [-fleet-svg FILE] [-fleet-scale-sizes 1000,5000,10000] [-fleet-scale-duration 1m]
+//	    [-fleet-platform-duration 90s] [-fleet-platform-events auto|on|off] [-json FILE] [-markdown FILE] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
 import (
@@ -69,7 +74,7 @@ func main() {
 }
 
 // figureKeys are the names -only takes; "poll" stands for its four variants.
-var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy", "fleet", "fleet-scale"}
+var figureKeys = []string{"poll-http", "poll-stdio", "poll-legacy", "poll-handle", "start", "throughput", "memory", "scaleout", "economy", "fleet", "fleet-scale", "fleet-platform"}
 
 type options struct {
 	short bool
@@ -82,6 +87,10 @@ type options struct {
 	pollers []int
 	// memoryTasks are the in-flight task counts of the memory figure (after 0).
 	memoryTasks []int
+	// memoryHeap, when set, is where the memory figure writes a heap profile of its taskgate
+	// process at each step (FILE with the step's task count before the extension), every
+	// allocation sampled.
+	memoryHeap string
 	// economyTask is the simulated task's length.
 	economyTask time.Duration
 	// fresh is the FreshFor of the throughput and scale-out processes (0: the server's default).
@@ -95,6 +104,7 @@ type options struct {
 	fleetSVG                   string
 	fleetScaleSizes            []int         // the fleet-scale figure's numbers of running workflows
 	fleetScaleDuration         time.Duration // how long it polls at each
+	platform                   platformOptions
 	only                       map[string]bool
 	engines                    map[string]bool
 	// states are the task states of the poll figure: running, ended.
@@ -120,6 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.tasks, "tasks", 1000, "running tasks that the throughput and scale-out pollers spread over")
 	pollers := fs.String("pollers", "1,16,64,256", "concurrent pollers of the throughput figure")
 	memory := fs.String("memory-tasks", "1000,10000", "tasks in flight at each step of the memory figure (after 0)")
+	fs.StringVar(&o.memoryHeap, "memory-heap", "", "write a heap profile of the memory figure's taskgate process at each step to `FILE` (FILE with the step's task count before the extension: heap.10000.pprof); every allocation is sampled, which makes that process slower and larger: take the figure's numbers from a run without it")
 	fs.DurationVar(&o.economyTask, "economy-task", 2*time.Hour, "simulated length of the engine-economy task")
 	fs.DurationVar(&o.fleetDuration, "fleet-duration", 3*time.Minute, "length of each run of the fleet figure")
 	fs.IntVar(&o.fleetTasks, "fleet-tasks", 1000, "running tasks on each engine in the fleet figure")
@@ -129,6 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.fleetSVG, "fleet-svg", "fleet.svg", "write the fleet figure's chart (its last run) to `FILE` (empty: no chart)")
 	scaleSizes := fs.String("fleet-scale-sizes", "1000,5000,10000", "running Temporal workflows at each step of the fleet-scale figure")
 	fs.DurationVar(&o.fleetScaleDuration, "fleet-scale-duration", time.Minute, "how long the fleet-scale figure polls at each size (at least 10s)")
+	platformFlags(fs, &o.platform)
 	fs.DurationVar(&o.fresh, "fresh", 0, "FreshFor of the throughput and scale-out processes (0: the server's default, readings reused for the task's polling interval; negative: every poll asks the engine)")
 	only := fs.String("only", "", "comma-separated figures to run, of: poll ("+strings.Join(figureKeys[:4], ", ")+"), "+strings.Join(figureKeys[4:], ", ")+" (default all)")
 	engines := fs.String("engine", "temporal,sfn,restate", "engines of the poll and start figures: temporal, sfn, restate")
@@ -163,6 +175,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 				apply()
 			}
 		}
+		for name, apply := range platformShort(&o.platform) {
+			if !set(name) {
+				apply()
+			}
+		}
 	}
 	var err error
 	if o.pollers, err = ints(*pollers); err != nil {
@@ -173,6 +190,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if !slices.IsSorted(o.memoryTasks) {
 		return o, fmt.Errorf("-memory-tasks must grow: %v", o.memoryTasks)
+	}
+	if err := o.platform.check(); err != nil {
+		return o, err
 	}
 	if o.fleetScaleSizes, err = ints(*scaleSizes); err != nil {
 		return o, fmt.Errorf("-fleet-scale-sizes: %w", err)
@@ -267,6 +287,7 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) ([]Row, er
 		{[]string{"economy"}, b.economyFigure},
 		{[]string{"fleet"}, b.fleetFigure},
 		{[]string{"fleet-scale"}, b.fleetScaleFigure},
+		{[]string{"fleet-platform"}, b.fleetPlatformFigure},
 		{[]string{"memory"}, b.memoryFigure},
 	}
 	for _, f := range figures {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/taskgate/taskgate/internal/mcpclient"
@@ -25,7 +27,11 @@ func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
 func (b *bench) memoryFigure(ctx context.Context) error {
 	b.logf("memory (figure 4)")
-	c, err := b.startChild(ctx, "memory", childConfig{})
+	var cfg childConfig
+	if b.opts.memoryHeap != "" {
+		cfg.MemProfileRate = 1 // every allocation: exact bytes and objects per task
+	}
+	c, err := b.startChild(ctx, "memory", cfg)
 	if err != nil {
 		return err
 	}
@@ -58,6 +64,15 @@ func (b *bench) memoryFigure(ctx context.Context) error {
 		cc, err := c.counts("?gc=1")
 		if err != nil {
 			return memSnapshot{}, err
+		}
+		if b.opts.memoryHeap != "" {
+			// After the measure, as it would be read without the profile: the profile's
+			// handler collects the garbage again before it writes.
+			path := b.profilePath(b.opts.memoryHeap, strconv.Itoa(n))
+			if err := c.get("/debug/bench/heap?file="+url.QueryEscape(path), nil); err != nil {
+				return memSnapshot{}, err
+			}
+			b.logf("  heap profile at %d tasks in flight: %s (go tool pprof -sample_index=inuse_space -top %s)", n, path, path)
 		}
 		return memSnapshot{tasks: n, rss: mb(rss), hwm: mb(hwm), heap: mb(int64(cc.HeapInuse)), goroutines: cc.Goroutines}, nil
 	}

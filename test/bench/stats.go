@@ -155,7 +155,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // figureNames start the names of each figure's rows (the fleet's growth is named as the fleet, as
 // issue 30 names its rows).
-var figureNames = map[int]string{1: "poll", 2: "start", 3: "throughput", 4: "memory", 5: "scale-out", 6: "economy", 7: "fleet", 8: "fleet"}
+var figureNames = map[int]string{1: "poll", 2: "start", 3: "throughput", 4: "memory", 5: "scale-out", 6: "economy", 7: "fleet", 8: "fleet", 9: "fleet-platform"}
 
 // The figures, in the order of the issue.
 var figureTitles = map[int]string{
@@ -167,6 +167,7 @@ var figureTitles = map[int]string{
 	6: "6. Engine economy",
 	7: "7. Fleet",
 	8: "8. Fleet: how the cost grows",
+	9: "9. Fleet platform: replicas behind a balancer",
 }
 
 func format(p *float64) string {
