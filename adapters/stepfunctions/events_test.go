@@ -160,6 +160,20 @@ func (h *hearing) end(t *testing.T, r adapters.Ref) heardNotice {
 }
 
 // clients of the endpoint's SQS and SNS, to look at what the engines made.
+// oneReplica is an engine listening to a topic of its own (topic), with the queue prefix it was
+// given: what it hears, the queue client, and the one queue it made.
+func oneReplica(t *testing.T) (h *hearing, sq *sqs.Client, queues []string, topic, prefix string) {
+	t.Helper()
+	src := provision(t)
+	prefix = testPrefix()
+	h = listen(t, eventsEngine(t, src.TopicARN, prefix))
+	sq, _ = queueClients(t)
+	if queues = queuesOf(t, sq, prefix); len(queues) != 1 {
+		t.Fatalf("queues %v, want the replica's", queues)
+	}
+	return h, sq, queues, src.TopicARN, prefix
+}
+
 func queueClients(t *testing.T) (*sqs.Client, *sns.Client) {
 	t.Helper()
 	endpoint := testenv.SFNEndpoint(t)
@@ -376,14 +390,7 @@ func TestEventsDeleteExpiredQueues(t *testing.T) {
 // read like one delivered raw.
 func TestEventsSkipMalformedMessages(t *testing.T) {
 	t.Parallel()
-	src := provision(t)
-	prefix := testPrefix()
-	h := listen(t, eventsEngine(t, src.TopicARN, prefix))
-	sq, _ := queueClients(t)
-	queues := queuesOf(t, sq, prefix)
-	if len(queues) != 1 {
-		t.Fatalf("queues %v, want the replica's", queues)
-	}
+	h, sq, queues, topic, _ := oneReplica(t)
 	const (
 		raw       = "arn:aws:states:us-east-1:123456789012:execution:m:raw"
 		enveloped = "arn:aws:states:us-east-1:123456789012:execution:m:enveloped"
@@ -395,7 +402,7 @@ func TestEventsSkipMalformedMessages(t *testing.T) {
 				"name": "x", "status": status, "startDate": 1767322800000, "stopDate": 1767322805000}})
 		return string(b)
 	}
-	envelope, _ := json.Marshal(map[string]string{"Type": "Notification", "MessageId": randomHex(8), "TopicArn": src.TopicARN,
+	envelope, _ := json.Marshal(map[string]string{"Type": "Notification", "MessageId": randomHex(8), "TopicArn": topic,
 		"Message": event("aws.states", sfnevents.DetailType, enveloped, "TIMED_OUT")})
 	for _, body := range []string{
 		"not JSON at all",
@@ -533,14 +540,7 @@ func queueARNOf(url string) string {
 // batches (which may leave more behind).
 func TestEventsToldTimes(t *testing.T) {
 	t.Parallel()
-	src := provision(t)
-	prefix := testPrefix()
-	h := listen(t, eventsEngine(t, src.TopicARN, prefix))
-	sq, _ := queueClients(t)
-	queues := queuesOf(t, sq, prefix)
-	if len(queues) != 1 {
-		t.Fatalf("queues %v, want the replica's", queues)
-	}
+	h, sq, queues, _, _ := oneReplica(t)
 	// Five batches of nine at once: a backlog that comes in full receives.
 	var (
 		mu   sync.Mutex
@@ -600,14 +600,8 @@ func TestEventsToldTimes(t *testing.T) {
 // subscribed in place of the first, and hears on.
 func TestEventsQueueGone(t *testing.T) {
 	t.Parallel()
-	src := provision(t)
-	prefix := testPrefix()
-	h := listen(t, eventsEngine(t, src.TopicARN, prefix))
-	sq, sn := queueClients(t)
-	first := queuesOf(t, sq, prefix)
-	if len(first) != 1 {
-		t.Fatalf("queues %v, want the replica's", first)
-	}
+	h, sq, first, topic, prefix := oneReplica(t)
+	_, sn := queueClients(t)
 	if _, err := sq.DeleteQueue(t.Context(), &sqs.DeleteQueueInput{QueueUrl: aws.String(first[0])}); err != nil {
 		t.Fatal(err)
 	}
@@ -615,18 +609,18 @@ func TestEventsQueueGone(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		second = queuesOf(t, sq, prefix)
-		if len(second) == 1 && second[0] != first[0] && slices.Equal(subscriptionsOf(t, sn, src.TopicARN), []string{queueARN(t, sq, second[0])}) {
+		if len(second) == 1 && second[0] != first[0] && slices.Equal(subscriptionsOf(t, sn, topic), []string{queueARN(t, sq, second[0])}) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after its queue was deleted: queues %v, subscriptions %v; want a new queue, alone subscribed", second, subscriptionsOf(t, sn, src.TopicARN))
+			t.Fatalf("after its queue was deleted: queues %v, subscriptions %v; want a new queue, alone subscribed", second, subscriptionsOf(t, sn, topic))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	const arn = "arn:aws:states:us-east-1:123456789012:execution:m:after-the-queue"
 	body, _ := json.Marshal(map[string]any{"source": "aws.states", "detail-type": sfnevents.DetailType,
 		"detail": map[string]any{"executionArn": arn, "status": "ABORTED", "startDate": 1767322800000, "stopDate": 1767322805000}})
-	if _, err := sn.Publish(t.Context(), &sns.PublishInput{TopicArn: aws.String(src.TopicARN), Message: aws.String(string(body))}); err != nil {
+	if _, err := sn.Publish(t.Context(), &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(string(body))}); err != nil {
 		t.Fatal(err)
 	}
 	h.until(t, 10*time.Second, "the notice through the new queue", func() bool {

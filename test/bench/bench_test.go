@@ -41,19 +41,7 @@ func TestShort(t *testing.T) {
 	jsonFile, mdFile, svgFile := filepath.Join(dir, "results.json"), filepath.Join(dir, "results.md"), filepath.Join(dir, "fleet.svg")
 	// Every figure but fleet-platform, which TestFleetPlatformShort runs.
 	figures := slices.DeleteFunc(slices.Clone(figureKeys), func(k string) bool { return k == "fleet-platform" })
-	opts, err := parseFlags([]string{"-short", "-only", strings.Join(figures, ","), "-json", jsonFile, "-markdown", mdFile, "-fleet-svg", svgFile}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	var table bytes.Buffer
-	start := time.Now()
-	rows, err := run(ctx, opts, &table, logWriter{t})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("the short bench took %s:\n%s", time.Since(start).Round(time.Millisecond), table.String())
+	_, rows := runShort(t, "-only", strings.Join(figures, ","), "-json", jsonFile, "-markdown", mdFile, "-fleet-svg", svgFile)
 
 	md, err := os.ReadFile(mdFile)
 	if err != nil {
@@ -175,6 +163,25 @@ func checkRow(r Row) string {
 		return "the ratio is not a finite positive number"
 	}
 	return ""
+}
+
+// runShort runs the short bench with args, within 10 minutes, and logs its table.
+func runShort(t *testing.T, args ...string) (options, []Row) {
+	t.Helper()
+	opts, err := parseFlags(append([]string{"-short"}, args...), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var table bytes.Buffer
+	start := time.Now()
+	rows, err := run(ctx, opts, &table, logWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the short bench (%s) took %s:\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), table.String())
+	return opts, rows
 }
 
 // logWriter sends the bench's progress to the test log.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -131,19 +129,7 @@ func TestFleetPlatformShort(t *testing.T) {
 		}
 	}
 	jsonFile := filepath.Join(t.TempDir(), "results.json")
-	opts, err := parseFlags([]string{"-short", "-only", "fleet-platform", "-json", jsonFile}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	var table bytes.Buffer
-	start := time.Now()
-	rows, err := run(ctx, opts, &table, logWriter{t})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("the short fleet-platform figure took %s:\n%s", time.Since(start).Round(time.Millisecond), table.String())
+	opts, rows := runShort(t, "-only", "fleet-platform", "-json", jsonFile)
 	byName := map[string]Row{}
 	for _, r := range rows {
 		byName[r.Name] = r
