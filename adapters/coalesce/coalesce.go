@@ -236,12 +236,11 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.describes.cached.Add(1)
 			return adapters.Status{}, fmt.Errorf("%w: %s was not found when last read, at most %s ago", adapters.ErrNotFound, r.ID, e.opts.notFoundFor(p, paced))
 		}
-		if v, ok := e.cache.Get(k); ok && v.endListed && !endKnown(v) && e.sweeps != nil {
-			if e.confirmListed(ctx, t, r, k) {
-				continue
-			}
+		v, cached := e.cache.Get(k)
+		if cached && v.endListed && !endKnown(v) && e.sweeps != nil && e.confirmListed(ctx, t, r, k) {
+			continue
 		}
-		if v, ok := e.cache.Get(k); ok && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
+		if cached && (e.opts.Fresh >= 0 || v.status.State.Terminal()) {
 			if left, ok := v.reusable(now, p, paced); ok {
 				st := e.answer(v, now, left, p, paced)
 				if !st.State.Terminal() {

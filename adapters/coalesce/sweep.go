@@ -91,6 +91,9 @@ type sweeper struct {
 
 	mu       sync.Mutex
 	followed map[string]*followed // by sweep group
+	// groups are the targets' sweep groups, by target name: asked of the engine once, not on
+	// every read that follows an execution.
+	groups map[string]string
 	// wanted are the groups a read waits on (it found nothing to answer with): a round lists
 	// them before the others, once each.
 	wanted map[string]bool
@@ -198,7 +201,7 @@ func (e *Readings) Sweeps(engine Swept) {
 		return
 	}
 	s := &sweeper{engine: engine, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
-		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}, wanted: map[string]bool{},
+		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}, groups: map[string]string{}, wanted: map[string]bool{},
 		confirming: map[adapters.ExecKey]bool{}, slots: make(chan struct{}, confirmsAtOnce)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -233,9 +236,9 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 		return
 	}
 	now := time.Now()
-	g := s.engine.SweepGroup(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	g := s.groupOf(t)
 	f, ok := s.followed[g]
 	if !ok {
 		f = &followed{group: g, targets: map[string]adapters.Target{}, refs: map[execution]interest{}}
@@ -254,6 +257,16 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 		in.created = p.Created.UnixNano()
 	}
 	f.refs[x] = in
+}
+
+// groupOf is t's sweep group. Called with s.mu held.
+func (s *sweeper) groupOf(t adapters.Target) string {
+	g, ok := s.groups[t.Name]
+	if !ok {
+		g = s.engine.SweepGroup(t)
+		s.groups[t.Name] = g
+	}
+	return g
 }
 
 // unfollow stops sweeping x.
@@ -275,9 +288,8 @@ func (e *Readings) hurry(t adapters.Target) {
 	if s == nil {
 		return
 	}
-	g := s.engine.SweepGroup(t)
 	s.mu.Lock()
-	s.wanted[g] = true
+	s.wanted[s.groupOf(t)] = true
 	s.mu.Unlock()
 	select {
 	case s.kick <- struct{}{}:
