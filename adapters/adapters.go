@@ -259,7 +259,8 @@ type TargetInfo struct {
 	Retention time.Duration
 	// ReadCalls is how many engine calls a read of a running execution of the target makes (Step
 	// Functions: two when it reads the history too), and OutcomeCalls a read of an ended one's
-	// outcome (Temporal: two, its status and its close event); zero means one.
+	// outcome (Temporal: two, its status and its close event; fewer for an OutcomeCoster's
+	// executions it says); zero means one.
 	ReadCalls, OutcomeCalls int
 }
 
@@ -347,6 +348,14 @@ type EndSweeper interface {
 	// ask again from a little before their last sweep, and a ref that no page shows was still
 	// running as of the listing, as far as the listing knows.
 	SweepEnded(ctx context.Context, ts []Target, refs []Ref, since time.Time, page string) ([]Listed, string, error)
+}
+
+// OutcomeCoster is a Conn whose outcome read of some executions costs fewer engine calls than its
+// target's TargetInfo.OutcomeCalls: Temporal reads only the close event of a run that one of its
+// listings lately showed closed, since the listing told the rest. It is optional.
+type OutcomeCoster interface {
+	// OutcomeCalls says how many engine calls Outcome of r would make now. No engine call.
+	OutcomeCalls(t Target, r Ref) int
 }
 
 // EventSource is a Conn whose engine tells of its executions' changes as they happen, through an

@@ -162,18 +162,24 @@ func (e *Engine) hooked(ctx context.Context, c *Call, do func(context.Context) e
 	return err
 }
 
-// calls is how many engine calls the driver makes for a read of t (outcome: of an ended one's
-// outcome).
-func (e *Engine) calls(t Target, outcome bool) int {
-	v, ok := e.infos.Load(t.Name)
-	if !ok {
-		return 1
+// readCalls is how many engine calls the driver makes for a read of a running execution of t, and
+// outcomeCalls for a read of r's outcome.
+func (e *Engine) readCalls(t Target) int {
+	return max(e.info(t).ReadCalls, 1)
+}
+
+func (e *Engine) outcomeCalls(t Target, r Ref) int {
+	if c, ok := e.conn.(OutcomeCoster); ok {
+		return max(c.OutcomeCalls(t, r), 1)
 	}
-	info := v.(TargetInfo)
-	if outcome {
-		return max(info.OutcomeCalls, 1)
-	}
-	return max(info.ReadCalls, 1)
+	return max(e.info(t).OutcomeCalls, 1)
+}
+
+// info is what Check told of t; zero before it did.
+func (e *Engine) info(t Target) TargetInfo {
+	v, _ := e.infos.Load(t.Name)
+	info, _ := v.(TargetInfo)
+	return info
 }
 
 // Check verifies that a target exists and can be served (Conn.Check), and remembers what it tells
@@ -222,7 +228,7 @@ func (e *Engine) Describe(ctx context.Context, t Target, r Ref) (Status, error) 
 }
 
 func (e *Engine) describe(ctx context.Context, t Target, r Ref) (Status, error) {
-	c := &Call{Op: OpDescribe, Target: t, Ref: r, Calls: e.calls(t, false)}
+	c := &Call{Op: OpDescribe, Target: t, Ref: r, Calls: e.readCalls(t)}
 	err := e.hooked(ctx, c, func(ctx context.Context) (err error) {
 		c.Status, err = e.conn.Describe(ctx, t, r)
 		return err
@@ -239,7 +245,7 @@ func (e *Engine) Outcome(ctx context.Context, t Target, r Ref) (Outcome, error) 
 }
 
 func (e *Engine) outcome(ctx context.Context, t Target, r Ref) (o Outcome, err error) {
-	err = e.hooked(ctx, &Call{Op: OpOutcome, Target: t, Ref: r, Calls: e.calls(t, true)}, func(ctx context.Context) (err error) {
+	err = e.hooked(ctx, &Call{Op: OpOutcome, Target: t, Ref: r, Calls: e.outcomeCalls(t, r)}, func(ctx context.Context) (err error) {
 		o, err = e.conn.Outcome(ctx, t, r)
 		return err
 	})

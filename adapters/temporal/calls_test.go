@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,30 +45,9 @@ func (c *rpcs) take() map[string]int {
 // TestCallsPerPoll measures what a poll of a running workflow costs, and an answer: the questions,
 // the progress and the pending activities come with the one DescribeWorkflowExecution.
 func TestCallsPerPoll(t *testing.T) {
-	addr := testenv.TemporalAddress(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	counted := &rpcs{n: map[string]int{}}
-	e, err := dial(ctx, client.Options{HostPort: addr, ConnectionOptions: client.ConnectionOptions{
-		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	// The worker has a connection of its own, so that its polls are not counted.
-	wc, err := client.DialContext(ctx, client.Options{HostPort: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
-	queue := "taskgate-calls-" + uuid.NewString()
-	w := worker.New(wc, queue, worker.Options{})
-	temporalexamples.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-
+	e, counted, queue := countedEngine(ctx, t)
 	for _, tc := range []struct{ workflow, input string }{
 		{temporalexamples.AskAndEchoName, `{"message":"count?"}`},
 		{temporalexamples.BuildReleaseName, `{"version":"1","stepSeconds":30}`},
@@ -106,5 +86,111 @@ func TestCallsPerPoll(t *testing.T) {
 		if got := counted.take(); !reflect.DeepEqual(got, map[string]int{"DescribeWorkflowExecution": 1, "UpdateWorkflowExecution": 1}) {
 			t.Errorf("an answer made %v", got)
 		}
+	}
+}
+
+// countedEngine is an engine whose calls to the frontend counted counts, and a task queue that a
+// worker of the examples polls on a connection of its own (its polls are not counted).
+func countedEngine(ctx context.Context, t *testing.T) (e *Engine, counted *rpcs, queue string) {
+	t.Helper()
+	addr := testenv.TemporalAddress(t)
+	counted = &rpcs{n: map[string]int{}}
+	e, err := dial(ctx, client.Options{HostPort: addr, ConnectionOptions: client.ConnectionOptions{
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	wc, err := client.DialContext(ctx, client.Options{HostPort: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wc.Close)
+	queue = "taskgate-calls-" + uuid.NewString()
+	w := worker.New(wc, queue, worker.Options{})
+	temporalexamples.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return e, counted, queue
+}
+
+// TestAListedEndCostsOneCall: the outcome of a run that a listing of ends showed closed is its
+// close event alone, with the Status that Describe reads; one no listing showed costs its status
+// too; and OutcomeCalls says so before each.
+func TestAListedEndCostsOneCall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	e, counted, queue := countedEngine(ctx, t)
+	since := time.Now().Add(-time.Second)
+	type end struct {
+		tg    adapters.Target
+		r     adapters.Ref
+		event string // the one call its outcome makes
+	}
+	var ends []end
+	for _, tc := range []struct{ workflow, event string }{
+		{temporalexamples.WaitAndEchoName, "GetWorkflowExecutionHistory"},
+		{temporalexamples.WaitAndFailName, "GetWorkflowExecutionHistory"},
+		{temporalexamples.WaitAndEchoName + " cancelled", "GetWorkflowExecutionHistoryReverse"},
+	} {
+		name, cancelled := strings.CutSuffix(tc.workflow, " cancelled")
+		tg := Workflow(name, queue, 0)
+		r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0.2,"text":"x"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cancelled {
+			if err := e.Cancel(ctx, tg, r, "the test cancels it"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ends = append(ends, end{tg, r, tc.event})
+	}
+	tgs := []adapters.Target{ends[0].tg, ends[1].tg}
+	refs := []adapters.Ref{ends[0].r, ends[1].r, ends[2].r}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		listed, _, err := e.SweepEnded(ctx, tgs, refs, since, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(listed) == len(refs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a listing of ends shows %v of %v", listed, refs)
+		}
+	}
+	for _, end := range ends {
+		if got := e.OutcomeCalls(end.tg, end.r); got != 1 {
+			t.Errorf("OutcomeCalls of a listed end %v: %d, want 1", end.r, got)
+		}
+		counted.take()
+		out, err := e.Outcome(ctx, end.tg, end.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := counted.take(); !reflect.DeepEqual(got, map[string]int{end.event: 1}) {
+			t.Errorf("the outcome of a listed end %v made %v, want one %s", end.r, got, end.event)
+		}
+		st, err := e.Describe(ctx, end.tg, end.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(out.Status, st) {
+			t.Errorf("the outcome's Status %+v, Describe %+v: want the same", out.Status, st)
+		}
+	}
+
+	fresh, freshCounted, _ := countedEngine(ctx, t)
+	if got := fresh.OutcomeCalls(ends[0].tg, ends[0].r); got != 2 {
+		t.Errorf("OutcomeCalls of an end no listing of this engine showed: %d, want 2", got)
+	}
+	if _, err := fresh.Outcome(ctx, ends[0].tg, ends[0].r); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := freshCounted.take(), map[string]int{"DescribeWorkflowExecution": 1, "GetWorkflowExecutionHistory": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the outcome of an end no listing showed made %v, want %v", got, want)
 	}
 }

@@ -62,7 +62,7 @@ func listed(info *workflowpb.WorkflowExecutionInfo) (l adapters.Listed, ok bool)
 	}
 	st := adapters.Status{State: state, Native: native(info.GetStatus()), Started: asTime(info.GetStartTime()), Updated: asTime(info.GetStartTime())}
 	if closed := info.GetCloseTime(); closed != nil {
-		st.Updated = closed.AsTime()
+		st.Updated = asTime(closed)
 	}
 	return adapters.Listed{Ref: ref(info.GetExecution().GetWorkflowId(), first), Status: st}, true
 }
@@ -142,6 +142,7 @@ func (e *Engine) sweep(ctx context.Context, ts []adapters.Target, refs []adapter
 	}
 	var out []adapters.Listed
 	for _, info := range resp.GetExecutions() {
+		e.remember(info)
 		l, ok := listed(info)
 		if !ok {
 			continue

@@ -16,21 +16,46 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 )
 
-// Outcome reads how the execution ended, from the close event of the last run of its chain.
+// Outcome reads how the execution ended, from the close event of the last run of its chain: one
+// call for a run that a listing of this engine lately showed closed (closes), which told the
+// status and times; else the chain's status first.
 func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
 	what := "read the outcome of " + r.String()
+	if c, ok := e.closes.Get(r.ID); ok {
+		id, run, _ := WorkflowOf(r)
+		return e.ended(ctx, what, id, run, c.status, c.asStatus(), nil)
+	}
 	c, err := e.chain(ctx, what, r)
 	if err != nil {
 		return adapters.Outcome{}, err
 	}
 	info := c.latest.GetWorkflowExecutionInfo()
-	runID := info.GetExecution().GetRunId()
-	out := adapters.Outcome{Native: native(info.GetStatus())}
-	switch info.GetStatus() {
+	return e.ended(ctx, what, c.id, info.GetExecution().GetRunId(), info.GetStatus(), c.closedStatus(), c.latest)
+}
+
+// OutcomeCalls is what Outcome of r costs: the close event of a run a listing lately showed
+// closed, else the chain's status as well.
+func (e *Engine) OutcomeCalls(t adapters.Target, r adapters.Ref) int {
+	if _, ok := e.closes.Get(r.ID); ok {
+		return 1
+	}
+	return outcomeCalls
+}
+
+// outcomeCalls is what an outcome costs when no listing told how the run ended: its status,
+// then its close event.
+const outcomeCalls = 2
+
+// ended reads the outcome of the run id/runID that closed with status (st, its chain's Status):
+// from its close event, or from the run's description d for a timeout (nil when a listing told
+// the status: listings do not remember timeouts, whose cause is in the description).
+func (e *Engine) ended(ctx context.Context, what, id, runID string, status enumspb.WorkflowExecutionStatus, st adapters.Status, d *workflowservice.DescribeWorkflowExecutionResponse) (adapters.Outcome, error) {
+	out := adapters.Outcome{Native: native(status)}
+	switch status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
 		return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w (%s); wait for it or poll its status", what, adapters.ErrNotEnded, out.Native)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		ev, err := e.closeEvent(ctx, what, c.id, runID)
+		ev, err := e.closeEvent(ctx, what, id, runID)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
@@ -40,29 +65,30 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		}
 		out = adapters.SucceededWith(out.Native, result)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		ev, err := e.closeEvent(ctx, what, c.id, runID)
+		ev, err := e.closeEvent(ctx, what, id, runID)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
 		out.State = adapters.Failed
 		out.Error, out.Cause = failureOf(ev.GetWorkflowExecutionFailedEventAttributes().GetFailure())
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		out.State, out.Error, out.Cause = adapters.Failed, "TimedOut", timeoutCause(c.latest)
+		out.State, out.Error, out.Cause = adapters.Failed, "TimedOut", timeoutCause(d)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		out.State = adapters.Cancelled
-		if out.Cause, err = e.cancelReason(ctx, what, c.id, runID); err != nil {
+		var err error
+		if out.Cause, err = e.cancelReason(ctx, what, id, runID); err != nil {
 			return adapters.Outcome{}, err
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		ev, err := e.closeEvent(ctx, what, c.id, runID)
+		ev, err := e.closeEvent(ctx, what, id, runID)
 		if err != nil {
 			return adapters.Outcome{}, err
 		}
 		out.State, out.Cause = adapters.Cancelled, ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
 	default:
-		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, info.GetStatus())
+		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, status)
 	}
-	out.Status = c.closedStatus()
+	out.Status = st
 	return out, nil
 }
 

@@ -72,7 +72,7 @@ func (c chain) closedStatus() adapters.Status {
 	info, latest := c.first.GetWorkflowExecutionInfo(), c.latest.GetWorkflowExecutionInfo()
 	st := adapters.Status{State: stateOf(c.status()), Native: native(c.status()), Started: asTime(info.GetStartTime()), Updated: asTime(latest.GetStartTime())}
 	if closed := latest.GetCloseTime(); closed != nil {
-		st.Updated = closed.AsTime()
+		st.Updated = asTime(closed)
 	}
 	return st
 }
@@ -113,11 +113,13 @@ func native(s enumspb.WorkflowExecutionStatus) string {
 	return strings.TrimPrefix(enumspb.WorkflowExecutionStatus_name[int32(s)], "WORKFLOW_EXECUTION_STATUS_")
 }
 
+// asTime reads a time of the engine to the microsecond, as SQL visibility keeps it, so that what a
+// listing and a read tell of one run agree.
 func asTime(ts *timestamppb.Timestamp) time.Time {
 	if ts == nil {
 		return time.Time{}
 	}
-	return ts.AsTime()
+	return ts.AsTime().Truncate(time.Microsecond)
 }
 
 // chain describes the run r names and, when it continued as new, the latest run of its chain.

@@ -37,6 +37,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/internal/lru"
 )
 
 // Memo keys that Start records on every workflow it starts.
@@ -79,6 +80,8 @@ type Engine struct {
 	// SQLite said so under the soak, test/soak, minutes after serving the namespace), not a
 	// setting to fix.
 	namespaceSeen atomic.Bool
+	// closes are the runs that listings lately showed closed (remember).
+	closes *lru.Cache[string, closedRun]
 }
 
 var _ adapters.Conn = (*Engine)(nil)
@@ -164,6 +167,7 @@ func newEngine(c client.Client, opts client.Options) *Engine {
 		namespace: opts.Namespace,
 		address:   opts.HostPort,
 		dc:        converter.GetDefaultDataConverter(),
+		closes:    newCloses(),
 	}
 }
 
@@ -198,7 +202,7 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+w.queue, err)
 	}
 	// An outcome is read with the chain's status, then the close event of its last run.
-	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), OutcomeCalls: 2}
+	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), OutcomeCalls: outcomeCalls}
 	if len(resp.GetPollers()) == 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"no worker polls task queue %q in namespace %q: executions of %s stay submitted until a worker that registers it polls that queue",
