@@ -190,7 +190,7 @@ func (e *Budget) refill(now time.Time) {
 	e.tokens = min(float64(e.budget.Burst), e.tokens+e.rate*dt)
 	e.made = min(float64(e.budget.Burst), e.made+e.rate*dt)
 	if e.shared(now) {
-		e.ends = min(e.endsBurst(), e.ends+e.endsRate(now)*dt)
+		e.ends = min(endsBurst, e.ends+e.endsRate(now)*dt)
 	}
 	e.last = now
 }
@@ -205,8 +205,10 @@ func (e *Budget) endsRate(now time.Time) float64 {
 	return min(max(e.askedBy(now)*endsHeadroom, b/10), b*9/10)
 }
 
-// endsBurst is how many tokens the outcomes' share holds at most: a second of it, and two.
-func (e *Budget) endsBurst() float64 { return max(2, e.budget.ReadsPerSecond*9/10) }
+// endsBurst is how many tokens the outcomes' share holds at most: one call. What it holds is spent
+// beside the main bucket's burst, so any more would let a window after a cut spend more than the
+// budget; an outcome of more calls waits for the rest.
+const endsBurst = 1
 
 // ceiling is the most the other reads' rate may be at now: the budget, less the outcomes' share
 // while it holds.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -464,5 +465,44 @@ func TestOutcomesKeepAShareWhileThrottled(t *testing.T) {
 	e.mu.Unlock()
 	if s := e.Stats(); s.Rate > 10 {
 		t.Errorf("rate %v once the share lapsed, want at most the budget", s.Rate)
+	}
+}
+
+// TestTheOutcomesShareHoldsNoBurst: what the outcomes' share saved while none came is spent beside
+// the others' burst, so it saves one call at most: a window right after a cut spends no more than
+// the budget, the others' burst, and that one call.
+func TestTheOutcomesShareHoldsNoBurst(t *testing.T) {
+	inner := &fixed{state: adapters.Working}
+	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
+	ctx := context.Background()
+	e.mu.Lock()
+	e.asked, e.askedAt = 8, time.Now() // outcomes came at 8 a second lately: a share of 9
+	e.mu.Unlock()
+	inner.throttle.Store(true)
+	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
+		t.Fatalf("a read the engine throttled: %v", err)
+	}
+	inner.throttle.Store(false)
+	time.Sleep(1500 * time.Millisecond) // both buckets fill, no read spends them
+	inner.reads.Store(0)
+	begin := time.Now()
+	runCtx, stop := context.WithTimeout(ctx, time.Second)
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for runCtx.Err() == nil {
+				if i%2 == 0 {
+					_, _ = e.Outcome(runCtx, tg, ref(i*1000+int(inner.reads.Load())))
+				} else {
+					_, _ = e.Describe(runCtx, tg, ref(i))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// In the second: the budget's 10 calls, the others' burst of 1 and the share's saved call.
+	if made, most := inner.reads.Load(), int64(10*time.Since(begin).Seconds()+0.5)+1+1; made > most {
+		t.Errorf("a second right after a cut made %d calls, want at most %d", made, most)
 	}
 }
