@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,7 +282,9 @@ func onlyMembers(members map[string]json.RawMessage, names ...string) bool {
 }
 
 // plainID reads a request id that go-sdk keeps as it is: a string, or an integer a float64 holds
-// exactly (go-sdk reads numbers as float64 and answers with their integer part).
+// exactly (go-sdk reads numbers as float64 and answers with their integer part). It mirrors
+// github.com/modelcontextprotocol/go-sdk/jsonrpc.MakeID of the decoded id, v1.8.0
+// (TestIDsAndEventsAsGoSDK).
 func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	var v any
 	if raw[0] == '"' {
@@ -302,7 +305,9 @@ func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
 }
 
 // acceptsJSONAndEvents reports whether Accept names both media types of a Streamable HTTP answer
-// outright (wildcards are left to go-sdk).
+// outright (wildcards are left to go-sdk). It mirrors
+// github.com/modelcontextprotocol/go-sdk/mcp.streamableAccepts, v1.8.0
+// (TestAcceptsJSONAndEventsAsGoSDK).
 func acceptsJSONAndEvents(values []string) bool {
 	var json, events bool
 	for _, v := range values {
@@ -320,13 +325,25 @@ func acceptsJSONAndEvents(values []string) bool {
 }
 
 // hostServed reports whether go-sdk's DNS-rebinding check lets the request through: on a loopback
-// listener, only loopback Hosts are served.
+// listener, only loopback Hosts are served. It mirrors the check that opens
+// github.com/modelcontextprotocol/go-sdk/mcp.(*StreamableHTTPHandler).ServeHTTP, v1.8.0
+// (TestHostServedAsGoSDK), which is stricter than the Origin check's isLoopbackHost: "LOCALHOST"
+// is not loopback to it.
 func hostServed(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.Host)
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return !ok || local == nil || !sdkLoopback(local.String()) || sdkLoopback(r.Host)
+}
+
+// sdkLoopback reports whether addr, a host with or without a port, is loopback as
+// github.com/modelcontextprotocol/go-sdk/internal/util.IsLoopback reads it in v1.8.0: "localhost"
+// in lower case, or a loopback IP as net/netip parses it.
+func sdkLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		host = r.Host
+		host = strings.Trim(addr, "[]")
 	}
-	return !arrivedOnLoopback(r) || isLoopbackHost(host)
+	ip, err := netip.ParseAddr(host)
+	return host == "localhost" || err == nil && ip.IsLoopback()
 }
 
 // respond writes the answer as go-sdk's stateless handler does: on 2026-07-28 the result names the
@@ -380,7 +397,9 @@ func (s *Server) serveListen(w http.ResponseWriter, r *http.Request, f *fastRequ
 	f.respond(w, s.impl, serverInfo, res, err)
 }
 
-// listenEvents is a listen's HTTP response, written as server-sent events.
+// listenEvents is a listen's HTTP response, written as server-sent events with the framing of
+// github.com/modelcontextprotocol/go-sdk/mcp.(*stream).deliverLocked and mcp.writeEvent, and the
+// headers of mcp.(*streamableServerConn).servePOST, v1.8.0 (TestListenEventsAsGoSDK).
 type listenEvents struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
@@ -420,7 +439,9 @@ var (
 const eventPrefix, eventSuffix = "event: message\ndata: ", "\n\n"
 
 // eventEncoder writes a result's answer as one server-sent event, in the bytes go-sdk writes:
-// JSON without HTML escaping, the members jsonrpc, id and result in that order.
+// JSON without HTML escaping, the members jsonrpc, id and result in that order. It mirrors
+// github.com/modelcontextprotocol/go-sdk/mcp.(*stream).deliverLocked and mcp.writeEvent of
+// jsonrpc.EncodeMessage's bytes, v1.8.0 (TestIDsAndEventsAsGoSDK).
 type eventEncoder struct {
 	buf bytes.Buffer
 	enc *json.Encoder
@@ -501,6 +522,8 @@ func encodeJSON(v any) ([]byte, error) {
 }
 
 // errorStatus is the HTTP status of a 2026-07-28 error answer that has one (SEP-2575), else 0.
+// It mirrors github.com/modelcontextprotocol/go-sdk/mcp.extractErrorStatus, v1.8.0
+// (TestErrorStatusAsGoSDK).
 func (f *fastRequest) errorStatus(err error) int {
 	var rpcErr *jsonrpc.Error
 	if !f.modern || err == nil || !errors.As(err, &rpcErr) {
