@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,9 +32,15 @@ type balancer struct {
 	mu sync.Mutex
 	// known are the replicas (a bit each) that a request naming the task reached, by task id.
 	known map[string]uint64
-	// recording: the latencies of polls of unread tasks are kept (s).
+	// recording: the polls of unread tasks are kept.
 	recording bool
-	unread    []float64
+	unread    []unreadPoll
+}
+
+// unreadPoll is a poll of a task that its replica had not read, and its latency (s).
+type unreadPoll struct {
+	task    string
+	latency float64
 }
 
 // taskIDInAnswer finds the task id in a start's answer (JSON or an event stream).
@@ -91,11 +98,11 @@ func (lb *balancer) record(on bool) {
 	lb.recording = on
 }
 
-// unreadPolls are the latencies (s) of the polls of unread tasks kept so far.
-func (lb *balancer) unreadPolls() []float64 {
+// unreadPolls are the polls of unread tasks kept so far.
+func (lb *balancer) unreadPolls() []unreadPoll {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
-	return append([]float64(nil), lb.unread...)
+	return slices.Clone(lb.unread)
 }
 
 // mark notes that a request naming task reached replica i, and reports whether it is the first.
@@ -118,7 +125,7 @@ func (lb *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			lb.replicas[i].ServeHTTP(w, r)
 			lb.mu.Lock()
 			if lb.recording {
-				lb.unread = append(lb.unread, time.Since(t0).Seconds())
+				lb.unread = append(lb.unread, unreadPoll{task, time.Since(t0).Seconds()})
 			}
 			lb.mu.Unlock()
 			return

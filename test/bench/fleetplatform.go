@@ -155,8 +155,9 @@ type platformSpec struct {
 // platformRun is what one run measured.
 type platformRun struct {
 	*fleetRun
-	spec   platformSpec
-	unread []float64 // latencies of polls of unread tasks (s)
+	spec     platformSpec
+	unread   []float64            // latencies of polls of unread tasks (s)
+	unreadOf map[string][]float64 // the same, by engine
 	// limited counts the ListExecutions the proxy's listing quota refused.
 	limited int64
 }
@@ -322,7 +323,15 @@ func (b *bench) platformRun(ctx context.Context, proxies *fleetProxies, arns []s
 		run.throttled[engine] = n - throttledBefore[engine]
 	}
 	run.limited = proxies.sfn.Limited("ListExecutions") - limitedBefore
-	run.unread = lb.unreadPolls()
+	engineOf := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		engineOf[t.id] = t.engine
+	}
+	run.unreadOf = map[string][]float64{}
+	for _, p := range lb.unreadPolls() {
+		run.unread = append(run.unread, p.latency)
+		run.unreadOf[engineOf[p.task]] = append(run.unreadOf[engineOf[p.task]], p.latency)
+	}
 	if err := b.endsSeen(ctx, run.fleetRun, tasks, end); err != nil {
 		return nil, err
 	}
@@ -352,7 +361,13 @@ func (b *bench) platformRun(ctx context.Context, proxies *fleetProxies, arns []s
 	}
 	b.logf("    %s", strings.Join(perEngine, "; "))
 	if spec.unread {
-		b.logf("    polls of tasks their replica had not read: %d, p50 %.2f s, p99 %.2f s", len(run.unread), pct(run.unread, 50), pct(run.unread, 99))
+		var of []string
+		for _, engine := range fleetEngines {
+			if l := run.unreadOf[engine]; len(l) > 0 {
+				of = append(of, fmt.Sprintf("%s %d, p99 %.2f s", engine, len(l), pct(l, 99)))
+			}
+		}
+		b.logf("    polls of tasks their replica had not read: %d, p50 %.2f s, p99 %.2f s (%s)", len(run.unread), pct(run.unread, 50), pct(run.unread, 99), strings.Join(of, "; "))
 	}
 	b.logf("    CPU over the run (%% of a core): bench %.0f, Temporal %.0f, Step Functions (moto) %.0f, Restate %.0f, replicas %s; the machine %.0f of %d00",
 		busy[0], busy[1], busy[2], busy[3], joinCPU(busy[4:]), machineBusy, numCPU())
