@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -555,4 +556,32 @@ func TestListensAreLimited(t *testing.T) {
 			t.Fatalf("a listen whose token expires at %s: %+v at %s, want its result then", expires.Format(time.StampMilli), got, now.Format(time.StampMilli))
 		}
 	})
+}
+
+// TestAListenGoSDKWouldAnswerIsRefused: a listen the HTTP front passes on for its shape (here an
+// Accept with a wildcard) reached go-sdk's own listen, which follows no task and said nothing; it
+// is refused, saying the shape taskgate answers.
+func TestAListenGoSDKWouldAnswerIsRefused(t *testing.T) {
+	e := newMemEnv(t, nil)
+	id := start(t, e.client(ext), "release", map[string]any{"version": "1", "stepSeconds": 0.1})
+	body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["` + id + `"]},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"` + ext + `":{}}}}}}`
+	for name, header := range map[string]map[string]string{"a wildcard Accept": {"Accept": "*/*"}} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(got), `"code":-32600`) || !strings.Contains(string(got), "subscriptions/listen is answered over HTTP as one JSON-RPC request") {
+			t.Errorf("a listen with %s: HTTP %d %s, want the shape taskgate answers", name, resp.StatusCode, got)
+		}
+	}
 }

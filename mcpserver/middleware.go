@@ -70,7 +70,22 @@ func (s *Server) serveRequest(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case undeclared[method]:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: method + " is not served: taskgate declares no such capability"}
+		case method == listenMethod && !transportsListen(req):
+			return nil, errListenShape
 		}
 		return next(ctx, method, req)
 	}
 }
+
+// transportsListen reports whether a subscriptions/listen is one the transports answer
+// (listen.go), not one go-sdk decoded after the HTTP front passed it on for its shape. go-sdk's
+// own listen follows no task, and taskgate declares none of the list changes it would follow, so
+// that one is refused rather than left silent.
+func transportsListen(req mcp.Request) bool {
+	_, ok := req.GetParams().(*listenParams)
+	return ok
+}
+
+var errListenShape = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "subscriptions/listen is answered over HTTP " +
+	"as one JSON-RPC request (no batch) of protocol version " + modernVersion + " (in the Mcp-Protocol-Version header and in _meta), " +
+	"with Content-Type: application/json, an Accept header that names application/json and text/event-stream outright, and no Last-Event-ID"}
