@@ -94,6 +94,9 @@ var (
 	sweepsDesc = prometheus.NewDesc("taskgate_engine_sweeps_total",
 		"What the sweeps of running tasks did, by engine block and what: pages (listing calls made), confirms (reads of tasks a sweep no longer showed running), failures (sweeps the engine or the budget refused), notices (receives from the block's event source).",
 		[]string{"engine", "what"}, nil)
+	listingDesc = prometheus.NewDesc("taskgate_engine_sweep_listing_seconds_total",
+		"Time the sweeps' listing calls took, by engine block, waits for the read budget's tokens included: rising by about a second a second, the sweeps list as often as the budget lets them, and readings age.",
+		[]string{"engine"}, nil)
 	followedDesc = prometheus.NewDesc("taskgate_engine_swept_tasks",
 		"Running tasks the sweeps follow now (asked about in the last two minutes), by engine block.",
 		[]string{"engine"}, nil)
@@ -109,6 +112,7 @@ type sweepsCollector struct {
 
 func (sweepsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sweepsDesc
+	ch <- listingDesc
 	ch <- followedDesc
 	ch <- sweepGroupDesc
 }
@@ -118,6 +122,7 @@ func (c sweepsCollector) Collect(ch chan<- prometheus.Metric) {
 		for what, v := range map[string]uint64{"pages": n.Pages, "confirms": n.Confirms, "failures": n.Failures, "notices": n.Notices} {
 			ch <- prometheus.MustNewConstMetric(sweepsDesc, prometheus.CounterValue, float64(v), engine, what)
 		}
+		ch <- prometheus.MustNewConstMetric(listingDesc, prometheus.CounterValue, n.Listing.Seconds(), engine)
 		ch <- prometheus.MustNewConstMetric(followedDesc, prometheus.GaugeValue, float64(n.Followed), engine)
 		for group, g := range n.Groups {
 			how := "listing"

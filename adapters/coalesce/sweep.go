@@ -103,6 +103,8 @@ type sweeper struct {
 	pending    sync.WaitGroup
 
 	rounds, pages, confirms, failures, notices atomic.Uint64
+	// listing is the time spent in listing calls, their budget's waits included (nanoseconds).
+	listing atomic.Int64
 	// heard is when the engine's event source last told what changed (unix nanoseconds; zero
 	// without one).
 	heard atomic.Int64
@@ -174,6 +176,9 @@ type SweepCounts struct {
 	// longer showed running), Failures (sweeps that the engine or the budget refused), and
 	// Notices (receives from the engine's event source).
 	Rounds, Pages, Confirms, Failures, Notices uint64
+	// Listing is the time the pages took, waits for the read budget's tokens included: a round
+	// lists once a SweepEvery at most, so a listing time near the rounds' is sweeps kept waiting.
+	Listing time.Duration
 	// Followed is how many running executions the sweeps follow now.
 	Followed int
 	// Groups are the sweep groups followed now, by name.
@@ -224,7 +229,7 @@ func (e *Readings) SweepCounts() SweepCounts {
 		groups[name] = GroupCounts{Followed: len(f.refs), Pages: f.pages, ByReads: leftToReads(f, now)}
 	}
 	s.mu.Unlock()
-	return SweepCounts{Rounds: s.rounds.Load(), Pages: s.pages.Load(), Confirms: s.confirms.Load(), Failures: s.failures.Load(),
+	return SweepCounts{Rounds: s.rounds.Load(), Pages: s.pages.Load(), Listing: time.Duration(s.listing.Load()), Confirms: s.confirms.Load(), Failures: s.failures.Load(),
 		Notices: s.notices.Load(), Followed: n, Groups: groups}
 }
 
@@ -579,7 +584,9 @@ func (e *Readings) seen(g string, x execution) {
 func (e *Readings) pages(read func(page string) (next string, err error)) (int, error) {
 	page, n := "", 0
 	for range sweepPages {
+		began := time.Now()
 		next, err := read(page)
+		e.sweeps.listing.Add(int64(time.Since(began)))
 		if err != nil {
 			return n, err
 		}
