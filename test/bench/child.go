@@ -30,6 +30,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with, as in cmd/taskgate
+	"github.com/taskgate/taskgate/adapters/coalesce"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	"github.com/taskgate/taskgate/mapping"
@@ -85,7 +86,13 @@ type counters struct {
 	inFlight                                map[string]int
 	maxInFlight                             int
 	perRef                                  map[string]int64
+	// blocks are the reads by engine block; sweeps what each block's sweeps did.
+	blocks map[string]*blockCounts
+	sweeps func() map[string]coalesce.SweepCounts
 }
+
+// blockCounts are the reads that reached one engine block.
+type blockCounts struct{ Describe, Outcome, Sweep atomic.Int64 }
 
 // childCounts is what GET /debug/bench answers.
 type childCounts struct {
@@ -100,6 +107,10 @@ type childCounts struct {
 	HeapInuse uint64
 	// PerRef is the engine reads per execution (with ?refs=1, when the child counts them).
 	PerRef map[string]int64 `json:",omitempty"`
+	// Blocks are the reads by engine block: describe, outcome and sweep calls.
+	Blocks map[string][3]int64 `json:",omitempty"`
+	// Sweeps are what each block's sweeps did.
+	Sweeps map[string]coalesce.SweepCounts `json:",omitempty"`
 }
 
 // Reads counts the engine reads: Describe, Outcome and Sweep calls.
@@ -142,6 +153,13 @@ func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.mu.Unlock()
+	out.Blocks = map[string][3]int64{}
+	for name, b := range c.blocks {
+		out.Blocks[name] = [3]int64{b.Describe.Load(), b.Outcome.Load(), b.Sweep.Load()}
+	}
+	if c.sweeps != nil {
+		out.Sweeps = c.sweeps()
+	}
 	if q.Get("gc") == "1" {
 		runtime.GC()
 	}
@@ -153,7 +171,26 @@ func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// count is the hook that counts every call that reaches an engine, nearest the engine.
+// of is the hook that counts every call that reaches the engine block name, nearest the engine.
+func (c *counters) of(name string) adapters.Hook {
+	b := &blockCounts{}
+	c.mu.Lock()
+	c.blocks[name] = b
+	c.mu.Unlock()
+	return func(ctx context.Context, call *adapters.Call) (context.Context, func(error) error, error) {
+		switch call.Op {
+		case adapters.OpDescribe:
+			b.Describe.Add(1)
+		case adapters.OpOutcome:
+			b.Outcome.Add(1)
+		case adapters.OpSweep:
+			b.Sweep.Add(1)
+		}
+		return c.count(ctx, call)
+	}
+}
+
+// count counts a call that reaches an engine.
 func (c *counters) count(ctx context.Context, call *adapters.Call) (context.Context, func(error) error, error) {
 	switch call.Op {
 	case adapters.OpDescribe, adapters.OpOutcome:
@@ -309,7 +346,7 @@ func serveChild(spec string) error {
 	for name, b := range cfg.Budgets {
 		set.Engines[name].Budget = b
 	}
-	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}}
+	counts := &counters{inFlight: map[string]int{}, perRefOn: cfg.PerRef, perRef: map[string]int64{}, blocks: map[string]*blockCounts{}}
 	engines := map[string]adapters.Conn{}
 	for name, e := range set.Engines {
 		eng, err := e.Config.Open(ctx, adapters.OpenOptions{Retried: tel.Retried(name)})
@@ -328,10 +365,11 @@ func serveChild(spec string) error {
 		return err
 	}
 	svc, err := tasks.New(tasks.Config{Mapping: set, Engines: engines, Tokens: tokens, Logger: log, FreshFor: cfg.FreshFor, Replicas: cfg.Replicas,
-		Hooks: func(name string) []adapters.Hook { return []adapters.Hook{tel.Engine(name), counts.count} }, Observer: tel})
+		Hooks: func(name string) []adapters.Hook { return []adapters.Hook{tel.Engine(name), counts.of(name)} }, Observer: tel})
 	if err != nil {
 		return err
 	}
+	counts.sweeps = svc.Sweeps
 	// Rate limits off, and room for every request of the fleet's clients in flight: they would
 	// limit the bench (they have tests of their own).
 	srv, err := mcpserver.New(mcpserver.Config{Tasks: svc, Logger: log, Limits: mcpserver.Limits{CallsPerSecond: -1, PollsPerSecond: -1, MaxInFlight: 8192}, Observer: tel})

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -335,7 +336,10 @@ func (b *bench) platformRun(ctx context.Context, proxies *fleetProxies, arns []s
 	if err := b.endsSeen(ctx, run.fleetRun, tasks, end); err != nil {
 		return nil, err
 	}
-	for _, c := range replicas {
+	for i, c := range replicas {
+		if cc, err := c.counts(""); err == nil {
+			b.logf("    replica %d: %s", i, replicaReads(cc))
+		}
 		b.stopChild(c)
 	}
 	b.cleanup()
@@ -663,4 +667,15 @@ func (b *bench) platformRows(main, plain, throttled *platformRun, scale map[int]
 	b.res.note(figPlatform, "Every replica reaches each engine through the same proxy (test/apifaults), so the reads of all replicas count together: each block's budget is %g reads a second for the deployment (a burst of one in each replica), and the Step Functions proxy enforces the listing quota of the smaller regions, ListExecutions in a bucket of %d refilled at %g a second (ThrottlingException past it, counted in the refused row). Reads per second as the fleet figure counts them (max over 10 s windows from the start of the run); staleness, end to notified and client errors as the fleet figure's. Client errors count every run's. Ends not notified: the throttled run's. Polls of unread tasks: polls of the main run that reached a replica no request naming their task had reached before (no start, poll or listen), from their arrival at the balancer to the end of their answer, with the budget spent by the clients' first polls.",
 		o.budget, o.listBurst, o.listRate)
 	b.res.note(figPlatform, "Targets are in the direct column, met when taskgate is at most it (a ratio of 1 or less): staleness and end to notified p95 within 2 s on each engine (Step Functions with its event source), reads per second within the budget, no client error, every end notified, throttled end to notified p95 within 10 s, polls of unread tasks p99 within 2 s; the reads per second at each number of targets are flat when the most is at most 1.5 times the fewest.")
+}
+
+// replicaReads says what reached each engine block of a replica, and what its sweeps did.
+func replicaReads(cc childCounts) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(cc.Blocks)) {
+		n, sw := cc.Blocks[name], cc.Sweeps[name]
+		parts = append(parts, fmt.Sprintf("%s describe %d, outcome %d, sweep %d (rounds %d, pages %d in %s, confirms %d, failures %d, notices %d, following %d)",
+			name, n[0], n[1], n[2], sw.Rounds, sw.Pages, sw.Listing.Round(time.Millisecond), sw.Confirms, sw.Failures, sw.Notices, sw.Followed))
+	}
+	return strings.Join(parts, "; ")
 }
