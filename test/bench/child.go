@@ -92,7 +92,11 @@ type counters struct {
 }
 
 // blockCounts are the reads that reached one engine block.
-type blockCounts struct{ Describe, Outcome, Sweep atomic.Int64 }
+type blockCounts struct {
+	Describe, Outcome, Sweep atomic.Int64
+	// sweepTime is the time the sweep calls took at the engine, below every hook (nanoseconds).
+	sweepTime atomic.Int64
+}
 
 // childCounts is what GET /debug/bench answers.
 type childCounts struct {
@@ -107,8 +111,9 @@ type childCounts struct {
 	HeapInuse uint64
 	// PerRef is the engine reads per execution (with ?refs=1, when the child counts them).
 	PerRef map[string]int64 `json:",omitempty"`
-	// Blocks are the reads by engine block: describe, outcome and sweep calls.
-	Blocks map[string][3]int64 `json:",omitempty"`
+	// Blocks are the reads by engine block: describe, outcome and sweep calls, and the
+	// milliseconds the sweep calls took at the engine.
+	Blocks map[string][4]int64 `json:",omitempty"`
 	// Sweeps are what each block's sweeps did.
 	Sweeps map[string]coalesce.SweepCounts `json:",omitempty"`
 }
@@ -153,9 +158,9 @@ func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.mu.Unlock()
-	out.Blocks = map[string][3]int64{}
+	out.Blocks = map[string][4]int64{}
 	for name, b := range c.blocks {
-		out.Blocks[name] = [3]int64{b.Describe.Load(), b.Outcome.Load(), b.Sweep.Load()}
+		out.Blocks[name] = [4]int64{b.Describe.Load(), b.Outcome.Load(), b.Sweep.Load(), time.Duration(b.sweepTime.Load()).Milliseconds()}
 	}
 	if c.sweeps != nil {
 		out.Sweeps = c.sweeps()
@@ -171,7 +176,8 @@ func (c *counters) serve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// of is the hook that counts every call that reaches the engine block name, nearest the engine.
+// of is the hook that counts every call that reaches the engine block name, nearest the engine:
+// in all and in the block's counts.
 func (c *counters) of(name string) adapters.Hook {
 	b := &blockCounts{}
 	c.mu.Lock()
@@ -179,36 +185,28 @@ func (c *counters) of(name string) adapters.Hook {
 	c.mu.Unlock()
 	return func(ctx context.Context, call *adapters.Call) (context.Context, func(error) error, error) {
 		switch call.Op {
-		case adapters.OpDescribe:
-			b.Describe.Add(1)
-		case adapters.OpOutcome:
-			b.Outcome.Add(1)
+		case adapters.OpDescribe, adapters.OpOutcome:
+			if call.Op == adapters.OpDescribe {
+				c.describe.Add(1)
+				b.Describe.Add(1)
+			} else {
+				c.outcome.Add(1)
+				b.Outcome.Add(1)
+			}
+			exit := c.enter(call.Ref)
+			return ctx, func(err error) error { exit(); return err }, nil
+		case adapters.OpStart:
+			c.start.Add(1)
+		case adapters.OpCancel:
+			c.cancel.Add(1)
 		case adapters.OpSweep:
+			c.sweep.Add(1)
 			b.Sweep.Add(1)
+			began := time.Now()
+			return ctx, func(err error) error { b.sweepTime.Add(int64(time.Since(began))); return err }, nil
 		}
-		return c.count(ctx, call)
+		return ctx, nil, nil
 	}
-}
-
-// count counts a call that reaches an engine.
-func (c *counters) count(ctx context.Context, call *adapters.Call) (context.Context, func(error) error, error) {
-	switch call.Op {
-	case adapters.OpDescribe, adapters.OpOutcome:
-		if call.Op == adapters.OpDescribe {
-			c.describe.Add(1)
-		} else {
-			c.outcome.Add(1)
-		}
-		exit := c.enter(call.Ref)
-		return ctx, func(err error) error { exit(); return err }, nil
-	case adapters.OpStart:
-		c.start.Add(1)
-	case adapters.OpCancel:
-		c.cancel.Add(1)
-	case adapters.OpSweep:
-		c.sweep.Add(1)
-	}
-	return ctx, nil, nil
 }
 
 // floorAnswers answer a tasks/get with the result the bench stored under the path's name (PUT), a

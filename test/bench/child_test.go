@@ -8,11 +8,11 @@ import (
 	"github.com/taskgate/taskgate/adapters/memengine"
 )
 
-// The counting hook counts a sweep's page as an engine read, as the fleet figure's reads rows
-// count it.
+// The counting hook counts a sweep's page as an engine read, in all and of its block, as the
+// fleet figure's reads rows count it.
 func TestCountCountsSweeps(t *testing.T) {
-	c := &counters{inFlight: map[string]int{}}
-	eng := adapters.NewEngine(memengine.New(memengine.Options{}), adapters.EngineOptions{Hooks: []adapters.Hook{c.count}})
+	c := &counters{inFlight: map[string]int{}, blocks: map[string]*blockCounts{}}
+	eng := adapters.NewEngine(memengine.New(memengine.Options{}), adapters.EngineOptions{Hooks: []adapters.Hook{c.of("mem")}})
 	job := memengine.Job(memengine.Echo, 0)
 	r, err := eng.Start(t.Context(), job, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60}`)})
 	if err != nil {
@@ -22,7 +22,7 @@ func TestCountCountsSweeps(t *testing.T) {
 	if err != nil || len(listed) != 1 {
 		t.Fatalf("Sweep: %v, %v, want the execution", listed, err)
 	}
-	if got := (childCounts{Sweep: c.sweep.Load()}).Reads(); got != 1 {
-		t.Errorf("reads counted after one sweep: %d, want 1", got)
+	if got := (childCounts{Sweep: c.sweep.Load()}).Reads(); got != 1 || c.blocks["mem"].Sweep.Load() != 1 {
+		t.Errorf("reads counted after one sweep: %d, of the block %d, want 1", got, c.blocks["mem"].Sweep.Load())
 	}
 }

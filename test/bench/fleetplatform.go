@@ -674,8 +674,8 @@ func replicaReads(cc childCounts) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(cc.Blocks)) {
 		n, sw := cc.Blocks[name], cc.Sweeps[name]
-		parts = append(parts, fmt.Sprintf("%s describe %d, outcome %d, sweep %d (rounds %d, pages %d in %s, confirms %d, failures %d, notices %d, following %d)",
-			name, n[0], n[1], n[2], sw.Rounds, sw.Pages, sw.Listing.Round(time.Millisecond), sw.Confirms, sw.Failures, sw.Notices, sw.Followed))
+		parts = append(parts, fmt.Sprintf("%s describe %d, outcome %d, sweep %d in %.1f s at the engine (rounds %d, pages %d in %s, confirms %d, failures %d, notices %d, following %d)",
+			name, n[0], n[1], n[2], float64(n[3])/1000, sw.Rounds, sw.Pages, sw.Listing.Round(time.Millisecond), sw.Confirms, sw.Failures, sw.Notices, sw.Followed))
 	}
 	return strings.Join(parts, "; ")
 }
