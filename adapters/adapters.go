@@ -339,7 +339,9 @@ type Sweeper interface {
 
 // EndSweeper is a Sweeper whose engine also lists the executions that ended since a time
 // (Temporal's visibility by close time): a replica that saw its tasks running then reads a page
-// of ends per round, whatever the number of running executions. It is optional.
+// of ends per round, whatever the number of running executions. Its Sweep of at most SweepIDs
+// refs looks them up by id, whatever the number running: the executions followed since the last
+// round are listed so, beside the ends. It is optional.
 type EndSweeper interface {
 	Sweeper
 	// SweepEnded makes one engine call that reads one page of the executions of ts (targets of one

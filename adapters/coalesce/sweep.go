@@ -455,7 +455,9 @@ type swept struct {
 }
 
 // sweepGroup sweeps f's executions once: by their ends since the last round where it can, else
-// by the listing of the running ones, a page at a time.
+// by the listing of the running ones, a page at a time. Executions followed since the last round
+// (newcomers: a first poll of a task, on a replica that never read it) are listed by id beside the
+// ends, where they are few: two small listings rather than a listing of every running execution.
 //
 // Under a read budget the listing goes ahead of every client's turn (one page answers for all the
 // followed tasks), and so does each outcome, as every outcome read does: it is the one read that
@@ -467,47 +469,60 @@ func (e *Readings) sweepGroup(ctx context.Context, f followed) (swept, error) {
 		ts = append(ts, t)
 	}
 	slices.SortFunc(ts, func(a, b adapters.Target) int { return cmp.Compare(a.Name, b.Name) })
-	refs := make([]adapters.Ref, 0, len(f.refs))
-	for x := range f.refs {
-		refs = append(refs, x.ref)
-	}
-	slices.SortFunc(refs, func(a, b adapters.Ref) int { return cmp.Compare(a.ID, b.ID) })
-	refs = slices.Compact(refs)
 	at := time.Now()
-	if !e.sweeps.noEnds.Load() && !f.endsFrom.IsZero() && e.knownRunningSince(f, f.endsFrom) {
-		err := e.sweepEnds(ctx, f, ts, refs, at)
-		if err == nil {
-			now := was
-			now.last = at
-			return now, nil
+	if !e.sweeps.noEnds.Load() && !f.endsFrom.IsZero() {
+		newcomers := e.newcomers(f, f.endsFrom)
+		if n := len(newcomers.refs); n == 0 || n <= adapters.SweepIDs && n < len(f.refs) {
+			err := e.sweepEnds(ctx, f, ts, refsOf(f), at, newcomers.refs)
+			if err == nil && n > 0 {
+				_, err = e.sweepRunning(ctx, newcomers, ts, refsOf(newcomers), at)
+			}
+			if err == nil {
+				now := was
+				now.last = at
+				return now, nil
+			}
+			if !errors.Is(err, adapters.ErrUnsupported) {
+				return was, err
+			}
+			e.sweeps.noEnds.Store(true)
 		}
-		if !errors.Is(err, adapters.ErrUnsupported) {
-			return was, err
-		}
-		e.sweeps.noEnds.Store(true)
 	}
-	pages, err := e.sweepRunning(ctx, f, ts, refs, at)
+	pages, err := e.sweepRunning(ctx, f, ts, refsOf(f), at)
 	if err != nil {
 		return was, err
 	}
 	return swept{endsFrom: at, last: at, pages: pages, listedAt: at}, nil
 }
 
-// knownRunningSince reports whether each of f's executions had a running reading, or was shown
-// running by a listing, at since or after.
-func (e *Readings) knownRunningSince(f followed, since time.Time) bool {
+// refsOf are the refs of f's executions, in order, each once.
+func refsOf(f followed) []adapters.Ref {
+	refs := make([]adapters.Ref, 0, len(f.refs))
 	for x := range f.refs {
+		refs = append(refs, x.ref)
+	}
+	slices.SortFunc(refs, func(a, b adapters.Ref) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.Compact(refs)
+}
+
+// newcomers is f with only its executions that had no running reading, nor were shown running by
+// a listing, at since or after: a listing of the ends since then cannot tell whether they run.
+func (e *Readings) newcomers(f followed, since time.Time) followed {
+	c := f
+	c.refs = map[execution]interest{}
+	for x, in := range f.refs {
 		v, ok := e.cache.Get(x.key())
 		if !ok || endKnown(v) || latest(v.status.ReadAt, v.swept).Before(since) {
-			return false
+			c.refs[x] = in
 		}
 	}
-	return true
+	return c
 }
 
 // sweepEnds reads the ends of f's executions since a little before its last round, page by page,
-// and confirms those it shows: the others were running as of at.
-func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time) error {
+// and confirms those it shows: the others were running as of at, but for the newcomers, of which
+// it cannot tell.
+func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time, newcomers map[execution]interest) error {
 	ended := map[adapters.Ref]bool{}
 	_, err := e.pages(func(page string) (string, error) {
 		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), ts, refs, f.last.Add(-endsOverlap), page)
@@ -520,9 +535,11 @@ func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Targ
 		return err
 	}
 	for x, in := range f.refs {
-		if ended[x.ref] {
+		_, isNew := newcomers[x]
+		switch {
+		case ended[x.ref]:
 			e.ended(ctx, f.group, f.targets[x.target], x, in)
-		} else {
+		case !isNew:
 			e.stillRunning(x.key(), at)
 		}
 	}

@@ -253,14 +253,24 @@ func TestAnEndCostsOneRead(t *testing.T) {
 	}
 }
 
-// listings counts the listings of running executions and of ends that reach an engine.
+// listings counts the listings of running executions and of ends that reach an engine, and keeps
+// how many refs the latest listing of the running named; its point reads are throttled when told.
 type listings struct {
 	*memengine.Engine
-	running, ends atomic.Int64
+	running, ends, named atomic.Int64
+	throttle             atomic.Bool
+}
+
+func (l *listings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	if l.throttle.Load() {
+		return adapters.Status{}, &adapters.Throttle{RetryAfter: 5 * time.Second}
+	}
+	return l.Engine.Describe(ctx, t, r)
 }
 
 func (l *listings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
 	l.running.Add(1)
+	l.named.Store(int64(len(refs)))
 	return l.Engine.Sweep(ctx, ts, refs, page)
 }
 
@@ -329,6 +339,42 @@ func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
 		if ends && mem.running.Load() != 1 {
 			t.Errorf("%d listings of the running, want still 1", mem.running.Load())
 		}
+	}
+}
+
+// An execution followed once the others are known running (a first poll, on a replica that never
+// read it, that the budget refused) is listed by id beside the ends: the listing of the running
+// names it alone, and the poll is answered from it.
+func TestANewcomerIsListedAlone(t *testing.T) {
+	mem := &listings{Engine: memengine.New(memengine.Options{})}
+	e, _ := sweepingOver(t, mem, Options{Size: 100, Fresh: time.Hour, SweepEvery: 50 * time.Millisecond})
+	ctx := context.Background()
+	job := memengine.Job(memengine.Echo, 0)
+	var refs []adapters.Ref
+	for range 6 {
+		r, err := mem.Start(ctx, job, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	for _, r := range refs[:5] {
+		if _, err := e.Describe(ctx, job, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if mem.running.Load() != 1 || mem.ends.Load() < 2 {
+		t.Fatalf("%d listings of the running and %d of ends, want 1 and then ends only", mem.running.Load(), mem.ends.Load())
+	}
+	mem.throttle.Store(true)
+	asked := time.Now()
+	st, err := e.Describe(ctx, job, refs[5])
+	if err != nil || st.State != adapters.Working || !st.ReadAt.After(asked) {
+		t.Errorf("the newcomer: %+v, %v; want working, true as of a listing after it was asked about", st, err)
+	}
+	if mem.running.Load() != 2 || mem.named.Load() != 1 {
+		t.Errorf("after a newcomer: %d listings of the running, the latest naming %d refs; want 2, naming the newcomer alone", mem.running.Load(), mem.named.Load())
 	}
 }
 

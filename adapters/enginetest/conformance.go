@@ -798,6 +798,13 @@ func testSweep(t *testing.T, h *suite) {
 			t.Fatalf("after 30 s the sweep shows %v; want the first three of %v running and the last ended or not shown", seen, real)
 		}
 	}
+	// The same executions alone, few enough to be looked up by id (EndSweeper), show the same.
+	few := sweepAll(ctx, t, sw, []adapters.Target{tg}, real)
+	for _, r := range real[:3] {
+		if st, ok := few[r]; !ok || st.State.Terminal() {
+			t.Errorf("a sweep of %d refs shows %v running, one of them alone %v (%v): want the same", len(refs), r, st, ok)
+		}
+	}
 	if _, _, err := sw.Sweep(ctx, []adapters.Target{tg}, refs, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep from a page it never gave: %v, want ErrInvalid", err)
 	}

@@ -3,6 +3,7 @@ package restate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,20 @@ func (e *Engine) List(ctx context.Context, t adapters.Target, caller, page strin
 		}
 	}
 	return listed, next, nil
+}
+
+// sweptIDs is the condition on invocation ids of a sweep: their ids where they are few (at most
+// SweepIDs, the first polls of tasks that a replica never read, listed by id beside the ends) and
+// none stands for a task key, else none (every invocation of the handlers).
+func sweptIDs(byInvocation, byKey map[string]adapters.Ref) string {
+	if len(byKey) > 0 || len(byInvocation) == 0 || len(byInvocation) > adapters.SweepIDs {
+		return ""
+	}
+	ids := slices.Sorted(maps.Keys(byInvocation))
+	for i, id := range ids {
+		ids[i] = literal(id)
+	}
+	return " AND id IN (" + strings.Join(ids, ", ") + ")"
 }
 
 // SweepGroup puts every target of the deployment in one group: one SQL query lists the
@@ -121,7 +136,7 @@ func (e *Engine) sweep(ctx context.Context, ts []adapters.Target, refs []adapter
 	}
 	slices.Sort(of)
 	sql := "SELECT " + invocationColumns + " FROM sys_invocation WHERE (" + strings.Join(of, " OR ") + ") AND " + condition + after +
-		" ORDER BY id LIMIT " + strconv.Itoa(sweepPage)
+		sweptIDs(byInvocation, byKey) + " ORDER BY id LIMIT " + strconv.Itoa(sweepPage)
 	var rows []invocation
 	if err := e.query(ctx, what, sql, &rows); err != nil {
 		return nil, "", err

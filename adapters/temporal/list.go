@@ -130,8 +130,8 @@ func (e *Engine) sweep(ctx context.Context, ts []adapters.Target, refs []adapter
 	}
 	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: e.namespace, PageSize: sweepPage, NextPageToken: token,
-		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND WorkflowType IN (%s) AND TaskQueue IN (%s) AND %s",
-			idPrefix, strings.Join(slices.Compact(types), ", "), strings.Join(slices.Compact(queues), ", "), condition),
+		Query: fmt.Sprintf("%s AND WorkflowType IN (%s) AND TaskQueue IN (%s) AND %s",
+			sweptIDs(refs), strings.Join(slices.Compact(types), ", "), strings.Join(slices.Compact(queues), ", "), condition),
 	})
 	if err != nil {
 		return nil, "", e.fail(ctx, what, err)
@@ -154,6 +154,25 @@ func (e *Engine) sweep(ctx context.Context, ts []adapters.Target, refs []adapter
 		}
 	}
 	return out, sweepPageOf(resp.GetNextPageToken()), nil
+}
+
+// sweptIDs is the condition on workflow ids of a sweep of refs: their ids where they are few (at
+// most SweepIDs, a lookup by key: the first polls of tasks that a replica never read, listed by
+// id beside the ends), else every id taskgate starts (a scan of the types).
+func sweptIDs(refs []adapters.Ref) string {
+	if len(refs) == 0 || len(refs) > adapters.SweepIDs {
+		return "WorkflowId STARTS_WITH '" + idPrefix + "'"
+	}
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		id, _, ok := WorkflowOf(r)
+		if !ok || listable("workflow id", id) != nil {
+			return "WorkflowId STARTS_WITH '" + idPrefix + "'"
+		}
+		ids = append(ids, "'"+id+"'")
+	}
+	slices.Sort(ids)
+	return "WorkflowId IN (" + strings.Join(slices.Compact(ids), ", ") + ")"
 }
 
 // sweepPageOf writes visibility's page token as a page of a sweep ("" after the last): the token
