@@ -25,6 +25,7 @@ var mayName = map[string]string{
 	"test/":               "what checks taskgate from outside, on every engine",
 	"docs/":               "the documentation",
 	"terraform/":          "the deployment modules, which point taskgate at an engine",
+	"charts/":             "the Helm chart, which points taskgate at an engine",
 	"cmd/taskgate/dev.go": "dev's --restate flag",
 	"devenv/":             "the local engines dev starts, a Restate server among them",
 	"go.mod":              "the Restate SDK the examples and the handler package use",
