@@ -356,7 +356,8 @@ type EndSweeper interface {
 // target's TargetInfo.OutcomeCalls: Temporal reads only the close event of a run that one of its
 // listings lately showed closed, since the listing told the rest. It is optional.
 type OutcomeCoster interface {
-	// OutcomeCalls says how many engine calls Outcome of r would make now. No engine call.
+	// OutcomeCalls says how many engine calls Outcome of r would make now; 0 when as many as the
+	// target's TargetInfo says. No engine call.
 	OutcomeCalls(t Target, r Ref) int
 }
 

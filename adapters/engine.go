@@ -170,7 +170,9 @@ func (e *Engine) readCalls(t Target) int {
 
 func (e *Engine) outcomeCalls(t Target, r Ref) int {
 	if c, ok := e.conn.(OutcomeCoster); ok {
-		return max(c.OutcomeCalls(t, r), 1)
+		if n := c.OutcomeCalls(t, r); n > 0 {
+			return n
+		}
 	}
 	return max(e.info(t).OutcomeCalls, 1)
 }

@@ -33,13 +33,13 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	return e.ended(ctx, what, c.id, info.GetExecution().GetRunId(), info.GetStatus(), c.closedStatus(), c.latest)
 }
 
-// OutcomeCalls is what Outcome of r costs: the close event of a run a listing lately showed
-// closed, else the chain's status as well.
+// OutcomeCalls is what Outcome of r costs: the close event alone of a run a listing lately showed
+// closed; else 0, the chain's status as well (TargetInfo.OutcomeCalls).
 func (e *Engine) OutcomeCalls(t adapters.Target, r adapters.Ref) int {
 	if _, ok := e.closes.Get(r.ID); ok {
 		return 1
 	}
-	return outcomeCalls
+	return 0
 }
 
 // outcomeCalls is what an outcome costs when no listing told how the run ended: its status,
