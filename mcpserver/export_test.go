@@ -2,11 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskgate/taskgate/mcpserver/dialects"
 )
 
 // HTTPHandlers are the server's HTTP handler with its fast path, whose go-sdk handler counts in
@@ -31,11 +35,19 @@ func (s *Server) WatchReadings(seen func(front, served Reading)) {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if rd := readingOf(ctx); rd != nil {
 				served := Reading{Method: method}
-				switch p := paramsOf(req).(type) {
-				case *taskParams:
-					served.TaskID = p.TaskID
+				switch p := dialects.ParamsOf(req).(type) {
 				case *mcp.CallToolParamsRaw:
 					served.Tool = p.Name
+				case nil:
+				default:
+					if slices.Contains(s.dialects.Methods(), method) {
+						var task struct {
+							TaskID string `json:"taskId"`
+						}
+						raw, _ := json.Marshal(p)
+						json.Unmarshal(raw, &task)
+						served.TaskID = task.TaskID
+					}
 				}
 				front := Reading{Method: rd.method}
 				switch {

@@ -7,18 +7,16 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/internal/strictjson"
+	"github.com/taskgate/taskgate/mcpserver/dialects"
 )
 
-// go-sdk decodes tools/call params into a struct that drops unknown top-level fields, so the
-// 2025-11-25 `task` and the SEP-1391 `operation` would never reach the middleware; and it decodes
-// legacy client capabilities into a struct with no `tasks`. Both transports therefore rewrite a
-// request that needs it before the SDK reads it, carrying what it would lose under these _meta keys.
+// go-sdk drops what the dialects read of some requests (dialects.CarriedParams), and the handlers
+// of a stdio request must know which connection and request it is. Both transports therefore
+// rewrite a request that needs it before the SDK reads it, carrying all that in _meta.
 const (
-	metaTask      = "taskgate/task"
-	metaOperation = "taskgate/operation"
-	metaClient    = "taskgate/client"
 	// metaConn names the stdio connection a request came on, so that handlers can notify it;
 	// metaRequest is the request's JSON-RPC id there, for an answer the connection puts on the wire
 	// itself (keepRefusal).
@@ -29,22 +27,16 @@ const (
 // reservedPrefix begins every _meta key of taskgate's own.
 const reservedPrefix = "taskgate/"
 
-// declared is what a client declared in its initialize request, on a connection that has one.
-type declared struct {
-	Tasks   bool `json:"tasks"`
-	SEP1391 bool `json:"sep1391"`
-}
-
 // needsHoist reports whether a request read over HTTP must be rewritten: a tools/call that
-// carries `task` or `operation`, or params whose _meta uses taskgate's reserved keys (which a client
-// may not set), however their names are escaped. Any other request goes on as its client sent it,
-// unparsed again.
+// carries a param the dialects read and go-sdk drops, or params whose _meta uses taskgate's
+// reserved keys (which a client may not set), however their names are escaped. Any other request
+// goes on as its client sent it, unparsed again.
 func needsHoist(rd *reading) bool {
 	if rd.method == "tools/call" {
-		_, task := rd.params["task"]
-		_, operation := rd.params["operation"]
-		if task || operation {
-			return true
+		for param := range dialects.CarriedParams {
+			if _, ok := rd.params[param]; ok {
+				return true
+			}
 		}
 	}
 	raw := rd.params["_meta"]
@@ -62,14 +54,27 @@ func needsHoist(rd *reading) bool {
 
 // origin is what a stdio connection records in its requests' _meta for the handlers.
 type origin struct {
-	// decl is what the client declared in initialize; conn, the connection's id; request, the
-	// request's id.
-	decl    *declared
+	// decl is what the client declared in initialize (dialects.Declared); conn, the connection's
+	// id; request, the request's id.
+	decl    json.RawMessage
 	conn    string
 	request jsonrpc.ID
 }
 
-// hoist rewrites one request's params: for tools/call, `task` and `operation` move into _meta;
+// originOf is what the connection of req recorded of it; nothing for a request of HTTP.
+func originOf(req mcp.Request) origin {
+	var o origin
+	if p := dialects.ParamsOf(req); p != nil {
+		meta := p.GetMeta()
+		o.conn, _ = meta[metaConn].(string)
+		if id, ok := meta[metaRequest]; ok {
+			o.request, _ = jsonrpc.MakeID(id)
+		}
+	}
+	return o
+}
+
+// hoist rewrites one request's params: for tools/call, the carried params move into _meta;
 // what o holds is recorded in _meta (params-less requests get params to carry it). Whatever a
 // client itself put under these keys is dropped. Params that are not an object are left for the
 // SDK to refuse.
@@ -77,7 +82,7 @@ func hoist(method string, params json.RawMessage, o origin) (json.RawMessage, er
 	p := map[string]json.RawMessage{}
 	switch trimmed := bytes.TrimSpace(params); {
 	case len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")):
-		if o == (origin{}) {
+		if o.decl == nil && o.conn == "" && !o.request.IsValid() {
 			return params, nil
 		}
 	case trimmed[0] != '{':
@@ -93,13 +98,14 @@ func hoist(method string, params json.RawMessage, o origin) (json.RawMessage, er
 			return nil, fmt.Errorf("_meta must be an object")
 		}
 	}
-	delete(meta, metaTask)
-	delete(meta, metaOperation)
-	delete(meta, metaClient)
+	for _, key := range dialects.CarriedParams {
+		delete(meta, key)
+	}
+	delete(meta, dialects.MetaClient)
 	delete(meta, metaConn)
 	delete(meta, metaRequest)
 	if method == "tools/call" {
-		for field, key := range map[string]string{"task": metaTask, "operation": metaOperation} {
+		for field, key := range dialects.CarriedParams {
 			if v, ok := p[field]; ok {
 				meta[key] = v
 				delete(p, field)
@@ -107,7 +113,7 @@ func hoist(method string, params json.RawMessage, o origin) (json.RawMessage, er
 		}
 	}
 	if o.decl != nil {
-		meta[metaClient], _ = json.Marshal(o.decl)
+		meta[dialects.MetaClient] = o.decl
 	}
 	if o.conn != "" {
 		meta[metaConn], _ = json.Marshal(o.conn)

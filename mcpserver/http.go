@@ -17,28 +17,23 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver/dialects"
 	"github.com/taskgate/taskgate/tasks"
 )
 
-// maxMessage bounds one request on every transport: go-sdk's own limit for HTTP bodies.
-const maxMessage = mcp.DefaultMaxRequestBodyBytes
-
-// codeHeaderMismatch is the extension's HeaderMismatch error.
-const codeHeaderMismatch = -32020
-
-// HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
-func (s *Server) HTTPHandler() http.Handler {
-	return s.front.serve(s.fastPath(s.sdkHTTP()))
-}
-
-// sdkHTTP is go-sdk's stateless Streamable HTTP handler. It refuses non-loopback Hosts on a
-// loopback listener; a list of hosts replaces that check, for a reverse proxy on the same machine.
-func (s *Server) sdkHTTP() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: s.front.hostsListed()})
+// HTTPAuth is how HTTP callers authenticate (go-sdk's auth middleware): a request without a token
+// Verify accepts, or without Scopes, is refused with 401 and a Bearer challenge.
+type HTTPAuth struct {
+	Verify auth.TokenVerifier
+	// Scopes are required of every caller.
+	Scopes []string
+	// ResourceMetadataURL is named in the challenge, for clients to find the authorization server
+	// (RFC 9728).
+	ResourceMetadataURL string
+	// ClockSkew tolerates clocks that disagree by this much on a token's expiry.
+	ClockSkew time.Duration
 }
 
 // httpFront is the HTTP transport's entry, in front of go-sdk and the fast path.
@@ -119,10 +114,10 @@ func (f *httpFront) readBeforeAuth(w http.ResponseWriter, r *http.Request) (_ *h
 	if n < 0 {
 		n = smallBody
 	}
-	if ok, _ := f.unauthenticated.take("", n); !ok {
+	if ok, _ := f.unauthenticated.Take("", n); !ok {
 		return r, false
 	}
-	defer f.unauthenticated.give("", n)
+	defer f.unauthenticated.Give("", n)
 	// A copy: net/http judges by the Body of the request it made whether the connection can
 	// serve another request; a body replaced there would let it take the rest of one it did not
 	// read for the next request.
@@ -181,11 +176,11 @@ func (b bearerChallenge) Unwrap() http.ResponseWriter { return b.ResponseWriter 
 func (f *httpFront) request(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		principal := tasks.Principal(r.Context())
-		if ok, own := f.inFlight.take(principal, 1); !ok {
+		if ok, own := f.inFlight.Take(principal, 1); !ok {
 			refuseHeld(w, own, principal, fmt.Sprintf("requests in flight (%d at once)", f.inFlight.each), "too many requests in flight")
 			return
 		}
-		defer f.inFlight.give(principal, 1)
+		defer f.inFlight.Give(principal, 1)
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -205,7 +200,7 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 			body, held, err = f.readBody(w, r, principal)
 		}
 		var giveOnce sync.Once
-		give := func() { giveOnce.Do(func() { f.bodies.give(principal, held) }) }
+		give := func() { giveOnce.Do(func() { f.bodies.Give(principal, held) }) }
 		defer give()
 		var tooLarge *http.MaxBytesError
 		switch {
@@ -226,8 +221,8 @@ func (f *httpFront) request(next http.Handler) http.Handler {
 			}
 		}
 		if rd.method != "" {
-			if msg := mismatchedName(r.Header.Get("Mcp-Name"), rd); msg != "" {
-				writeError(w, http.StatusBadRequest, rd.id(), &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg})
+			if err := dialects.MismatchedName(r.Header.Get("Mcp-Name"), rd.method, rd.params); err != nil {
+				writeError(w, http.StatusBadRequest, rd.id(), err)
 				return
 			}
 			if denied := f.forbiddenTool(w, r, rd); denied {
@@ -277,7 +272,7 @@ func (f *httpFront) forbiddenTool(w http.ResponseWriter, r *http.Request, rd *re
 		challenge += fmt.Sprintf(`, resource_metadata=%q`, a.ResourceMetadataURL)
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeError(w, http.StatusForbidden, rd.id(), errNotPermitted(r.Context(), tool, missing))
+	writeError(w, http.StatusForbidden, rd.id(), dialects.ErrNotPermitted(r.Context(), tool, missing))
 	return true
 }
 
@@ -340,7 +335,7 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request, principal s
 
 // takeBody takes n bytes of the body budget for principal, or says whose share is held.
 func (f *httpFront) takeBody(principal string, n int64) error {
-	if ok, own := f.bodies.take(principal, n); !ok {
+	if ok, own := f.bodies.Take(principal, n); !ok {
 		if own {
 			return errOwnBodies
 		}
@@ -377,34 +372,4 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrp
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(errorResponse(id, e))
-}
-
-// releaseBody gives back the share of the body budget that the request ctx serves holds.
-func releaseBody(ctx context.Context) {
-	if r := requestOf(ctx); r != nil && r.releaseBody != nil {
-		r.releaseBody()
-	}
-}
-
-// withClient ends ctx when the HTTP client that sent the request goes away.
-func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	if r := requestOf(ctx); r != nil && r.clientGone != nil {
-		stop := context.AfterFunc(r.clientGone, cancel)
-		return ctx, func() { stop(); cancel() }
-	}
-	return ctx, cancel
-}
-
-// mismatchedName checks the routing header of a task method against the task it names: an
-// intermediary routes by the header, taskgate acts on the body, and they must agree. A missing
-// header is accepted (clients before 2026-07-28 send none).
-func mismatchedName(header string, rd *reading) string {
-	if header == "" || !strings.HasPrefix(rd.method, "tasks/") {
-		return ""
-	}
-	if raw, ok := rd.params["taskId"]; ok && raw[0] == '"' && strings.TrimSpace(header) == rd.param("taskId") {
-		return ""
-	}
-	return fmt.Sprintf("Header mismatch: Mcp-Name header %q does not match params.taskId of %s", header, rd.method)
 }

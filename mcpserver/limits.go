@@ -93,10 +93,12 @@ func (l Limits) withDefaults() Limits {
 // made allow more than twice as slow; and its sweeping goroutine never ends.
 type rateLimits struct {
 	calls, polls rate.Limit
-	now          func() time.Time
-	mu           sync.Mutex
-	buckets      map[string]*buckets
-	swept        time.Time
+	// polled are the methods the polls' bucket limits.
+	polled  map[string]bool
+	now     func() time.Time
+	mu      sync.Mutex
+	buckets map[string]*buckets
+	swept   time.Time
 }
 
 type buckets struct {
@@ -112,22 +114,28 @@ type bucket struct {
 	pay *tasks.Payer
 }
 
-func newRateLimits(l Limits, now func() time.Time) *rateLimits {
+// newRateLimits limits tools/call, and the methods polled (the task methods and listens), at l's
+// rates.
+func newRateLimits(l Limits, now func() time.Time, polled []string) *rateLimits {
 	limit := func(perSecond float64) rate.Limit {
 		if perSecond < 0 {
 			return rate.Inf
 		}
 		return rate.Limit(perSecond)
 	}
-	return &rateLimits{calls: limit(l.CallsPerSecond), polls: limit(l.PollsPerSecond), now: now, buckets: map[string]*buckets{}}
+	r := &rateLimits{calls: limit(l.CallsPerSecond), polls: limit(l.PollsPerSecond), polled: map[string]bool{}, now: now, buckets: map[string]*buckets{}}
+	for _, m := range polled {
+		r.polled[m] = true
+	}
+	return r
 }
 
 // bucket is the method's bucket of a request, or nil for methods that are not limited.
 func (r *rateLimits) bucket(b *buckets, method string) *bucket {
-	switch method {
-	case "tools/call":
+	switch {
+	case method == "tools/call":
 		return &b.calls
-	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list", "tools/async/status", "tools/async/result", listenMethod:
+	case r.polled[method]:
 		return &b.polls
 	}
 	return nil
@@ -191,9 +199,9 @@ func errRateLimited(method string, retry time.Duration) *jsonrpc.Error {
 		Message: fmt.Sprintf("Rate limit exceeded for %s: retry in %d ms (the limit protects the workflow engine's API quota)", method, ms)}
 }
 
-// shares bounds what requests hold at once of one capacity (requests in flight, bytes of bodies):
-// each principal within its share, and all of them within the whole. The local principal (no one
-// authenticated) is the only one, and has the whole.
+// shares bounds what requests hold at once of one capacity (requests in flight, bytes of bodies,
+// tasks that listens follow): each principal within its share, and all of them within the whole.
+// The local principal (no one authenticated) is the only one, and has the whole.
 type shares struct {
 	total, each int64
 	mu          sync.Mutex
@@ -205,8 +213,8 @@ func newShares(total, each int64) *shares {
 	return &shares{total: total, each: min(each, total), held: map[string]int64{}}
 }
 
-// take takes n for principal, unless that would exceed its share (own) or the whole.
-func (c *shares) take(principal string, n int64) (ok, own bool) {
+// Take takes n for principal, unless that would exceed its share (own) or the whole.
+func (c *shares) Take(principal string, n int64) (ok, own bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if principal != mapping.LocalPrincipal && c.held[principal]+n > c.each {
@@ -220,8 +228,8 @@ func (c *shares) take(principal string, n int64) (ok, own bool) {
 	return true, false
 }
 
-// give gives back what take took.
-func (c *shares) give(principal string, n int64) {
+// Give gives back what Take took.
+func (c *shares) Give(principal string, n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.used -= n

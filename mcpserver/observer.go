@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/tasks"
+	"github.com/taskgate/taskgate/mcpserver/dialects"
 )
 
 // Observer is told of every request, for metrics, traces and logs (package observe is one). Its
@@ -49,77 +48,12 @@ type Request struct {
 	Duration time.Duration
 }
 
-// methods are the methods a Request names; any other is "other", so that a client cannot make up
-// names that metrics would keep.
-var methods = map[string]string{}
-
-func init() {
-	for _, m := range []string{"initialize", "ping", "tools/list", "tools/call", "tasks/get", "tasks/cancel", "tasks/update",
-		"tasks/result", "tasks/list", "subscriptions/listen", "tools/async/status", "tools/async/result", "server/discover", "logging/setLevel",
-		"notifications/initialized", "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed"} {
-		methods[m] = m
-	}
-	for m := range undeclared {
-		methods[m] = m
-	}
-}
-
-func methodName(method string) string {
-	if m, ok := methods[method]; ok {
-		return m
-	}
-	return "other"
-}
-
-// observed serves a request through serve, telling the observer of it.
-func (s *Server) observed(ctx context.Context, method string, serve func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
-	ctx, r := withRequest(ctx)
-	rec := &Request{Method: methodName(method)}
-	r.record = rec
-	ctx = s.observer.Request(ctx, rec)
-	ctx, subject := tasks.Track(ctx)
-	start := time.Now()
-	defer func() {
-		rec.Duration = time.Since(start)
-		rec.Tool, rec.Engine, rec.Execution = subject.Get()
-		rec.Outcome, rec.Code = outcomeOf(res, err)
-		if r.answerFirst {
-			r.answered = func() { s.observer.Answered(ctx, rec) }
-			return
-		}
-		s.observer.Answered(ctx, rec)
-	}()
-	return serve(ctx)
-}
-
-// observeDialect records how the caller speaks of tasks, once the middleware read its caps.
-func (r *request) observeDialect(method string) {
-	if r.record != nil {
-		r.record.Dialect = r.caps.dialectName(method)
-	}
-}
-
-// dialectName is how the caller of method speaks of tasks (Request.Dialect).
-func (c caps) dialectName(method string) string {
-	switch {
-	case c.operation != nil || strings.HasPrefix(method, "tools/async/"):
-		return "sep1391"
-	case c.modern && c.tasks:
-		return "extension"
-	case !c.modern && (c.tasks || c.task != nil || strings.HasPrefix(method, "tasks/")):
-		return "2025-11-25"
-	case c.sep1391:
-		return "sep1391"
-	}
-	return "none"
-}
-
 // outcomeOf is how a request went (Request.Outcome) and its JSON-RPC error code.
 func outcomeOf(res mcp.Result, err error) (string, int64) {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
-		if r, ok := res.(*callToolResult); ok && r.IsError {
+		if dialects.IsToolError(res) {
 			return "tool_error", 0
 		}
 		return "ok", 0

@@ -9,7 +9,7 @@ import (
 // payer for as long as the principal is kept (what the sweeps carry of its reads is shared by
 // it); another principal's, or another bucket's, is another.
 func TestPayerIsThePrincipals(t *testing.T) {
-	r := newRateLimits(Limits{}.withDefaults(), time.Now)
+	r := newRateLimits(Limits{}.withDefaults(), time.Now, []string{"tasks/get", "tasks/result"})
 	now := time.Now()
 	alice := r.limiter("alice", "tasks/get", now).pay
 	if alice == nil || r.limiter("alice", "tasks/result", now).pay != alice {

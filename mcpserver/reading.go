@@ -8,6 +8,7 @@ import (
 	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/internal/strictjson"
 )
@@ -89,6 +90,22 @@ func (r *reading) setParams(params json.RawMessage) {
 	if again, err := readMessage(body); err == nil {
 		*r = *again
 	}
+}
+
+// maxMessage bounds one request on every transport: go-sdk's own limit for HTTP bodies.
+const maxMessage = mcp.DefaultMaxRequestBodyBytes
+
+var errBatch = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+	Message: "Invalid Request: JSON-RPC batches are not served (MCP removed them in 2025-06-18); send one message at a time"}
+
+// errorResponse is the JSON-RPC response with error e to the request of id.
+func errorResponse(id json.RawMessage, e *jsonrpc.Error) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, e})
+	return b
 }
 
 var errNotMessage = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: not a JSON-RPC 2.0 request, notification or response"}

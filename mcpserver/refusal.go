@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -32,21 +31,6 @@ func (r *methodNotFound) get() *jsonrpc.Error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err
-}
-
-// keepRefusal hands err, when it is a -32601 error, to the transport of the request.
-func (s *Server) keepRefusal(ctx context.Context, c caps, err error) {
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
-		return
-	}
-	if r := requestOf(ctx); r != nil && r.refusal != nil {
-		r.refusal.set(rpcErr)
-		return
-	}
-	if conn, ok := s.conns.get(c.conn); ok && c.request.IsValid() {
-		conn.refusals.Store(c.request, rpcErr)
-	}
 }
 
 // refusalWriter writes go-sdk's answer to one HTTP request, with the refusal's error in place of

@@ -29,8 +29,6 @@ type request struct {
 	// refusal is where the middleware leaves a -32601 error for the HTTP front to write as it is
 	// (refusal.go); on stdio the connection keeps it.
 	refusal *methodNotFound
-	// caps is what the caller speaks, read by the middleware (caps.go).
-	caps caps
 	// record is the observer's record of the request, nil when nobody observes (observer.go).
 	record *Request
 	// answerFirst is set by a transport that tells the observer how the request went only once
@@ -64,4 +62,21 @@ func readingOf(ctx context.Context) *reading {
 		return r.reading
 	}
 	return nil
+}
+
+// releaseBody gives back the share of the body budget that the request ctx serves holds.
+func releaseBody(ctx context.Context) {
+	if r := requestOf(ctx); r != nil && r.releaseBody != nil {
+		r.releaseBody()
+	}
+}
+
+// withClient ends ctx when the HTTP client that sent the request goes away.
+func withClient(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if r := requestOf(ctx); r != nil && r.clientGone != nil {
+		stop := context.AfterFunc(r.clientGone, cancel)
+		return ctx, func() { stop(); cancel() }
+	}
+	return ctx, cancel
 }

@@ -1,18 +1,20 @@
-// Package mcpserver is taskgate's MCP surface on the official go-sdk: the transports (an HTTP
-// front with a fast path for polls, and stdio), which know no task rule, and the task dialects of
-// docs/protocol.md, which translate each request into a call of the task service (package tasks)
-// and its answer back into the caller's words. docs/architecture.md follows one request through.
+// Package mcpserver is taskgate's MCP server on the official go-sdk: its transports (an HTTP
+// front with a fast path for polls and starts, and stdio), which know no task rule, and the
+// limits they apply. Each request goes to the task dialects of docs/protocol.md (package
+// dialects), which translate it into a call of the task service (package tasks) and its answer
+// back into the caller's words. docs/architecture.md follows one request through.
 package mcpserver
 
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskgate/taskgate/mcpserver/dialects"
 	"github.com/taskgate/taskgate/tasks"
 )
 
@@ -40,41 +42,37 @@ type Config struct {
 	Observer Observer
 }
 
-// HTTPAuth is how HTTP callers authenticate (go-sdk's auth middleware): a request without a token
-// Verify accepts, or without Scopes, is refused with 401 and a Bearer challenge.
-type HTTPAuth struct {
-	Verify auth.TokenVerifier
-	// Scopes are required of every caller.
-	Scopes []string
-	// ResourceMetadataURL is named in the challenge, for clients to find the authorization server
-	// (RFC 9728).
-	ResourceMetadataURL string
-	// ClockSkew tolerates clocks that disagree by this much on a token's expiry.
-	ClockSkew time.Duration
-}
+// NoTaskMode says how tools that run only as tasks are served to clients that support no kind of
+// task: handles, wait or hide (dialects.NoTaskMode).
+type NoTaskMode = dialects.NoTaskMode
+
+// The NoTaskModes.
+const (
+	NoTaskHandles = dialects.NoTaskHandles
+	NoTaskWait    = dialects.NoTaskWait
+	NoTaskHide    = dialects.NoTaskHide
+)
+
+// ParseNoTaskMode reads a --no-task-clients value.
+func ParseNoTaskMode(s string) (NoTaskMode, error) { return dialects.ParseNoTaskMode(s) }
 
 // Server is one taskgate MCP server. Any number of them may serve the same task service.
 type Server struct {
 	mcp *mcp.Server
 	// impl is the server's name and version, as go-sdk reports them.
-	impl  *mcp.Implementation
-	tasks *tasks.Service
-	log   *slog.Logger
-	now   func() time.Time
-	// dialects serve the calls they take and, by name, their task methods; noTask is how calls of
-	// clients without tasks are served.
-	dialects []dialect
-	methods  map[string][]served
-	noTask   NoTaskMode
+	impl *mcp.Implementation
+	log  *slog.Logger
+	now  func() time.Time
+	// dialects serve every request once a transport has carried it to them.
+	dialects *dialects.Router
 	observer Observer
+	// methodNames are the methods an observer is told by name (Request.Method).
+	methodNames map[string]string
 	// front is the HTTP transport; rates are its and stdio's rate limits (Config.Limits).
 	front *httpFront
 	rates *rateLimits
 	// conns are the open stdio connections.
 	conns conns
-	// followed are the tasks that listens follow, and maxListen bounds how long one streams.
-	followed  *shares
-	maxListen time.Duration
 	// closing closes when the server shuts down (Shutdown), which ends the listen streams.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -85,41 +83,54 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Tasks == nil {
 		return nil, fmt.Errorf("mcpserver: a task service is required")
 	}
-	s := &Server{tasks: cfg.Tasks, log: cfg.Logger, now: time.Now, noTask: cfg.NoTaskClients, observer: cfg.Observer,
-		closing: make(chan struct{})}
-	if s.noTask == "" {
-		s.noTask = NoTaskHandles
-	}
+	s := &Server{log: cfg.Logger, now: time.Now, observer: cfg.Observer, closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	set := cfg.Tasks.Mapping()
-	for _, t := range set.Tools {
-		if isHandleTool(t.Name) {
-			return nil, fmt.Errorf("mcpserver: tool %q (%s): the name is taken by taskgate's handle tools; rename it", t.Name, t.Source)
-		}
-	}
 	limits := cfg.Limits.withDefaults()
-	s.rates = newRateLimits(limits, s.now)
-	s.followed, s.maxListen = newShares(int64(limits.MaxFollowed), int64(limits.MaxFollowedPerPrincipal)), limits.MaxListen
+	var err error
+	s.dialects, err = dialects.New(dialects.Config{Tasks: cfg.Tasks, Logger: s.log, NoTaskClients: cfg.NoTaskClients,
+		Followed: newShares(int64(limits.MaxFollowed), int64(limits.MaxFollowedPerPrincipal)), MaxListen: limits.MaxListen})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	s.methodNames = methodNames(s.dialects.Methods())
+	s.rates = newRateLimits(limits, s.now, append(s.dialects.Methods(), listenMethod))
 	s.front = &httpFront{log: s.log, auth: cfg.HTTPAuth, origins: cfg.AllowedOrigins, hosts: cfg.AllowedHosts, rates: s.rates,
 		inFlight:        newShares(int64(limits.MaxInFlight), int64(limits.MaxInFlightPerPrincipal)),
 		bodies:          newShares(limits.BodyBudget, limits.BodyBudgetPerPrincipal),
 		unauthenticated: newShares(limits.BodyBudget/16, limits.BodyBudget/16),
-		maxWait:         max(limits.MaxWait, 0), now: s.now, tool: set.Tool}
+		maxWait:         max(limits.MaxWait, 0), now: s.now, tool: cfg.Tasks.Mapping().Tool}
 
-	// The SDK knows no tools: the middleware answers tools/list and tools/call from the mapping.
+	// The SDK knows no tools: the dialects answer tools/list and tools/call from the mapping.
 	opts := &mcp.ServerOptions{Logger: s.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
-	opts.Capabilities.AddExtension(extensionTasks, nil)
-	opts.Capabilities.Experimental = map[string]any{experimentalSEP1391: map[string]any{}}
+	s.dialects.Declare(opts.Capabilities)
 	s.impl = &mcp.Implementation{Name: "taskgate", Version: Version}
 	s.mcp = mcp.NewServer(s.impl, opts)
-	s.dialects = s.newDialects()
-	if err := s.addTaskMethods(); err != nil {
+	if err := s.dialects.AddMethods(s.mcp); err != nil {
 		return nil, err
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s, nil
+}
+
+// HTTPHandler serves stateless Streamable HTTP: any replica answers any request.
+func (s *Server) HTTPHandler() http.Handler {
+	return s.front.serve(s.fastPath(s.sdkHTTP()))
+}
+
+// sdkHTTP is go-sdk's stateless Streamable HTTP handler. It refuses non-loopback Hosts on a
+// loopback listener; a list of hosts replaces that check, for a reverse proxy on the same machine.
+func (s *Server) sdkHTTP() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, DisableLocalhostProtection: s.front.hostsListed()})
+}
+
+// Shutdown ends every listen stream with its result, as a server that shuts down gracefully must;
+// the HTTP server calls it as it shuts down (http.Server.RegisterOnShutdown). Other requests go
+// on to their answers.
+func (s *Server) Shutdown() {
+	s.closeOnce.Do(func() { close(s.closing) })
 }
 
 // MCP returns the underlying go-sdk server.

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The shims of fastpath.go mirror unexported behaviour of go-sdk. Each test here sends the same
+// The shims of shims.go mirror unexported behaviour of go-sdk. Each test here sends the same
 // inputs through go-sdk's own StreamableHTTPHandler and through the shim, and requires that they
 // agree, so that a go-sdk release that changes the behaviour fails a test.
 
@@ -63,7 +63,7 @@ func pong(context.Context, mcp.Request) (mcp.Result, error) { return &mcp.ListRo
 func TestErrorStatusAsGoSDK(t *testing.T) {
 	codes := []int64{jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams,
 		jsonrpc.CodeInternalError, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities,
-		codeHeaderMismatch, mcp.CodeResourceNotFound, -32000, -1, 0, 1, 404}
+		-32020, mcp.CodeResourceNotFound, -32000, -1, 0, 1, 404}
 	for _, code := range codes {
 		for _, wrapped := range []bool{false, true} {
 			var err error = &jsonrpc.Error{Code: code, Message: "refused"}
@@ -77,7 +77,7 @@ func TestErrorStatusAsGoSDK(t *testing.T) {
 				if want == http.StatusOK {
 					want = 0
 				}
-				if got := (&fastRequest{modern: modern}).errorStatus(err); got != want {
+				if got := errorStatus(modern, err); got != want {
 					t.Errorf("code %d (wrapped: %v, modern: %v): errorStatus %d, go-sdk answered %d %s", code, wrapped, modern, got, w.Code, w.Body)
 				}
 			}
@@ -195,7 +195,7 @@ func TestListenEventsAsGoSDK(t *testing.T) {
 	want := listTo(h, "1", false, bothMediaTypes, "", nil)
 	rec := httptest.NewRecorder()
 	stream := &listenEvents{w: rec, rc: http.NewResponseController(rec)}
-	if err := stream.send(context.Background(), notification("notifications/progress", params)); err != nil {
+	if err := stream.Send(context.Background(), "notifications/progress", params); err != nil {
 		t.Fatal(err)
 	}
 	if first, _, _ := strings.Cut(want.Body.String(), "\n\n"); rec.Body.String() != first+"\n\n" {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/mcpserver/dialects"
 )
 
 // ServeStdio serves one client on standard input and output until it disconnects or ctx ends.
@@ -135,18 +136,6 @@ func refuse(line []byte, readErr error) []byte {
 
 var errLineLong = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: the message is longer than the limit of 4 MiB"}
 
-var errBatch = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-	Message: "Invalid Request: JSON-RPC batches are not served (MCP removed them in 2025-06-18); send one message at a time"}
-
-func errorResponse(id json.RawMessage, e *jsonrpc.Error) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", id, e})
-	return b
-}
-
 // stdioTransport wraps a transport with the rewrite and remembers, per connection, what the client
 // declared and what to do when one of its requests is cancelled.
 type stdioTransport struct {
@@ -180,7 +169,7 @@ type stdioConn struct {
 	s    *Server
 	id   string
 	mu   sync.Mutex
-	decl *declared
+	decl json.RawMessage
 	// cancels are what a dialect asked to be done when a request is cancelled, by request id.
 	cancels *cancels
 	// refusals are the -32601 errors of requests not yet answered, by request id (keepRefusal).
@@ -206,13 +195,26 @@ func (c *stdioConn) Close() error {
 	return c.Connection.Close()
 }
 
-// notify sends a notification to the client of this connection.
-func (c *stdioConn) notify(ctx context.Context, method string, params any) error {
+// stdioRequest is one request of a stdio connection, which the dialects may notify the client on
+// and ask to be told when the client cancels it (dialects.Conn).
+type stdioRequest struct {
+	conn *stdioConn
+	id   jsonrpc.ID
+}
+
+func (r stdioRequest) Notify(ctx context.Context, method string, params any) error {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
-	return c.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+	return r.conn.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+}
+
+// OnCancel does nothing for a request without an id: nothing can cancel it.
+func (r stdioRequest) OnCancel(cancel func()) {
+	if r.id.IsValid() {
+		r.conn.cancels.on(r.id, cancel)
+	}
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -265,18 +267,14 @@ func (c *stdioConn) serveListen(req *jsonrpc.Request) {
 	}()
 }
 
-// listen reads the request's params and serves it through the middleware, as go-sdk would.
+// listen reads the request's params and serves it through the middleware, as go-sdk would; the
+// dialects refuse params that are not an object (nil members), or whose _meta is not one.
 func (c *stdioConn) listen(req *jsonrpc.Request, end <-chan struct{}) (mcp.Result, error) {
 	var members map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &members) != nil || members == nil {
-		return nil, errListenParams(`params must be an object, like {"notifications": {"taskIds": ["..."]}}`)
-	}
-	p, ok := listenParamsOf(members)
-	if !ok {
-		return nil, errListenParams("_meta must be an object")
-	}
-	serve := c.s.middleware(func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
-		return c.s.listen(ctx, req.ID, p, c, end)
+	json.Unmarshal(req.Params, &members)
+	p, _ := listenParamsOf(members)
+	serve := c.s.middleware(func(ctx context.Context, _ string, listen mcp.Request) (mcp.Result, error) {
+		return c.s.listen(ctx, req.ID, listen, c, end)
 	})
 	return serve(context.Background(), listenMethod, &mcp.ServerRequest[*listenParams]{Params: p})
 }
@@ -303,19 +301,19 @@ func (c *stdioConn) answer(id jsonrpc.ID, res mcp.Result, err error) {
 	c.Connection.Write(context.Background(), resp)
 }
 
-// send and keepAlive make the connection a listen's stream; stdio needs no keep-alive.
-func (c *stdioConn) send(ctx context.Context, msg *jsonrpc.Request) error {
-	return c.Connection.Write(ctx, msg)
+// Send and KeepAlive make the connection a listen's stream (dialects.Stream); stdio needs no
+// keep-alive.
+func (c *stdioConn) Send(ctx context.Context, method string, params any) error {
+	return c.Connection.Write(ctx, notification(method, params))
 }
 
-func (c *stdioConn) keepAlive() error { return nil }
+func (c *stdioConn) KeepAlive() error { return nil }
 
 // prepare applies the rewrite to one request and remembers what the connection needs of it.
 func (c *stdioConn) prepare(req *jsonrpc.Request) *jsonrpc.Request {
 	c.mu.Lock()
 	if req.Method == "initialize" {
-		d := declaredIn(req.Params)
-		c.decl = &d
+		c.decl = dialects.Declared(req.Params)
 	}
 	d := c.decl
 	c.mu.Unlock()
@@ -358,12 +356,13 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 	}
 }
 
-// onCancel has cancel run when the request c names on its connection is cancelled; nothing for a
-// request of no connection (HTTP, where the client closes the request instead).
-func (cs *conns) onCancel(c caps, cancel func()) {
-	if conn, ok := cs.get(c.conn); ok && c.request.IsValid() {
-		conn.cancels.on(c.request, cancel)
+// of is the request o names on its connection, for the dialects; nil for a request of no
+// connection (HTTP, where the client closes the request instead of cancelling it).
+func (cs *conns) of(o origin) dialects.Conn {
+	if conn, ok := cs.get(o.conn); ok {
+		return stdioRequest{conn, o.request}
 	}
+	return nil
 }
 
 // cancels are what to do when a connection's requests are cancelled, by request id, bounded so a

@@ -18,6 +18,13 @@ func Value(raw []byte) (any, bool) {
 	return v, ok
 }
 
+// Object reads raw as Value does, when it is an object.
+func Object(raw []byte) (map[string]any, bool) {
+	v, ok := Value(raw)
+	m, isObject := v.(map[string]any)
+	return m, ok && isObject
+}
+
 // decoder reads a text Check accepted, so it meets no syntax error.
 type decoder struct {
 	data []byte

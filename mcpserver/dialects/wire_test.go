@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // call with an `operation` param (or any call of an async tool by a client that opted in) answers
 // an operation token at once, read with tools/async/status and tools/async/result. A client's own
 // token is the start's idempotency key, and names the operation as well as the server's.
-type operations struct{ s *Server }
+type operations struct{ r *Router }
 
 // takes: a call with an `operation` param, or of a tool that runs only as a task by a client that
 // opted in.
@@ -34,25 +34,27 @@ func (d operations) call(ctx context.Context, c caps, call toolCall) (mcp.Result
 		KeepAlive *float64 `json:"keepAlive"`
 	}
 	if c.operation != nil && json.Unmarshal(c.operation, &op) != nil {
-		return nil, d.s.rpcError(operationWords, tasks.Invalidf(`operation must be an object like {"token": "...", "keepAlive": 3600}`))
+		return nil, d.r.rpcError(operationWords, tasks.Invalidf(`operation must be an object like {"token": "...", "keepAlive": 3600}`))
 	}
 	if len(op.Token) > tasks.MaxKey {
-		return nil, d.s.rpcError(operationWords, tasks.Invalidf("operation.token is longer than %d characters", tasks.MaxKey))
+		return nil, d.r.rpcError(operationWords, tasks.Invalidf("operation.token is longer than %d characters", tasks.MaxKey))
 	}
 	req := call.request()
 	req.Key = op.Token
 	if op.KeepAlive != nil {
 		if *op.KeepAlive <= 0 || *op.KeepAlive > math.MaxInt32 {
-			return nil, d.s.rpcError(operationWords, tasks.Invalidf("operation.keepAlive must be a positive number of seconds"))
+			return nil, d.r.rpcError(operationWords, tasks.Invalidf("operation.keepAlive must be a positive number of seconds"))
 		}
 		req.KeepAlive = time.Duration(*op.KeepAlive * float64(time.Second))
 	}
-	t, err := d.s.tasks.Start(ctx, req)
+	t, err := d.r.tasks.Start(ctx, req)
 	if err != nil {
-		return d.s.toolAnswer(c, operationWords, err)
+		return d.r.toolAnswer(c, operationWords, err)
 	}
 	// notifications/cancelled for the call moves the operation to canceled (stdio).
-	d.s.conns.onCancel(c, func() { d.cancel(t.ID) })
+	if c.Conn != nil {
+		c.Conn.OnCancel(func() { d.cancel(t.ID) })
+	}
 	started := &tasks.Result{Text: fmt.Sprintf("Started %s. Poll tools/async/status with the operation token; read the result with tools/async/result.", call.tool.Name)}
 	return &operationStarted{callToolResult: *wireResult(started, c.modern), Operation: operationInfo{
 		Token:         t.ID,
@@ -65,7 +67,7 @@ func (d operations) call(ctx context.Context, c caps, call toolCall) (mcp.Result
 // keepAliveSeconds is how long the result stays readable after the operation ends, in seconds;
 // nil when unknown.
 func (d operations) keepAliveSeconds(t *tasks.Task) *int64 {
-	k := d.s.tasks.KeepAlive(t)
+	k := d.r.tasks.KeepAlive(t)
 	if k == 0 {
 		return nil
 	}
@@ -87,7 +89,7 @@ func (d operations) read(ctx context.Context, tok string) (*tasks.Task, error) {
 	if tok == "" {
 		return nil, tasks.Invalidf("Failed to retrieve operation: token is required")
 	}
-	return d.s.tasks.ReadKeyed(ctx, tok)
+	return d.r.tasks.ReadKeyed(ctx, tok)
 }
 
 // status answers tools/async/status. An operation that waits on input asks the client itself
@@ -100,10 +102,10 @@ func (d operations) status(ctx context.Context, c caps, p *taskParams) (mcp.Resu
 		return nil, err
 	}
 	if t.Status.State == adapters.InputRequired && elicits(c) {
-		if err := d.s.askOpenQuestions(ctx, c, t, mcp.Meta{"_operation": map[string]any{"token": p.Token}}); err != nil {
+		if err := d.r.askOpenQuestions(ctx, c, t, mcp.Meta{"_operation": map[string]any{"token": p.Token}}); err != nil {
 			return nil, err
 		}
-		if err := d.s.tasks.Describe(ctx, t); err != nil {
+		if err := d.r.tasks.Describe(ctx, t); err != nil {
 			return nil, err
 		}
 	}
@@ -148,12 +150,12 @@ func notYet(status string, retry time.Duration) *jsonrpc.Error {
 func (d operations) cancel(tok string) {
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
-	t, err := d.s.tasks.Open(ctx, tok)
+	t, err := d.r.tasks.Open(ctx, tok)
 	if err == nil {
-		err = d.s.tasks.Cancel(ctx, t, "an MCP client (notifications/cancelled)")
+		err = d.r.tasks.Cancel(ctx, t, "an MCP client (notifications/cancelled)")
 	}
 	if err != nil && tasks.KindOf(err) != tasks.Ended {
-		d.s.log.Warn("cancelling an operation after notifications/cancelled failed", "error", err)
+		d.r.log.Warn("cancelling an operation after notifications/cancelled failed", "error", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -23,16 +23,16 @@ type asked struct {
 }
 
 // ask gathers the answers to a tool's questions. A tool without questions has none to gather.
-func (s *Server) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.CallToolParamsRaw) (asked, error) {
+func (r *Router) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.CallToolParamsRaw) (asked, error) {
 	if len(tool.Ask) == 0 {
 		return asked{}, nil
 	}
 	var answers tasks.Answers
 	switch {
 	case c.modern && p.RequestState == "" && len(p.InputResponses) == 0:
-		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, questionRequests(tool.Ask))}, nil
+		return asked{reply: r.inputRequired(ctx, tool, p.Arguments, questionRequests(tool.Ask))}, nil
 	case c.modern:
-		if _, err := s.tasks.OpenRequestState(ctx, tool, p.Arguments, p.RequestState); err != nil {
+		if _, err := r.tasks.OpenRequestState(ctx, tool, p.Arguments, p.RequestState); err != nil {
 			return asked{}, err
 		}
 		answers = inputResponses(p.InputResponses)
@@ -44,20 +44,20 @@ func (s *Server) ask(ctx context.Context, c caps, tool *mapping.Tool, p *mcp.Cal
 	default:
 		return asked{}, tasks.Invalidf("tool %s asks questions before it starts: call it on protocol 2026-07-28, or from a client that takes elicitation/create on a connection that carries it (stdio)", tool.Name)
 	}
-	g, err := s.tasks.Gather(tool, answers)
+	g, err := r.tasks.Gather(tool, answers)
 	switch why, refused := refusal(err); {
 	case refused:
 		return asked{reply: wireResult(tasks.ToolError("%s", why), c.modern)}, nil
 	case err != nil:
 		return asked{}, err
 	case len(g.Open) > 0:
-		return asked{reply: s.inputRequired(ctx, tool, p.Arguments, questionRequests(g.Open))}, nil
+		return asked{reply: r.inputRequired(ctx, tool, p.Arguments, questionRequests(g.Open))}, nil
 	}
 	return asked{answers: g.Answers}, nil
 }
 
 // inputRequired asks reqs in a call of tool with args, with the state the next round must bring
 // back.
-func (s *Server) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, reqs inputRequests) mcp.Result {
-	return &inputRequiredResult{InputRequests: reqs, RequestState: s.tasks.RequestState(ctx, tool, args, "")}
+func (r *Router) inputRequired(ctx context.Context, tool *mapping.Tool, args json.RawMessage, reqs inputRequests) mcp.Result {
+	return &inputRequiredResult{InputRequests: reqs, RequestState: r.tasks.RequestState(ctx, tool, args, "")}
 }

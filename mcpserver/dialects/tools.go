@@ -1,8 +1,7 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -13,55 +12,43 @@ import (
 	"github.com/taskgate/taskgate/tasks"
 )
 
-// toolCall is one call of a mapped tool, with the answers to its questions once it has them.
-type toolCall struct {
-	tool    *mapping.Tool
-	args    json.RawMessage
-	answers map[string]json.RawMessage
-}
-
-// request is the call as the task service starts it.
-func (c toolCall) request() tasks.StartRequest {
-	return tasks.StartRequest{Tool: c.tool, Args: c.args, Answers: c.answers}
-}
-
 // callTool serves tools/call of a mapped tool, or of a handle tool: the caller must see the tool
 // and hold the scopes it needs; a requestState that names a waiting call's task resumes that wait;
 // the tool's questions are gathered; then the first dialect that takes the call serves it.
-func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
-	tool, ok := s.tasks.Mapping().Tool(p.Name)
+func (r *Router) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
+	tool, ok := r.tasks.Mapping().Tool(p.Name)
 	visible, missing := false, []string(nil)
 	if ok {
 		visible, missing = tasks.Access(ctx, tool)
 	}
 	switch {
-	case !visible && s.noTask == NoTaskHandles && isHandleTool(p.Name):
-		return wireResult(handles{s}.tool(ctx, p.Name, p.Arguments), c.modern), nil
+	case !visible && r.noTask == NoTaskHandles && isHandleTool(p.Name):
+		return wireResult(handles{r}.tool(ctx, p.Name, p.Arguments), c.modern), nil
 	case !visible:
 		// A tool hidden from the caller is answered exactly as one that does not exist.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 	case len(missing) > 0:
-		return nil, errNotPermitted(ctx, tool, missing)
+		return nil, ErrNotPermitted(ctx, tool, missing)
 	}
 	tasks.Note(ctx, tool, adapters.Ref{})
 	if c.modern && p.RequestState != "" {
-		task, err := s.tasks.OpenRequestState(ctx, tool, p.Arguments, p.RequestState)
+		task, err := r.tasks.OpenRequestState(ctx, tool, p.Arguments, p.RequestState)
 		switch {
 		case err != nil:
-			return nil, s.rpcError(taskWords, err)
+			return nil, r.rpcError(taskWords, err)
 		case task != "":
-			return waiting{s}.resume(ctx, c, p, task)
+			return waiting{r}.resume(ctx, c, p, task)
 		}
 	}
-	a, err := s.ask(ctx, c, tool, p)
+	a, err := r.ask(ctx, c, tool, p)
 	switch {
 	case err != nil:
-		return nil, s.rpcError(taskWords, err)
+		return nil, r.rpcError(taskWords, err)
 	case a.reply != nil:
 		return a.reply, nil
 	}
 	call := toolCall{tool: tool, args: p.Arguments, answers: a.answers}
-	for _, d := range s.dialects {
+	for _, d := range r.dialects {
 		if d.takes(c, tool) {
 			return d.call(ctx, c, call)
 		}
@@ -76,11 +63,11 @@ func (s *Server) callTool(ctx context.Context, c caps, p *mcp.CallToolParamsRaw)
 // listTools answers tools/list: each tool as the caller can use it. SEP-1391 clients see
 // invocationMode, 2025-11-25 clients execution.taskSupport; clients without tasks see what
 // --no-task-clients says.
-func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
+func (r *Router) listTools(ctx context.Context, c caps) mcp.Result {
 	res := &listToolsResult{Tools: []toolEntry{}, TTLMs: toolsListTTL.Milliseconds()}
 	// Handle tools are for clients that may not do tasks: known not to, or legacy ones over HTTP.
-	mayGetHandles := s.noTask == NoTaskHandles && (c.noTasks() || !c.known)
-	for _, t := range s.tasks.Mapping().Tools {
+	mayGetHandles := r.noTask == NoTaskHandles && (c.noTasks() || !c.known)
+	for _, t := range r.tasks.Mapping().Tools {
 		if visible, _ := tasks.Access(ctx, t); !visible {
 			continue
 		}
@@ -95,11 +82,11 @@ func (s *Server) listTools(ctx context.Context, c caps) mcp.Result {
 		case c.modern && c.tasks:
 		case !c.modern && (c.tasks || !c.known):
 			if t.TaskSupport != mapping.TaskForbidden {
-				e.Execution = &toolExecution{TaskSupport: string(legacyTaskSupport(c, t, s.noTask))}
+				e.Execution = &toolExecution{TaskSupport: string(legacyTaskSupport(c, t, r.noTask))}
 			}
-		case required && s.noTask == NoTaskHide:
+		case required && r.noTask == NoTaskHide:
 			continue
-		case required && s.noTask == NoTaskHandles:
+		case required && r.noTask == NoTaskHandles:
 			e.Description += " " + handleNote
 		}
 		if required && mayGetHandles {

@@ -1,13 +1,17 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskgate/taskgate/internal/strictjson"
 	"github.com/taskgate/taskgate/mapping"
+	"github.com/taskgate/taskgate/tasks"
 )
 
 // A dialect is one way clients speak of tasks (docs/protocol.md): the tasks extension on
@@ -27,13 +31,6 @@ type dialect interface {
 	words() words
 }
 
-// newDialects are the dialects in the order they are asked whether they take a call or serve a
-// method: the first that does serves it. A new dialect is a file with a type that implements
-// dialect, and its place here.
-func (s *Server) newDialects() []dialect {
-	return []dialect{extension{s}, legacy{s}, operations{s}, waiting{s}, handles{s}}
-}
-
 // method serves one task method. Its errors are rendered in the dialect's words.
 type method func(ctx context.Context, c caps, p *taskParams) (mcp.Result, error)
 
@@ -51,6 +48,18 @@ type taskParams struct {
 	Token string `json:"token"`
 }
 
+// toolCall is one call of a mapped tool, with the answers to its questions once it has them.
+type toolCall struct {
+	tool    *mapping.Tool
+	args    json.RawMessage
+	answers map[string]json.RawMessage
+}
+
+// request is the call as the task service starts it.
+func (c toolCall) request() tasks.StartRequest {
+	return tasks.StartRequest{Tool: c.tool, Args: c.args, Answers: c.answers}
+}
+
 // words are a dialect's words for ids that lead nowhere.
 type words struct{ notFound, expired string }
 
@@ -65,48 +74,26 @@ type served struct {
 	m method
 }
 
-// addTaskMethods has go-sdk pass every dialect's task methods to serveMethod.
-func (s *Server) addTaskMethods() error {
-	s.methods = map[string][]served{}
-	for _, d := range s.dialects {
-		for name, m := range d.methods() {
-			s.methods[name] = append(s.methods[name], served{d, m})
-		}
-	}
-	for name, handlers := range s.methods {
-		err := mcp.AddReceivingCustomMethod(s.mcp, name, func(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (mcp.Result, error) {
-			return s.serveMethod(ctx, handlers, p)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// serveMethod serves a task method through the first of its dialects that speaks to the caller,
-// below the middleware: go-sdk calls it for every task method, and the HTTP fast path
-// (fastpath.go) for tasks/get.
-func (s *Server) serveMethod(ctx context.Context, handlers []served, p *taskParams) (mcp.Result, error) {
-	c := capsOf(ctx)
-	if p == nil {
-		p = &taskParams{}
-	}
-	for _, h := range handlers {
-		if h.d.speaks(c) {
-			res, err := h.m(ctx, c, p)
-			if err != nil {
-				return nil, s.rpcError(h.d.words(), err)
-			}
-			return res, nil
-		}
-	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no task dialect of this client serves this method"}
-}
-
 // refused is a method a dialect does not have, answered -32601 with why.
 func refused(why string) method {
 	return func(context.Context, caps, *taskParams) (mcp.Result, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: why}
 	}
+}
+
+// codeHeaderMismatch is the extension's HeaderMismatch error.
+const codeHeaderMismatch = -32020
+
+// MismatchedName checks the routing header of a task method (header, Mcp-Name) against the task
+// its params name: an intermediary routes by the header, taskgate acts on the body, and they must
+// agree. A missing header is accepted (clients before 2026-07-28 send none).
+func MismatchedName(header, method string, params map[string]json.RawMessage) *jsonrpc.Error {
+	if header == "" || !strings.HasPrefix(method, "tasks/") {
+		return nil
+	}
+	if id, ok := strictjson.String(params["taskId"]); ok && strings.TrimSpace(header) == id {
+		return nil
+	}
+	return &jsonrpc.Error{Code: codeHeaderMismatch,
+		Message: fmt.Sprintf("Header mismatch: Mcp-Name header %q does not match params.taskId of %s", header, method)}
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -86,7 +86,7 @@ func sent(m map[string]json.RawMessage) tasks.Answers {
 // that carries server requests (stdio) from a client before 2026-07-28 that declared elicitation
 // (go-sdk sends no elicitation/create on 2026-07-28, where questions go back in the result).
 func elicits(c caps) bool {
-	if c.modern || c.session == nil || c.conn == "" {
+	if c.modern || c.session == nil || c.Conn == nil {
 		return false
 	}
 	ip := c.session.InitializeParams()
@@ -105,18 +105,18 @@ func elicit(ctx context.Context, c caps, tool *mapping.Tool, q *mapping.Question
 // elicitor asks a waiting call's caller, with elicitation/create where it takes it (elicits), the
 // questions its task waits on, meta added to each request (it says which task asks); nil when the
 // caller cannot be asked.
-func (s *Server) elicitor(c caps, meta mcp.Meta) tasks.Asker {
+func (r *Router) elicitor(c caps, meta mcp.Meta) tasks.Asker {
 	if !elicits(c) {
 		return nil
 	}
 	return func(ctx context.Context, t *tasks.Task) (bool, error) {
-		return false, s.askOpenQuestions(ctx, c, t, meta)
+		return false, r.askOpenQuestions(ctx, c, t, meta)
 	}
 }
 
 // askOpenQuestions asks the caller each open question of t with elicitation/create, meta added to
 // each request, and delivers the answers.
-func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *tasks.Task, meta mcp.Meta) error {
+func (r *Router) askOpenQuestions(ctx context.Context, c caps, t *tasks.Task, meta mcp.Meta) error {
 	qs, err := t.OpenQuestions()
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (s *Server) askOpenQuestions(ctx context.Context, c caps, t *tasks.Task, me
 		if err != nil {
 			return err
 		}
-		if _, err := s.tasks.Answer(ctx, t, tasks.Given(map[string]tasks.Answer{q.Key: a})); err != nil {
+		if _, err := r.tasks.Answer(ctx, t, tasks.Given(map[string]tasks.Answer{q.Key: a})); err != nil {
 			return err
 		}
 	}

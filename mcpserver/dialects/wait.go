@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -23,24 +23,24 @@ import (
 // for them. The workflow's questions go back to a 2026-07-28 client that declared elicitation in
 // an input_required result, and its retry resumes the wait (resume); a client of an earlier
 // version is asked with elicitation/create where it takes it.
-type waiting struct{ s *Server }
+type waiting struct{ r *Router }
 
 // takes: tools that may not run as tasks, tools that may to callers no other dialect took, and,
 // in the wait mode, the others.
 func (d waiting) takes(_ caps, tool *mapping.Tool) bool {
-	return tool.TaskSupport != mapping.TaskRequired || d.s.noTask == NoTaskWait
+	return tool.TaskSupport != mapping.TaskRequired || d.r.noTask == NoTaskWait
 }
 
 func (d waiting) call(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
 	w := newWait(ctx, call.tool)
 	defer w.stop()
 	if call.tool.TaskSupport == mapping.TaskForbidden {
-		t, err := d.s.tasks.Run(w.ctx, call.request())
+		t, err := d.r.tasks.Run(w.ctx, call.request())
 		return wireResult(d.waited(ctx, w, call.tool, t, err), c.modern), nil
 	}
 	// The execution is the caller's, as a task's is: a question it asks may be answered in another
 	// request of the caller (resume).
-	t, err := d.s.tasks.Start(w.ctx, call.request())
+	t, err := d.r.tasks.Start(w.ctx, call.request())
 	if err != nil {
 		return wireResult(d.waited(ctx, w, call.tool, nil, err), c.modern), nil
 	}
@@ -54,13 +54,13 @@ func (waiting) words() words               { return taskWords }
 // resume goes on with a waiting call whose workflow asked (the task its requestState names): it
 // delivers the answers the retry brings and waits again.
 func (d waiting) resume(ctx context.Context, c caps, p *mcp.CallToolParamsRaw, id string) (mcp.Result, error) {
-	t, err := d.s.tasks.Open(ctx, id)
+	t, err := d.r.tasks.Open(ctx, id)
 	if err != nil {
-		return nil, d.s.rpcError(taskWords, err)
+		return nil, d.r.rpcError(taskWords, err)
 	}
-	delivered, err := d.s.tasks.Answer(ctx, t, inputResponses(p.InputResponses))
+	delivered, err := d.r.tasks.Answer(ctx, t, inputResponses(p.InputResponses))
 	if err != nil {
-		return nil, d.s.rpcError(taskWords, err)
+		return nil, d.r.rpcError(taskWords, err)
 	}
 	w := newWait(ctx, t.Tool)
 	defer w.stop()
@@ -83,9 +83,9 @@ func (d waiting) await(ctx context.Context, c caps, w *wait, t *tasks.Task, args
 			return slices.ContainsFunc(t.Status.Inputs, func(q adapters.Question) bool { return !slices.Contains(answered, q.Key) }), nil
 		}
 	case elicits(c):
-		ask = d.s.elicitor(c, nil)
+		ask = d.r.elicitor(c, nil)
 	}
-	err := d.s.tasks.Wait(w.ctx, t, ask)
+	err := d.r.tasks.Wait(w.ctx, t, ask)
 	if errors.Is(err, tasks.ErrAsking) {
 		var open inputRequests
 		for _, r := range openRequests(t) {
@@ -93,7 +93,7 @@ func (d waiting) await(ctx context.Context, c caps, w *wait, t *tasks.Task, args
 				open = append(open, r)
 			}
 		}
-		return &inputRequiredResult{InputRequests: open, RequestState: d.s.tasks.RequestState(ctx, t.Tool, args, t.ID)}
+		return &inputRequiredResult{InputRequests: open, RequestState: d.r.tasks.RequestState(ctx, t.Tool, args, t.ID)}
 	}
 	return wireResult(d.waited(ctx, w, t.Tool, t, err), c.modern)
 }
@@ -115,10 +115,7 @@ func newWait(ctx context.Context, tool *mapping.Tool) *wait {
 // withWaitBound is ctx, ended after the longest its request may wait for a workflow (bound) when
 // its transport set one (HTTP).
 func withWaitBound(ctx context.Context) (bounded context.Context, bound time.Duration, stop context.CancelFunc) {
-	if r := requestOf(ctx); r != nil {
-		bound = r.maxWait
-	}
-	if bound <= 0 {
+	if bound = capsOf(ctx).MaxWait; bound <= 0 {
 		return ctx, 0, func() {}
 	}
 	bounded, stop = context.WithTimeout(ctx, bound)
@@ -138,7 +135,7 @@ func (d waiting) waited(ctx context.Context, w *wait, tool *mapping.Tool, t *tas
 		return tasks.ToolError("%s", why)
 	case ctx.Err() != nil:
 		if t != nil {
-			d.s.tasks.Abandon(ctx, t, "the MCP client")
+			d.r.tasks.Abandon(ctx, t, "the MCP client")
 		}
 		return tasks.ToolError("%s was cancelled: the client stopped waiting", tool.Name)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -146,7 +143,7 @@ func (d waiting) waited(ctx context.Context, w *wait, tool *mapping.Tool, t *tas
 		if w.bounded.Err() != nil && w.bound < tool.Timeout {
 			within = fmt.Sprintf("within %s, the longest this server holds a request", w.bound)
 		}
-		if t != nil && t.ID != "" && d.s.tasks.Describe(ctx, t) == nil && t.Status.State == adapters.InputRequired {
+		if t != nil && t.ID != "" && d.r.tasks.Describe(ctx, t) == nil && t.Status.State == adapters.InputRequired {
 			return tasks.ToolError("%s did not finish %s: it is %s, and this client takes neither tasks nor elicitation to answer; the execution goes on in the engine", tool.Name, within, t.Message())
 		}
 		return tasks.ToolError("%s did not finish %s; the execution goes on in the engine", tool.Name, within)
@@ -155,7 +152,7 @@ func (d waiting) waited(ctx context.Context, w *wait, tool *mapping.Tool, t *tas
 	if !errors.As(err, &te) {
 		te = &tasks.Error{Kind: tasks.Internal, Message: "Failed to run " + tool.Name, Err: err}
 	}
-	return tasks.ToolError("%s could not be run: the engine did not answer as expected; retry in a moment (error id %s)", tool.Name, d.s.report(te))
+	return tasks.ToolError("%s could not be run: the engine did not answer as expected; retry in a moment (error id %s)", tool.Name, d.r.report(te))
 }
 
 // reportProgress sends one progress notification per poll interval (growing with the call's age)
@@ -170,7 +167,7 @@ func (d waiting) reportProgress(ctx context.Context, c caps, t *tasks.Task) {
 		case <-next.C:
 		}
 		next.Reset(t.PollInterval())
-		if d.s.tasks.Describe(ctx, t) != nil {
+		if d.r.tasks.Describe(ctx, t) != nil {
 			continue
 		}
 		c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{

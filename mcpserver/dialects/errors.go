@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // rpcError renders err as the JSON-RPC error a client of a dialect with words w gets. Engine
 // details go to the log under an error id that the client sees, so an operator can find them and
 // a client learns nothing about the engine's addresses or ids.
-func (s *Server) rpcError(w words, err error) error {
+func (r *Router) rpcError(w words, err error) error {
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return rpcErr
@@ -36,7 +36,7 @@ func (s *Server) rpcError(w words, err error) error {
 	case tasks.Invalid, tasks.Refused, tasks.Conflict, tasks.Ended:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: te.Message}
 	}
-	id := s.report(te)
+	id := r.report(te)
 	data := map[string]any{"errorId": id}
 	msg := fmt.Sprintf("%s (error id %s)", te.Message, id)
 	switch {
@@ -56,7 +56,7 @@ func (s *Server) rpcError(w words, err error) error {
 // retry will not mend it, a warning when the engine did not answer, and only information when
 // the engine or the read budget said when to retry, which under load is routine (the soak logged
 // 28,000 such errors an hour; taskgate_engine_read_refusals_total and _throttles_total count them).
-func (s *Server) report(te *tasks.Error) string {
+func (r *Router) report(te *tasks.Error) string {
 	id := uuid.NewString()[:8]
 	level := slog.LevelError
 	switch {
@@ -65,7 +65,7 @@ func (s *Server) report(te *tasks.Error) string {
 	case te.Kind == tasks.Unavailable:
 		level = slog.LevelWarn
 	}
-	s.log.Log(context.Background(), level, te.Message, "errorId", id, "error", te.Err)
+	r.log.Log(context.Background(), level, te.Message, "errorId", id, "error", te.Err)
 	return id
 }
 
@@ -74,8 +74,8 @@ func failureError(f *tasks.Failure) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: f.Message}
 }
 
-// errNotPermitted is the answer to a call of a tool the caller sees but lacks scopes for.
-func errNotPermitted(ctx context.Context, tool *mapping.Tool, missing []string) *jsonrpc.Error {
+// ErrNotPermitted is the answer to a call of a tool the caller sees but lacks scopes for.
+func ErrNotPermitted(ctx context.Context, tool *mapping.Tool, missing []string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: tasks.NotPermitted(ctx, tool, missing).Message}
 }
 
@@ -90,9 +90,9 @@ func refusal(err error) (string, bool) {
 
 // toolAnswer is the answer of a call that started nothing: a refusal as a tool error the model
 // reads, any other error as an error of the request, in words w.
-func (s *Server) toolAnswer(c caps, w words, err error) (mcp.Result, error) {
+func (r *Router) toolAnswer(c caps, w words, err error) (mcp.Result, error) {
 	if why, ok := refusal(err); ok {
 		return wireResult(tasks.ToolError("%s", why), c.modern), nil
 	}
-	return nil, s.rpcError(w, err)
+	return nil, r.rpcError(w, err)
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"bytes"
@@ -43,6 +43,12 @@ type callToolResult struct {
 	Content           []textContent   `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
+}
+
+// IsToolError reports whether res is a tool's result with isError.
+func IsToolError(res mcp.Result) bool {
+	r, ok := res.(*callToolResult)
+	return ok && r.IsError
 }
 
 // wireResult renders a tool result for a client of protocol 2026-07-28 (modern) or an earlier

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func TestDetailedTaskWritesAsEncodingJSON(t *testing.T) {
 		{name: "input requests", task: detailedTask{taskInfo: info, InputRequests: inputRequests{{key: "q", req: inputRequest{Params: elicitParams{Message: "?", RequestedSchema: json.RawMessage(`{}`)}}}}}, declined: true},
 	} {
 		for _, meta := range [][]byte{nil, serverInfo} {
-			got, ok := c.task.appendJSON([]byte("x"), meta)
+			got, ok := c.task.AppendJSON([]byte("x"), meta)
 			if ok == c.declined {
 				t.Errorf("%s (meta %s): written %v, want %v", c.name, meta, ok, !c.declined)
 				continue
@@ -62,4 +62,15 @@ func TestDetailedTaskWritesAsEncodingJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+// encodeJSON is v as the answers encode it: without HTML escaping or a newline.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"bytes"
@@ -8,18 +8,14 @@ import (
 	"github.com/taskgate/taskgate/internal/jsonappend"
 )
 
-// The answers of the fast path written without reflection: encoding/json's reflection was a
+// The answers of the HTTP fast path written without reflection: encoding/json's reflection was a
 // fifth of taskgate's own CPU on a poll. Each writes the bytes encoding/json writes for the same
 // value (HTML escaping off), and says false for a shape it does not write, which the fast path
 // then encodes with encoding/json; tests compare the two on every shape.
 
-// jsonAppender is a result that writes itself, with meta (an encoded object, or nil) as its _meta
-// in place of its own.
-type jsonAppender interface {
-	appendJSON(b, meta []byte) ([]byte, bool)
-}
-
-func (t *detailedTask) appendJSON(b, meta []byte) ([]byte, bool) {
+// AppendJSON writes the task, with meta (an encoded object, or nil) as its _meta in place of its
+// own.
+func (t *detailedTask) AppendJSON(b, meta []byte) ([]byte, bool) {
 	if len(t.InputRequests) > 0 || t.Error != nil && len(t.Error.Data) > 0 || t.Result != nil && len(t.Result.Meta) > 0 {
 		return b, false
 	}

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // extension is the tasks extension on 2026-07-28 (docs/protocol.md, its first dialect): a call
 // answers a task at once, polled with tasks/get, answered with tasks/update, stopped with
 // tasks/cancel. A tool error is still a completed task; only a protocol error fails it.
-type extension struct{ s *Server }
+type extension struct{ r *Router }
 
 // takes: a call of a client that declared the extension, unless it asked for a SEP-1391 operation.
 func (extension) takes(c caps, tool *mapping.Tool) bool {
@@ -23,11 +23,22 @@ func (extension) takes(c caps, tool *mapping.Tool) bool {
 }
 
 func (d extension) call(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
-	t, err := d.s.tasks.Start(ctx, call.request())
+	t, err := d.r.tasks.Start(ctx, call.request())
 	if err != nil {
-		return d.s.toolAnswer(c, taskWords, err)
+		return d.r.toolAnswer(c, taskWords, err)
 	}
 	return &createTaskResult{taskInfo: extensionTask(t)}, nil
+}
+
+// startsAtOnce reports whether a plain call of tool by a caller whose _meta is meta, asking no
+// progress, is one the extension answers at once with its task and nothing else (fast.go): a tool
+// that may run as a task and asks nothing before it starts, by a caller that declared the
+// extension.
+func (extension) startsAtOnce(tool *mapping.Tool, meta mcp.Meta) bool {
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+	extensions, _ := caps["extensions"].(map[string]any)
+	_, declared := extensions[extensionTasks]
+	return declared && tool.TaskSupport != mapping.TaskForbidden && len(tool.Ask) == 0
 }
 
 // speaks: every 2026-07-28 client; those that did not declare the extension are told to.
@@ -71,7 +82,7 @@ func detailed(t *tasks.Task) *detailedTask {
 }
 
 func (d extension) get(ctx context.Context, _ caps, p *taskParams) (mcp.Result, error) {
-	t, err := d.s.tasks.Read(ctx, p.TaskID)
+	t, err := d.r.tasks.Read(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +91,11 @@ func (d extension) get(ctx context.Context, _ caps, p *taskParams) (mcp.Result, 
 
 // cancel is cooperative: an ended task keeps its outcome, and the answer is the same.
 func (d extension) cancel(ctx context.Context, _ caps, p *taskParams) (mcp.Result, error) {
-	t, err := d.s.tasks.Open(ctx, p.TaskID)
+	t, err := d.r.tasks.Open(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.s.tasks.Cancel(ctx, t, "an MCP client"); err != nil && tasks.KindOf(err) != tasks.Ended {
+	if err := d.r.tasks.Cancel(ctx, t, "an MCP client"); err != nil && tasks.KindOf(err) != tasks.Ended {
 		return nil, err
 	}
 	return &ack{}, nil
@@ -93,14 +104,14 @@ func (d extension) cancel(ctx context.Context, _ caps, p *taskParams) (mcp.Resul
 // update delivers answers to the task's open questions; responses to keys that are not open are
 // ignored, and the acknowledgement comes once the engine has the answers.
 func (d extension) update(ctx context.Context, _ caps, p *taskParams) (mcp.Result, error) {
-	t, err := d.s.tasks.Open(ctx, p.TaskID)
+	t, err := d.r.tasks.Open(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	if p.InputResponses == nil {
 		return nil, tasks.Invalidf(`Failed to update task: inputResponses is required, like {"confirm": {"action": "accept", "content": {...}}}`)
 	}
-	if _, err := d.s.tasks.Answer(ctx, t, sent(p.InputResponses)); err != nil {
+	if _, err := d.r.tasks.Answer(ctx, t, sent(p.InputResponses)); err != nil {
 		return nil, err
 	}
 	return &ack{}, nil

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // legacy is tasks on 2025-11-25 (docs/protocol.md, its second dialect): a call with a `task`
 // param answers a task, read with tasks/get, waited on with tasks/result, stopped with
 // tasks/cancel, listed with tasks/list. Here a tool error fails the task.
-type legacy struct{ s *Server }
+type legacy struct{ r *Router }
 
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
@@ -40,19 +40,19 @@ func (d legacy) call(ctx context.Context, c caps, call toolCall) (mcp.Result, er
 		TTL *float64 `json:"ttl"`
 	}
 	if err := json.Unmarshal(c.task, &meta); err != nil {
-		return nil, d.s.rpcError(taskWords, tasks.Invalidf(`task must be an object like {"ttl": 60000}`))
+		return nil, d.r.rpcError(taskWords, tasks.Invalidf(`task must be an object like {"ttl": 60000}`))
 	}
 	req := call.request()
 	if meta.TTL != nil {
 		if *meta.TTL <= 0 {
-			return nil, d.s.rpcError(taskWords, tasks.Invalidf("task.ttl must be a positive number of milliseconds"))
+			return nil, d.r.rpcError(taskWords, tasks.Invalidf("task.ttl must be a positive number of milliseconds"))
 		}
 		req.TTL = time.Duration(*meta.TTL) * time.Millisecond
 	}
-	t, err := d.s.tasks.Start(ctx, req)
+	t, err := d.r.tasks.Start(ctx, req)
 	if err != nil {
 		// 2025-11-25 has no way to hand back a tool error instead of a task: the call itself fails.
-		return nil, d.s.rpcError(taskWords, err)
+		return nil, d.r.rpcError(taskWords, err)
 	}
 	return &legacyCreateTaskResult{Task: legacyInfo(t)}, nil
 }
@@ -79,7 +79,7 @@ func (d legacy) methods() map[string]method {
 func (legacy) words() words { return taskWords }
 
 func (d legacy) get(ctx context.Context, _ caps, p *taskParams) (mcp.Result, error) {
-	t, err := d.s.tasks.Read(ctx, p.TaskID)
+	t, err := d.r.tasks.Read(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -88,23 +88,23 @@ func (d legacy) get(ctx context.Context, _ caps, p *taskParams) (mcp.Result, err
 
 // cancel answers with the task, already cancelled, and refuses an ended one.
 func (d legacy) cancel(ctx context.Context, _ caps, p *taskParams) (mcp.Result, error) {
-	t, err := d.s.tasks.Open(ctx, p.TaskID)
+	t, err := d.r.tasks.Open(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.s.tasks.Describe(ctx, t); err != nil {
+	if err := d.r.tasks.Describe(ctx, t); err != nil {
 		return nil, err
 	}
 	if t.Ended() {
 		return nil, tasks.Invalidf("Cannot cancel task: it is already %s", legacyStatus(t))
 	}
-	switch err := d.s.tasks.Cancel(ctx, t, "an MCP client"); {
+	switch err := d.r.tasks.Cancel(ctx, t, "an MCP client"); {
 	case tasks.KindOf(err) == tasks.Ended:
 		return nil, tasks.Invalidf("Cannot cancel task: it has already ended")
 	case err != nil:
 		return nil, err
 	}
-	t.Status = adapters.Status{State: adapters.Cancelled, Native: "CANCEL_REQUESTED", Started: t.Status.Started, Updated: d.s.now(),
+	t.Status = adapters.Status{State: adapters.Cancelled, Native: "CANCEL_REQUESTED", Started: t.Status.Started, Updated: d.r.now(),
 		Message: "Cancellation requested; the workflow is stopping."}
 	return &legacyTask{legacyTaskInfo: legacyInfo(t)}, nil
 }
@@ -118,7 +118,7 @@ func (d legacy) result(ctx context.Context, c caps, p *taskParams) (mcp.Result, 
 	waitCtx, bound, stop := withWaitBound(ctx)
 	defer stop()
 	for waited := false; ; waited = true {
-		t, err := d.s.tasks.Read(ctx, id)
+		t, err := d.r.tasks.Read(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +146,7 @@ func (d legacy) result(ctx context.Context, c caps, p *taskParams) (mcp.Result, 
 		// Wait blocks cheaply in the engine until the execution ends, asking the client the
 		// workflow's questions on the way where it can; then read again, which also re-checks the
 		// id's expiry.
-		if err := d.s.tasks.Wait(waitCtx, t, d.s.elicitor(c, related)); err != nil && waitCtx.Err() == nil {
+		if err := d.r.tasks.Wait(waitCtx, t, d.r.elicitor(c, related)); err != nil && waitCtx.Err() == nil {
 			return nil, err
 		}
 		if ctx.Err() != nil {
@@ -167,7 +167,7 @@ func errStillRunning(t *tasks.Task, bound time.Duration, related mcp.Meta) error
 
 // list answers tasks/list: the caller's own tasks.
 func (d legacy) list(ctx context.Context, _ caps, p *taskParams) (mcp.Result, error) {
-	listed, next, err := d.s.tasks.List(ctx, p.Cursor)
+	listed, next, err := d.r.tasks.List(ctx, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +181,11 @@ func (d legacy) list(ctx context.Context, _ caps, p *taskParams) (mcp.Result, er
 // notifyStatus tells a client on a connection that can carry notifications (stdio) that a task
 // it waits on changed status. The notification is optional: failures are only logged.
 func (d legacy) notifyStatus(ctx context.Context, c caps, t *tasks.Task) {
-	conn, ok := d.s.conns.get(c.conn)
-	if !ok || !c.tasks {
+	if c.Conn == nil || !c.tasks {
 		return
 	}
-	if err := conn.notify(ctx, "notifications/tasks/status", legacyInfo(t)); err != nil {
-		d.s.log.Warn("notifications/tasks/status not sent", "error", err)
+	if err := c.Conn.Notify(ctx, "notifications/tasks/status", legacyInfo(t)); err != nil {
+		d.r.log.Warn("notifications/tasks/status not sent", "error", err)
 	}
 }
 
@@ -245,19 +244,6 @@ func legacyInitialize(res *mcp.InitializeResult) mcp.Result {
 	}
 	out.Capabilities.Extensions = ext
 	return out
-}
-
-// declaredIn reads what an initialize request declares.
-func declaredIn(params json.RawMessage) declared {
-	var p struct {
-		Capabilities struct {
-			Tasks        json.RawMessage            `json:"tasks"`
-			Experimental map[string]json.RawMessage `json:"experimental"`
-		} `json:"capabilities"`
-	}
-	json.Unmarshal(params, &p)
-	_, sep := p.Capabilities.Experimental[experimentalSEP1391]
-	return declared{Tasks: len(p.Capabilities.Tasks) > 0 && string(p.Capabilities.Tasks) != "null", SEP1391: sep}
 }
 
 // 2025-11-25's results: the task of the extension, with the field names of that version and no

@@ -1,4 +1,4 @@
-package mcpserver
+package dialects
 
 import (
 	"context"
@@ -17,31 +17,7 @@ import (
 // handles serves clients with no task support at all (--no-task-clients handles): a call starts
 // the execution and answers a handle, which the handle tools task_status, task_result,
 // task_cancel and task_answer take. It speaks in tool results only, in the words of 2025-11-25.
-type handles struct{ s *Server }
-
-// NoTaskMode says how tools that run only as tasks are served to clients that support no kind of
-// task.
-type NoTaskMode string
-
-const (
-	// NoTaskHandles: the call starts the execution and returns a handle, which the handle tools
-	// task_status, task_result and task_cancel take.
-	NoTaskHandles NoTaskMode = "handles"
-	// NoTaskWait: the call waits for the result up to the tool's timeout, with progress
-	// notifications when the client asked for them.
-	NoTaskWait NoTaskMode = "wait"
-	// NoTaskHide: such clients do not see these tools; a call answers that a task is required.
-	NoTaskHide NoTaskMode = "hide"
-)
-
-// ParseNoTaskMode reads a --no-task-clients value.
-func ParseNoTaskMode(s string) (NoTaskMode, error) {
-	switch m := NoTaskMode(s); m {
-	case NoTaskHandles, NoTaskWait, NoTaskHide:
-		return m, nil
-	}
-	return "", fmt.Errorf("--no-task-clients %q: want handles, wait or hide", s)
-}
+type handles struct{ r *Router }
 
 const handleNote = "(Runs in the background: the call returns a handle at once; pass it to task_status to follow it, task_result to read the result, task_cancel to stop it, task_answer to answer its questions.)"
 
@@ -73,11 +49,11 @@ func isHandleTool(name string) bool {
 }
 
 // takes: in the handles mode, what no other dialect took.
-func (d handles) takes(caps, *mapping.Tool) bool { return d.s.noTask == NoTaskHandles }
+func (d handles) takes(caps, *mapping.Tool) bool { return d.r.noTask == NoTaskHandles }
 
 // call starts an execution and gives the caller its handle: the task id.
 func (d handles) call(ctx context.Context, c caps, call toolCall) (mcp.Result, error) {
-	t, err := d.s.tasks.Start(ctx, call.request())
+	t, err := d.r.tasks.Start(ctx, call.request())
 	if err != nil {
 		return wireResult(d.toolError(call.tool.Name, err), c.modern), nil
 	}
@@ -97,7 +73,7 @@ func (d handles) toolError(what string, err error) *tasks.Result {
 	if why, ok := refusal(err); ok {
 		return tasks.ToolError("%s", why)
 	}
-	return tasks.ToolError("%s: %s", what, d.s.rpcError(d.words(), err).Error())
+	return tasks.ToolError("%s: %s", what, d.r.rpcError(d.words(), err).Error())
 }
 
 // tool serves task_status, task_result, task_cancel and task_answer.
@@ -117,9 +93,9 @@ func (d handles) tool(ctx context.Context, name string, args json.RawMessage) *t
 	case "task_answer":
 		return d.answer(ctx, a.Handle, a.Answers, a.Decline)
 	case "task_cancel":
-		t, err := d.s.tasks.Open(ctx, a.Handle)
+		t, err := d.r.tasks.Open(ctx, a.Handle)
 		if err == nil {
-			err = d.s.tasks.Cancel(ctx, t, "an MCP client (task_cancel)")
+			err = d.r.tasks.Cancel(ctx, t, "an MCP client (task_cancel)")
 		}
 		switch {
 		case tasks.KindOf(err) == tasks.Ended:
@@ -130,7 +106,7 @@ func (d handles) tool(ctx context.Context, name string, args json.RawMessage) *t
 		structured, _ := json.Marshal(map[string]string{"status": "cancelling"})
 		return &tasks.Result{Text: "Cancellation requested.", Structured: structured}
 	}
-	t, err := d.s.tasks.Read(ctx, a.Handle)
+	t, err := d.r.tasks.Read(ctx, a.Handle)
 	if err != nil {
 		return d.toolError(name, err)
 	}
@@ -194,11 +170,11 @@ func (d handles) answer(ctx context.Context, handle string, answers map[string]m
 		}
 		given[key] = tasks.Answer{Action: adapters.ActionDecline}
 	}
-	t, err := d.s.tasks.Open(ctx, handle)
+	t, err := d.r.tasks.Open(ctx, handle)
 	if err != nil {
 		return d.toolError("task_answer", err)
 	}
-	delivered, err := d.s.tasks.Answer(ctx, t, tasks.Given(given))
+	delivered, err := d.r.tasks.Answer(ctx, t, tasks.Given(given))
 	if err != nil {
 		return d.toolError("task_answer", err)
 	}
