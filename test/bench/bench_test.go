@@ -29,14 +29,7 @@ func TestMain(m *testing.M) {
 // differences (any sign). It asserts no timing: the numbers themselves are for people, on a quiet
 // machine.
 func TestShort(t *testing.T) {
-	testenv.TemporalAddress(t)
-	testenv.SFNEndpoint(t)
-	testenv.RestateAdmin(t)
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
+	needEngines(t)
 	dir := t.TempDir()
 	jsonFile, mdFile, svgFile := filepath.Join(dir, "results.json"), filepath.Join(dir, "results.md"), filepath.Join(dir, "fleet.svg")
 	// Every figure but fleet-platform, which TestFleetPlatformShort runs.
@@ -190,4 +183,18 @@ type logWriter struct{ t *testing.T }
 func (w logWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// needEngines skips t unless the three engines run (scripts/with-engines), and gives the Step
+// Functions endpoint test credentials where none are set.
+func needEngines(t *testing.T) {
+	t.Helper()
+	testenv.TemporalAddress(t)
+	testenv.SFNEndpoint(t)
+	testenv.RestateAdmin(t)
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"} {
+		if os.Getenv(k) == "" {
+			t.Setenv(k, v)
+		}
+	}
 }

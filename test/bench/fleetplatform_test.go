@@ -6,14 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/taskgate/taskgate/internal/mcpclient"
-	"github.com/taskgate/taskgate/internal/testenv"
 )
 
 // The balancer sends each request to the next replica in turn, keeps a listen's stream on the
@@ -120,14 +118,7 @@ func TestPlatformMapping(t *testing.T) {
 // TestFleetPlatformShort runs the fleet-platform figure in its smoke mode against the real engines
 // and checks that it produced every row, as finite numbers (as TestShort checks the others').
 func TestFleetPlatformShort(t *testing.T) {
-	testenv.TemporalAddress(t)
-	testenv.SFNEndpoint(t)
-	testenv.RestateAdmin(t)
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
+	needEngines(t)
 	jsonFile := filepath.Join(t.TempDir(), "results.json")
 	opts, rows := runShort(t, "-only", "fleet-platform", "-json", jsonFile)
 	byName := map[string]Row{}
