@@ -167,7 +167,7 @@ func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce
 			fair = newFairShare(b, s.now)
 			s.fair[b] = fair
 		}
-		hooks, o.Stretch = append(hooks, fair.Hook, b.Hook), b.Stretch
+		hooks, o.Stretch, o.ListsApart = append(hooks, fair.Hook, b.Hook), b.Stretch, b.ListsApart()
 	}
 	hooks = append(hooks, bill)
 	if cfg.Hooks != nil {

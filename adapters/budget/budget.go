@@ -141,6 +141,9 @@ func (e *Budget) Stats() Stats {
 		Stretch: e.stretchLocked(), Running: len(e.want)}
 }
 
+// ListsApart reports whether sweeps and samples spend a bucket of their own.
+func (e *Budget) ListsApart() bool { return e.sweeps != e }
+
 // Stretch is by how much the running executions read lately must keep their readings longer than
 // their polling curves say, for the reads they ask for to fit the rate: at least 1.
 func (e *Budget) Stretch() float64 {

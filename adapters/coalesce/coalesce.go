@@ -62,6 +62,10 @@ type Options struct {
 	// Ended, when set, is told the first time a read tells that an execution ended; an execution
 	// that has dropped out of the cache may be told again.
 	Ended Ended
+	// ListsApart says that the engine's listings spend a budget of their own, not the reads':
+	// a listing never waits for the tokens of the outcomes in flight, so confirmations are held
+	// to confirmsApart at a time rather than confirmsAtOnce.
+	ListsApart bool
 	// SweepEvery (default 1s) and Interest (default 2 minutes) say how Sweeps sweep: the running
 	// executions that reads asked about in the last Interest, every SweepEvery.
 	SweepEvery, Interest time.Duration

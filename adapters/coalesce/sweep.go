@@ -45,6 +45,11 @@ const (
 	// round's listing, which keeps every followed reading fresh, waits for the tokens of the
 	// outcomes in flight: few, so that it waits little, and enough to spend what the budget gives.
 	confirmsAtOnce = 2
+	// confirmsApart bounds them where listings spend a budget of their own (Options.ListsApart):
+	// then the budget paces the outcomes, and the bound only keeps the engine's calls in flight
+	// few (one Step Functions DescribeExecution, which is its outcome, takes up to a second under
+	// load: two at a time confirmed fewer ends a second than a replica's share of the budget).
+	confirmsApart = 8
 	// relistEvery is how often a group left to its executions' own reads is listed again, to
 	// count what its listing costs now.
 	relistEvery = time.Minute
@@ -208,6 +213,9 @@ func (e *Readings) Sweeps(engine Swept) {
 	s := &sweeper{engine: engine, every: cmp.Or(e.opts.SweepEvery, defaultSweepEvery), lasting: cmp.Or(e.opts.Interest, defaultInterest),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), followed: map[string]*followed{}, groups: map[string]string{}, wanted: map[string]bool{},
 		confirming: map[adapters.ExecKey]bool{}, slots: make(chan struct{}, confirmsAtOnce)}
+	if e.opts.ListsApart {
+		s.slots = make(chan struct{}, confirmsApart)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	e.sweeps = s
@@ -679,7 +687,7 @@ func (e *Readings) confirm(ctx context.Context, g string, t adapters.Target, x e
 	})
 }
 
-// readOutcome reads an outcome for confirm, at most confirmsAtOnce at a time.
+// readOutcome reads an outcome for confirm, as many at a time as the slots.
 func (e *Readings) readOutcome(ctx context.Context, t adapters.Target, r adapters.Ref) error {
 	s := e.sweeps
 	select {

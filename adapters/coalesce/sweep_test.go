@@ -431,6 +431,35 @@ func TestAConfirmationHoldsUpNoRound(t *testing.T) {
 	}
 }
 
+// Confirmations read few outcomes at a time, that a round's listing waits for few tokens; more
+// where listings spend a budget of their own (Options.ListsApart).
+func TestConfirmationsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		apart bool
+		want  int64
+	}{{false, confirmsAtOnce}, {true, confirmsApart}} {
+		mem := &heldOutcomes{pointReads: &pointReads{Engine: memengine.New(memengine.Options{})}, release: make(chan struct{})}
+		e, readings := sweepingOver(t, mem, Options{Size: 100, Fresh: time.Hour, SweepEvery: 20 * time.Millisecond, ListsApart: tc.apart})
+		ctx := context.Background()
+		job := memengine.Job(memengine.Echo, 0)
+		refs := startRunning(t, mem.pointReads, job, 12)
+		for _, r := range refs {
+			if _, err := e.Describe(ctx, job, r); err != nil {
+				t.Fatal(err)
+			}
+			readings.Changes(job, r)
+			if err := mem.Cancel(ctx, job, r, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // rounds enough to list every end
+		if n := mem.outcomes.Load(); n != tc.want {
+			t.Errorf("listings apart %v: %d outcomes read at once of 12 ends, want %d", tc.apart, n, tc.want)
+		}
+		close(mem.release)
+	}
+}
+
 // failingListings is an engine that lists running executions only, and whose listings and first
 // outcome reads fail as an engine out of reach does, when told to.
 type failingListings struct {
