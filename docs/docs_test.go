@@ -675,10 +675,20 @@ var workerSide = []string{
 }
 
 // TestDriversSpeakOnlyClientAPIs: no driver links a worker-side package; what a workflow and a
-// driver share is in adapters/askwire.
+// driver share is in adapters/askwire (engine-neutral) and in each engine's wire package beside
+// its driver (adapters/temporal/temporalwire, adapters/restate/restatewire).
 func TestDriversSpeakOnlyClientAPIs(t *testing.T) {
 	for _, dep := range linksOf(t, workerSide, "./adapters/temporal", "./adapters/stepfunctions", "./adapters/restate") {
 		t.Errorf("a driver links %s, which only workers need", dep)
+	}
+}
+
+// TestWirePackagesLinkNoEngineSDK: what a workflow and a driver share links no engine's SDK,
+// client or worker, so that both sides may import it.
+func TestWirePackagesLinkNoEngineSDK(t *testing.T) {
+	sdks := []string{"go.temporal.io", "github.com/restatedev", "github.com/aws"}
+	for _, dep := range linksOf(t, sdks, "./adapters/askwire", "./adapters/temporal/temporalwire", "./adapters/restate/restatewire") {
+		t.Errorf("a wire package links %s", dep)
 	}
 }
 

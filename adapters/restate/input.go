@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/restate/restatewire"
 )
 
 // answerLimit bounds the body that resolves an awakeable: Restate's limit on one message
@@ -86,11 +87,11 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 }
 
 // open finds the open question key of a running invocation.
-func (inv invocation) open(key string) (askwire.Question, bool) {
+func (inv invocation) open(key string) (restatewire.Question, bool) {
 	open, _ := inv.questions()
-	i := slices.IndexFunc(open, func(q askwire.Question) bool { return q.Key == key })
+	i := slices.IndexFunc(open, func(q restatewire.Question) bool { return q.Key == key })
 	if i < 0 {
-		return askwire.Question{}, false
+		return restatewire.Question{}, false
 	}
 	return open[i], true
 }

@@ -17,7 +17,6 @@ import (
 var mayName = map[string]string{
 	"adapters/restate/":   "the driver",
 	"adapters/builtin/":   "the registration of the drivers the taskgate command is built with",
-	"adapters/askwire/":   "what a workflow on each engine and its driver share of questions and progress",
 	"mapping/schema.json": "generated from the builtin drivers' schemas (go test ./adapters/builtin -update)",
 	"examples/":           "the example deployments and mappings",
 	"scripts/":            "what starts the engines for the tests",

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/restate/restatewire"
 )
 
 // Restate's invocation statuses, as its sys_invocation table names them.
@@ -82,7 +82,7 @@ func (e *Engine) read(ctx context.Context, what string, t adapters.Target, r ada
 		state := func(key string) string {
 			return "(SELECT value_utf8 FROM state WHERE service_name = " + literal(h.service) + " AND service_key = " + literal(p.key) + " AND key = " + literal(key) + ")"
 		}
-		columns += ", " + state(askwire.StateQuestions) + " AS questions, " + state(askwire.StateProgress) + " AS progress"
+		columns += ", " + state(restatewire.StateQuestions) + " AS questions, " + state(restatewire.StateProgress) + " AS progress"
 	}
 	sql := "SELECT " + columns + " FROM sys_invocation WHERE " + where + " ORDER BY created_at DESC LIMIT 1"
 	var rows []invocation
@@ -219,13 +219,13 @@ func (inv invocation) running(st *adapters.Status) {
 
 // questions are the open questions of a running invocation; questions another invocation of the
 // same key recorded are not open.
-func (inv invocation) questions() ([]askwire.Question, error) {
+func (inv invocation) questions() ([]restatewire.Question, error) {
 	if inv.Status == completed || inv.Questions == nil {
 		return nil, nil
 	}
-	var qs askwire.RestateQuestions
+	var qs restatewire.Questions
 	if err := json.Unmarshal([]byte(*inv.Questions), &qs); err != nil {
-		return nil, fmt.Errorf("the handler's questions (state %s) cannot be read: %v", askwire.StateQuestions, err)
+		return nil, fmt.Errorf("the handler's questions (state %s) cannot be read: %v", restatewire.StateQuestions, err)
 	}
 	if qs.Invocation != inv.ID {
 		return nil, nil
@@ -280,7 +280,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 		return adapters.Outcome{}, errNoInvocation(what, r)
 	case status >= 400 && status < 600 && out.State != adapters.Succeeded:
 		f := decodeError(body)
-		out.Error, out.Cause = f.Metadata[askwire.MetadataError], f.Message
+		out.Error, out.Cause = f.Metadata[restatewire.MetadataError], f.Message
 		if out.Error == "" {
 			out.Error = "TerminalError"
 		}

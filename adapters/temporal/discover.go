@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/askwire"
 	"github.com/taskgate/taskgate/adapters/draft"
+	"github.com/taskgate/taskgate/adapters/temporal/temporalwire"
 )
 
 var _ adapters.Discoverer = Driver{}
@@ -292,7 +292,7 @@ func (e *Engine) describeType(ctx context.Context, warn io.Writer, window string
 
 // asksInMemo reports whether a workflow recorded taskgateflow questions in its memo.
 func asksInMemo(info *workflowpb.WorkflowExecutionInfo) bool {
-	_, ok := info.GetMemo().GetFields()[askwire.MemoQuestions]
+	_, ok := info.GetMemo().GetFields()[temporalwire.MemoQuestions]
 	return ok
 }
 
@@ -302,7 +302,7 @@ func answersQuestions(d *sdkpb.WorkflowDefinition) bool {
 	named := func(defs []*sdkpb.WorkflowInteractionDefinition, name string) bool {
 		return slices.ContainsFunc(defs, func(d *sdkpb.WorkflowInteractionDefinition) bool { return d.GetName() == name })
 	}
-	return named(d.GetUpdateDefinitions(), askwire.UpdateName) || named(d.GetSignalDefinitions(), askwire.SignalName)
+	return named(d.GetUpdateDefinitions(), temporalwire.UpdateName) || named(d.GetSignalDefinitions(), temporalwire.SignalName)
 }
 
 // metadata asks a running workflow's worker what the workflow declares (the query every SDK's

@@ -19,6 +19,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/temporal/temporalwire"
 )
 
 // Bounds of what a status message repeats.
@@ -44,7 +45,7 @@ func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflo
 		}
 	}
 	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
-	switch st.Message = e.memoString(fields[askwire.MemoProgress]); {
+	switch st.Message = e.memoString(fields[temporalwire.MemoProgress]); {
 	case st.Message != "":
 	case len(st.Inputs) > 0:
 		st.Message = adapters.Awaiting(st.Inputs)
@@ -55,17 +56,17 @@ func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflo
 
 // questions reads the run's open questions from its memo; questions another run recorded (the
 // memo is carried over by continue-as-new) are not open.
-func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (askwire.TemporalQuestions, error) {
-	var qs askwire.TemporalQuestions
-	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[askwire.MemoQuestions]
+func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (temporalwire.Questions, error) {
+	var qs temporalwire.Questions
+	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[temporalwire.MemoQuestions]
 	if p == nil {
 		return qs, nil
 	}
 	if err := e.dc.FromPayload(p, &qs); err != nil {
-		return qs, fmt.Errorf("the workflow's questions (memo %s) cannot be read: %v; a worker whose data converter encrypts or compresses payloads hides them from taskgate", askwire.MemoQuestions, err)
+		return qs, fmt.Errorf("the workflow's questions (memo %s) cannot be read: %v; a worker whose data converter encrypts or compresses payloads hides them from taskgate", temporalwire.MemoQuestions, err)
 	}
 	if qs.Run != d.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
-		return askwire.TemporalQuestions{}, nil
+		return temporalwire.Questions{}, nil
 	}
 	return qs, nil
 }
@@ -120,8 +121,8 @@ func clip(s string, n int) string {
 }
 
 // Answer delivers an answer to the open question key of the chain's current run: through the
-// Update askwire.UpdateName, waiting until the workflow has taken it (or refused it), or
-// through the signal askwire.SignalName when the workflow asks for that.
+// Update temporalwire.UpdateName, waiting until the workflow has taken it (or refused it), or
+// through the signal temporalwire.SignalName when the workflow asks for that.
 func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
 	args, err := e.answerPayloads(key, a)
@@ -143,9 +144,9 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return fmt.Errorf("temporal: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
 	}
 	run := &commonpb.WorkflowExecution{WorkflowId: c.id, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
-	if qs.Via == askwire.ViaSignal {
+	if qs.Via == temporalwire.ViaSignal {
 		_, err := e.svc.SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{
-			Namespace: e.namespace, WorkflowExecution: run, SignalName: askwire.SignalName,
+			Namespace: e.namespace, WorkflowExecution: run, SignalName: temporalwire.SignalName,
 			Input: args, Identity: identity, RequestId: uuid.NewString(),
 		})
 		if err != nil {
@@ -204,7 +205,7 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 		WaitPolicy:        completed,
 		Request: &updatepb.Request{
 			Meta:  &updatepb.Meta{UpdateId: uuid.NewString(), Identity: identity},
-			Input: &updatepb.Input{Name: askwire.UpdateName, Args: args},
+			Input: &updatepb.Input{Name: temporalwire.UpdateName, Args: args},
 		},
 	})
 	if err != nil {
@@ -242,9 +243,9 @@ func (e *Engine) notTaken(ctx context.Context, what string, err error) error {
 // refused turns the workflow's refusal of an answer into the contract's error, with its words.
 func refused(what string, f *failurepb.Failure) error {
 	switch f.GetApplicationFailureInfo().GetType() {
-	case askwire.NotOpenType:
+	case temporalwire.NotOpenType:
 		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrNotFound, f.GetMessage())
-	case askwire.InvalidAnswerType:
+	case temporalwire.InvalidAnswerType:
 		return adapters.Refuse(f.GetMessage(), fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrInvalid, f.GetMessage()))
 	}
 	return fmt.Errorf("temporal: %s: the workflow refused the answer: %s", what, f.GetMessage())

@@ -53,13 +53,14 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/restate/restatewire"
 )
 
-// Names of the protocol (package askwire).
+// Names of the protocol (package restatewire).
 const (
-	StateQuestions = askwire.StateQuestions
-	StateProgress  = askwire.StateProgress
-	MetadataError  = askwire.MetadataError
+	StateQuestions = restatewire.StateQuestions
+	StateProgress  = restatewire.StateProgress
+	MetadataError  = restatewire.MetadataError
 )
 
 // The actions of an answer.
@@ -71,10 +72,10 @@ const (
 
 // The protocol's values, shared with taskgate's driver.
 type (
-	// Question is one open question, as the state holds it.
-	Question = askwire.Question
+	// Question is one open question, as the state holds it: askwire's question and its awakeable.
+	Question = restatewire.Question
 	// Questions is the state value under StateQuestions.
-	Questions = askwire.RestateQuestions
+	Questions = restatewire.Questions
 	// Reply is what taskgate resolves a question's awakeable with.
 	Reply = askwire.Reply
 )
@@ -123,7 +124,7 @@ func Open(ctx restate.ObjectContext, key, message string, schema json.RawMessage
 		return nil, fmt.Errorf("taskgatehandler: a question %q is already open: give each open question a key of its own", key)
 	}
 	reply := restate.Awakeable[Reply](ctx)
-	qs.Open = append(qs.Open, Question{Key: key, Message: message, Schema: schema, Awakeable: reply.Id()})
+	qs.Open = append(qs.Open, Question{Question: askwire.Question{Key: key, Message: message, Schema: schema}, Awakeable: reply.Id()})
 	restate.Set(ctx, StateQuestions, qs)
 	return &Asking{key: key, reply: reply}, nil
 }

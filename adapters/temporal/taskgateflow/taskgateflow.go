@@ -58,6 +58,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/temporal/temporalwire"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/temporal"
@@ -66,16 +67,16 @@ import (
 	"golang.org/x/text/message"
 )
 
-// Names of the protocol (package askwire).
+// Names of the protocol (package temporalwire).
 const (
-	UpdateName        = askwire.UpdateName
-	SignalName        = askwire.SignalName
-	MemoQuestions     = askwire.MemoQuestions
-	MemoProgress      = askwire.MemoProgress
-	NotOpenType       = askwire.NotOpenType
-	InvalidAnswerType = askwire.InvalidAnswerType
-	ViaUpdate         = askwire.ViaUpdate
-	ViaSignal         = askwire.ViaSignal
+	UpdateName        = temporalwire.UpdateName
+	SignalName        = temporalwire.SignalName
+	MemoQuestions     = temporalwire.MemoQuestions
+	MemoProgress      = temporalwire.MemoProgress
+	NotOpenType       = temporalwire.NotOpenType
+	InvalidAnswerType = temporalwire.InvalidAnswerType
+	ViaUpdate         = temporalwire.ViaUpdate
+	ViaSignal         = temporalwire.ViaSignal
 )
 
 // The actions of an answer.
@@ -90,7 +91,7 @@ type (
 	// Question is one open question, as the memo holds it.
 	Question = askwire.Question
 	// Questions is the memo value under MemoQuestions.
-	Questions = askwire.TemporalQuestions
+	Questions = temporalwire.Questions
 	// Reply is the one argument of the Update (or signal) that answers a question.
 	Reply = askwire.Reply
 	// Answer is how a question was answered.
