@@ -361,6 +361,19 @@ type OutcomeCoster interface {
 	OutcomeCalls(t Target, r Ref) int
 }
 
+// VisibilityLagger is a Conn that declares its engine's visibility lag: how long after Start
+// returned a Describe of the execution may still answer ErrNotFound, a start the engine does not
+// show yet (Step Functions' reads are eventually consistent; Temporal's describe of a workflow
+// just started is not). Every driver declares it (adapters/enginetest checks that it does, and
+// that a driver declaring none finds its executions at once); Engine.VisibilityLag reads it, for
+// Wait, the Readings and the task service alike. A Conn that declares none is given
+// DefaultVisibilityLag.
+type VisibilityLagger interface {
+	// VisibilityLag is how long after a start "not found" may be that start, not yet visible;
+	// zero when a start is visible as soon as Start returns. No engine call.
+	VisibilityLag() time.Duration
+}
+
 // EventSource is a Conn whose engine tells of its executions' changes as they happen, through an
 // event source the deployment set up (Step Functions' status change events, through EventBridge,
 // SNS and a queue of the replica's own). Delivery is best effort and may come late or twice: what

@@ -21,6 +21,8 @@ type Engine struct {
 	conn     Conn
 	hooks    []Hook
 	readings Readings
+	// lag is the engine's visibility lag (VisibilityLag).
+	lag time.Duration
 	// infos are the targets' TargetInfo by target name, from Check.
 	infos sync.Map
 }
@@ -36,8 +38,23 @@ type EngineOptions struct {
 
 // NewEngine returns the Engine over c.
 func NewEngine(c Conn, o EngineOptions) *Engine {
-	return &Engine{conn: c, hooks: o.Hooks, readings: o.Readings}
+	return &Engine{conn: c, hooks: o.Hooks, readings: o.Readings, lag: VisibilityLagOf(c)}
 }
+
+// VisibilityLagOf is the visibility lag c declares (VisibilityLagger), DefaultVisibilityLag when
+// it declares none: what the Engine over c and the Readings of its engine read.
+func VisibilityLagOf(c Conn) time.Duration {
+	if l, ok := c.(VisibilityLagger); ok {
+		return max(l.VisibilityLag(), 0)
+	}
+	return DefaultVisibilityLag
+}
+
+// VisibilityLag is how long after its start "not found" may be a start that the engine does not
+// show yet (VisibilityLagOf its Conn). Wait reads "not found" so for that long after it
+// began, the Readings keep no such reading of a task younger, and the task service reads such a
+// task as still starting.
+func (e *Engine) VisibilityLag() time.Duration { return e.lag }
 
 // Conn is the driver's connection under e: for what only its driver knows (its own client).
 func (e *Engine) Conn() Conn { return e.conn }
@@ -254,19 +271,20 @@ func (e *Engine) outcome(ctx context.Context, t Target, r Ref) (o Outcome, err e
 	return o, err
 }
 
-// NotYetVisible is how long after its start "not found" may be a start that the engine does not
-// show yet (Conn.Start): Wait reads it so, and the readings keep no such reading of a task younger.
-const NotYetVisible = 10 * time.Second
+// DefaultVisibilityLag is the visibility lag of a Conn that declares none (VisibilityLagger): the
+// longest of the engines here, Step Functions' eventually consistent reads after a start.
+const DefaultVisibilityLag = 10 * time.Second
 
 // unpaced is how often Wait reads an execution when neither the readings nor the read's pace
 // say when.
 const unpaced = 100 * time.Millisecond
 
 // Wait polls Describe at the task's pace (the readings' NextReadAt, else the pace of ctx) until
-// the execution ends, then reads its outcome. Throttled reads and, in its first ten seconds,
-// "not found" (a start the engine does not show yet) do not end it; ctx does.
+// the execution ends, then reads its outcome. Throttled reads and, within the engine's
+// VisibilityLag of its beginning, "not found" (a start the engine does not show yet) do not end
+// it; ctx does.
 func (e *Engine) Wait(ctx context.Context, t Target, r Ref) (Outcome, error) {
-	young := time.Now().Add(NotYetVisible)
+	young := time.Now().Add(e.lag)
 	for {
 		st, err := e.Describe(ctx, t, r)
 		next := time.Second

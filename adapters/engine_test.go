@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/coalesce"
 	"github.com/taskgate/taskgate/adapters/memengine"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // recorder is a hook that writes what it is told into log, under its name.
@@ -168,10 +170,10 @@ func TestOptionalCallsAreUnsupportedWithoutTheirInterface(t *testing.T) {
 	}
 }
 
-// Wait reads "not found" right after a start as not visible yet (enginetest's Missing checks that it
-// ends the wait later).
+// Wait reads "not found" right after a start as not visible yet, on an engine that declares a
+// visibility lag (enginetest's Missing checks that it ends the wait later).
 func TestWaitReadsNotFoundAsNotYetVisible(t *testing.T) {
-	mem := memengine.New(memengine.Options{})
+	mem := memengine.New(memengine.Options{VisibilityLag: time.Minute})
 	defer mem.Close()
 	echo := memengine.Job(memengine.Echo, 0)
 	misses := 0
@@ -189,5 +191,58 @@ func TestWaitReadsNotFoundAsNotYetVisible(t *testing.T) {
 	}
 	if o, err := e.Wait(t.Context(), echo, r); err != nil || string(o.Output) != `{"text":"hooked"}` || misses != 2 {
 		t.Errorf("Wait through two reads not found: %+v %v after %d misses, want the outcome", o, err, misses)
+	}
+}
+
+// Wait, and the readings under it, read "not found" by the visibility lag the driver declares: on
+// an engine that shows its starts at once, not found is not found at the first read.
+func TestWaitReadsNotFoundByTheDeclaredLag(t *testing.T) {
+	mem := memengine.New(memengine.Options{})
+	defer mem.Close()
+	echo := memengine.Job(memengine.Echo, 0)
+	misses := 0
+	invisible := func(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
+		if c.Op == adapters.OpDescribe {
+			misses++
+			return ctx, nil, fmt.Errorf("%w: not visible yet", adapters.ErrNotFound)
+		}
+		return ctx, nil, nil
+	}
+	for _, readings := range []adapters.Readings{nil, coalesce.New(coalesce.Options{Size: 16, Fresh: time.Second})} {
+		misses = 0
+		e := adapters.NewEngine(mem, adapters.EngineOptions{Hooks: []adapters.Hook{invisible}, Readings: readings})
+		if lag := e.VisibilityLag(); lag != 0 {
+			t.Fatalf("the engine's visibility lag is %v, want the 0 its Conn declares", lag)
+		}
+		r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(pace.With(t.Context(), pace.Pace{Created: time.Now()}), 5*time.Second)
+		_, err = e.Wait(ctx, echo, r)
+		cancel()
+		if !errors.Is(err, adapters.ErrNotFound) || misses != 1 {
+			t.Errorf("Wait (readings %T) on an engine that declares no lag: %v after %d reads, want not found after one", readings, err, misses)
+		}
+	}
+}
+
+// An Engine's visibility lag is what its Conn declares, DefaultVisibilityLag when it declares
+// none.
+func TestVisibilityLagIsDeclared(t *testing.T) {
+	mem := memengine.New(memengine.Options{VisibilityLag: 3 * time.Second})
+	defer mem.Close()
+	undeclared := struct{ adapters.Conn }{mem}
+	for _, c := range []struct {
+		name string
+		conn adapters.Conn
+		want time.Duration
+	}{
+		{"declared", mem, 3 * time.Second},
+		{"undeclared", undeclared, adapters.DefaultVisibilityLag},
+	} {
+		if got := adapters.NewEngine(c.conn, adapters.EngineOptions{}).VisibilityLag(); got != c.want || adapters.VisibilityLagOf(c.conn) != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -153,8 +153,10 @@ func TestNotYetVisibleReadsAsWorkingWithinTheGraceWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// invisibleAtFirst declares no visibility lag (it wraps the Conn's interface alone): the
+	// Engine gives it adapters.DefaultVisibilityLag, the grace window here.
 	slow := &invisibleAtFirst{Conn: e.engine, misses: map[adapters.Ref]int{}}
-	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"local-temporal": slow}, Tokens: e.tokens, NotFoundGrace: 3 * time.Second}, mcpserver.Config{})
+	srv, _ := newServer(t, tasks.Config{Mapping: set, Engines: map[string]adapters.Conn{"local-temporal": slow}, Tokens: e.tokens}, mcpserver.Config{})
 	hs := httptest.NewServer(srv.HTTPHandler())
 	defer hs.Close()
 	c := rpctest.Modern(rpctest.HTTP{URL: hs.URL}, ext)

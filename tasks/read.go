@@ -110,12 +110,13 @@ func (s *Service) refresh(ctx context.Context, t *Task) error {
 	return s.fetchResult(ctx, t)
 }
 
-// Describe reads the engine state of t's execution into t.Status. A "not found" shortly after
+// Describe reads the engine state of t's execution into t.Status. A "not found" within the
+// visibility lag its engine's driver declares (adapters.Engine.VisibilityLag) of the task's
 // creation means not yet visible, not gone.
 func (s *Service) Describe(ctx context.Context, t *Task) error {
 	ctx, e := s.engine(ctx, t.Tool, t.claims.Created)
 	st, err := e.Describe(ctx, t.Tool.Target, t.claims.Ref)
-	if errors.Is(err, adapters.ErrNotFound) && !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < s.grace {
+	if errors.Is(err, adapters.ErrNotFound) && !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < e.VisibilityLag() {
 		t.Status = adapters.Status{State: adapters.Submitted, Native: "NOT_YET_VISIBLE", Started: t.claims.Created, Updated: t.claims.Created}
 		return nil
 	}

@@ -39,9 +39,6 @@ type Config struct {
 	Logger *slog.Logger
 	// Audit gets one line per start, cancel and answer of a task. Default: Logger.
 	Audit *slog.Logger
-	// NotFoundGrace is how long after a task's creation an engine's "not found" still reads as a
-	// task not yet visible (eventually consistent engines). Default adapters.NotYetVisible.
-	NotFoundGrace time.Duration
 	// EndedCacheSize bounds the cache of executions' statuses and outcomes per engine. Default
 	// 65,536: the sweeps keep every running task they follow in it, and CacheBytes bounds its
 	// memory.
@@ -77,7 +74,6 @@ type Service struct {
 	tokens token.Codec
 	log    *slog.Logger
 	audit  *slog.Logger
-	grace  time.Duration
 	now    func() time.Time
 	// engines are the engines by block name; reads and budgets, their readings and read budgets,
 	// which report what they did (budgets only for the blocks with a budget; blocks that read one
@@ -104,7 +100,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Mapping.Auth != nil && len(cfg.Tokens.Secrets()) == 0 {
 		return nil, fmt.Errorf("tasks: the mapping authenticates callers, so the callers recorded in the engines need a secret: set TASKGATE_TOKEN_KEYS (also with native task ids)")
 	}
-	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit, grace: cfg.NotFoundGrace,
+	s := &Service{set: cfg.Mapping, tokens: cfg.Tokens, log: cfg.Logger, audit: cfg.Audit,
 		now: time.Now, engines: map[string]*adapters.Engine{}, reads: map[string]*coalesce.Readings{},
 		observer: cfg.Observer, clientKeys: newClientKeys(), callers: newCallers(cfg.Tokens.Secrets()),
 		carriers: lru.New[carrier, context.Context](carriersKept)}
@@ -113,9 +109,6 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.audit == nil {
 		s.audit = s.log
-	}
-	if s.grace == 0 {
-		s.grace = adapters.NotYetVisible
 	}
 	size := cfg.EndedCacheSize
 	if size == 0 {
@@ -173,7 +166,7 @@ func (s *Service) newEngine(cfg Config, name string, c adapters.Conn, o coalesce
 	if cfg.Hooks != nil {
 		hooks = append(hooks, cfg.Hooks(name)...)
 	}
-	o.Carry = s.carried
+	o.Carry, o.VisibilityLag = s.carried, adapters.VisibilityLagOf(c)
 	if s.observer != nil {
 		o.Ended = s.ended
 	}

@@ -13,8 +13,8 @@
 //   - the outcome of an ended execution, which can never change, is kept, and answers Describe;
 //   - so is, for as long as a running reading would be, that an execution was not found: a client
 //     that asks again and again about an id that names nothing costs the engine what one that
-//     polls a running task costs (but for a task younger than adapters.NotYetVisible, which the
-//     engine may not show yet);
+//     polls a running task costs (but for a task younger than its engine's visibility lag, which
+//     the engine may not show yet: Options.VisibilityLag);
 //   - every reading says when the engine will next be read for it (Status.NextReadAt), so that
 //     adapters.Engine.Wait, which polls through all of this, costs the engine no more than a
 //     client polling at the task's pace.
@@ -62,6 +62,9 @@ type Options struct {
 	// Ended, when set, is told the first time a read tells that an execution ended; an execution
 	// that has dropped out of the cache may be told again.
 	Ended Ended
+	// VisibilityLag is how long after its start "not found" may be a start that the engine does
+	// not show yet (adapters.VisibilityLagOf its Conn): no such reading of a task younger is kept.
+	VisibilityLag time.Duration
 	// ListsApart says that the engine's listings spend a budget of their own, not the reads':
 	// a listing never waits for the tokens of the outcomes in flight, so confirmations are held
 	// to confirmsApart at a time rather than confirmsAtOnce.
@@ -342,7 +345,7 @@ func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, 
 				old.status, old.born, old.due, old.window, old.hold = v.status, v.born, v.due, v.window, time.Time{}
 			})
 			e.changed(k)
-		case errors.Is(err, adapters.ErrNotFound) && e.opts.Fresh >= 0 && !(paced && at.Sub(p.Created) < adapters.NotYetVisible):
+		case errors.Is(err, adapters.ErrNotFound) && e.opts.Fresh >= 0 && !(paced && at.Sub(p.Created) < e.opts.VisibilityLag):
 			e.missing.Update(k, func(until *time.Time) { *until = at.Add(e.opts.notFoundFor(p, paced)) })
 		case errors.Is(err, adapters.ErrThrottled):
 			hold := time.Now().Add(adapters.RetryAfter(err))

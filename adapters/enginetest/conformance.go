@@ -34,6 +34,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		fn   func(*testing.T, *suite)
 	}{
 		{"StartDescribeWait", testStartDescribeWait},
+		{"VisibilityLag", testVisibilityLag},
 		{"OutcomeBeforeEnd", testOutcomeBeforeEnd},
 		{"Fail", testFail},
 		{"Timeout", testTimeout},
@@ -139,6 +140,23 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 	}
 	checkSucceeded(t, "Outcome after Wait", again, text)
 	sameEndedStatus(t, h, echo, r, again)
+}
+
+// testVisibilityLag: the driver declares how long after a start its engine may not find the
+// execution (adapters.VisibilityLagger), which the Engine over it reads. (StartDescribeWait checks
+// that a start is found at once on the test's engine, which every engine here does.)
+func testVisibilityLag(t *testing.T, h *suite) {
+	l, ok := h.Conn().(adapters.VisibilityLagger)
+	if !ok {
+		t.Fatalf("the Conn (%T) declares no visibility lag: implement adapters.VisibilityLagger (zero when a start is found at once)", h.Conn())
+	}
+	lag := l.VisibilityLag()
+	if lag < 0 || lag > time.Minute {
+		t.Errorf("the declared visibility lag is %v: want zero or more, and no more than a minute", lag)
+	}
+	if got := h.Engine().VisibilityLag(); got != lag {
+		t.Errorf("the Engine's visibility lag is %v, want the %v its Conn declares", got, lag)
+	}
 }
 
 func testOutcomeBeforeEnd(t *testing.T, h *suite) {

@@ -17,7 +17,7 @@ import (
 // and its sweep budget (adapters/budget), over the instrumentation (adapters/instrument, on a registry of its own).
 // The charge of each call to its caller is the task service's, and left out.
 func Stack(c adapters.Conn, info adapters.DriverInfo) *adapters.Engine {
-	o := coalesce.Options{Size: 1024, Fresh: 250 * time.Millisecond}
+	o := coalesce.Options{Size: 1024, Fresh: 250 * time.Millisecond, VisibilityLag: adapters.VisibilityLagOf(c)}
 	var hooks []adapters.Hook
 	if !info.Budget.Unlimited() {
 		b := budget.New(info.Budget, info.SweepBudget)

@@ -81,13 +81,17 @@ var programRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 // Engine runs executions in memory. It is safe for concurrent use.
 type Engine struct {
 	retention time.Duration
+	lag       time.Duration
 
 	mu     sync.Mutex
 	closed bool
 	execs  map[string]*execution // by Ref.ID
 }
 
-var _ adapters.Conn = (*Engine)(nil)
+var (
+	_ adapters.Conn             = (*Engine)(nil)
+	_ adapters.VisibilityLagger = (*Engine)(nil)
+)
 
 // Options configure an engine: what an engine block says.
 type Options struct {
@@ -95,12 +99,19 @@ type Options struct {
 	Retention time.Duration
 	// Unavailable makes the engine answer every call with adapters.ErrUnavailable.
 	Unavailable bool
+	// VisibilityLag is the visibility lag the engine declares (adapters.VisibilityLagger), for
+	// tests of what an eventually consistent engine's starts do. The engine itself shows a start
+	// at once: zero.
+	VisibilityLag time.Duration
 }
 
 // New returns an empty engine.
 func New(o Options) *Engine {
-	return &Engine{retention: o.Retention, closed: o.Unavailable, execs: map[string]*execution{}}
+	return &Engine{retention: o.Retention, lag: o.VisibilityLag, closed: o.Unavailable, execs: map[string]*execution{}}
 }
+
+// VisibilityLag is Options.VisibilityLag: zero unless a test asks for more.
+func (e *Engine) VisibilityLag() time.Duration { return e.lag }
 
 // execution is one run of a program. Its fields from state on are guarded by Engine.mu.
 type execution struct {

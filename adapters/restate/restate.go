@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/taskgate/taskgate/adapters"
 )
@@ -44,7 +45,22 @@ type Engine struct {
 	services sync.Map
 }
 
-var _ adapters.Conn = (*Engine)(nil)
+var (
+	_ adapters.Conn             = (*Engine)(nil)
+	_ adapters.VisibilityLagger = (*Engine)(nil)
+)
+
+// visibilityLag is how long after a send its invocation may not be found. The ingress answers a
+// send once the partition processor has taken the invocation (it tells whether it was
+// PreviouslyAccepted), and a single node's admin query reads that processor's store, so a start
+// is found at once there (the conformance suite checks it). In a cluster the query may be
+// answered from a replica of the partition that applies the log a moment later: a second covers
+// that, and costs only that a read of an id that names nothing, in its task's first second, reads
+// as starting.
+const visibilityLag = time.Second
+
+// VisibilityLag declares visibilityLag.
+func (e *Engine) VisibilityLag() time.Duration { return visibilityLag }
 
 // New configures an engine; it makes no call.
 func New(cfg Config) (*Engine, error) {

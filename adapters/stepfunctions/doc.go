@@ -84,6 +84,8 @@
 // # Starts
 //
 // Start is one StartExecution: DescribeExecution is eventually consistent, so a read right after
-// may not find the execution yet, which callers read as not yet visible: adapters.Engine.Wait
-// waits through it, and Cancel stops an execution its read does not find.
+// may not find the execution yet, which callers read as not yet visible for the visibility lag
+// the driver declares (Engine.VisibilityLag, 10 s): adapters.Engine.Wait waits through it, the
+// task service reads such a task as starting, and Cancel stops an execution its read does not
+// find.
 package stepfunctions

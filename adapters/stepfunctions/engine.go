@@ -93,6 +93,15 @@ type Engine struct {
 	events *statusEvents
 }
 
+var _ adapters.VisibilityLagger = (*Engine)(nil)
+
+// visibilityLag is how long after StartExecution a DescribeExecution (or a listing) may not find
+// the execution yet: AWS's reads are eventually consistent, for seconds in practice.
+const visibilityLag = 10 * time.Second
+
+// VisibilityLag declares that a read may not find an execution for visibilityLag after its start.
+func (e *Engine) VisibilityLag() time.Duration { return visibilityLag }
+
 var (
 	_ adapters.Conn    = (*Engine)(nil)
 	_ adapters.Runner  = (*Engine)(nil)

@@ -84,7 +84,15 @@ type Engine struct {
 	closes *lru.Cache[string, closedRun]
 }
 
-var _ adapters.Conn = (*Engine)(nil)
+var (
+	_ adapters.Conn             = (*Engine)(nil)
+	_ adapters.VisibilityLagger = (*Engine)(nil)
+)
+
+// VisibilityLag is zero: DescribeWorkflowExecution reads the workflow's mutable state, which
+// StartWorkflowExecution wrote before it answered, so a start is found at once. (Only the
+// visibility listings, which Sweep reads, lag; the readings confirm what they show.)
+func (e *Engine) VisibilityLag() time.Duration { return 0 }
 
 // New dials the frontend at cfg.Address and checks that it answers.
 func New(ctx context.Context, cfg Config) (*Engine, error) {
