@@ -4,28 +4,34 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/taskgate/taskgate/internal/mcpclient"
 )
 
 // balancer is the round-robin load balancer in front of the replicas of the fleet-platform figure,
 // as a team runs taskgate: every request goes to the next replica in turn (starts, tasks/get), and
 // a subscriptions/listen, one long POST whose answer streams, stays on the replica it opened on
-// for as long as it lasts. It also tells which polls asked a replica about a task it had never
-// been asked about (no start, poll or listen naming the task reached it before): their latency,
-// from the request's arrival to the end of its answer, is what a client pays for round-robin.
+// for as long as it lasts. It balances on the client's side, as a service mesh's sidecar or
+// gRPC's round_robin does: each request is sent straight to its replica, so that the load
+// generator, which shares the machine with the replicas and the engines, does not pay for every
+// request twice (once served, once proxied) as an in-process reverse proxy did. It also tells
+// which polls asked a replica about a task it had never been asked about (no start, poll or
+// listen naming the task reached it before): their latency, from the request's sending to the
+// end of its answer, is what a client pays for round-robin.
 type balancer struct {
-	srv      *http.Server
-	url      string
-	replicas []*httputil.ReverseProxy
-	next     atomic.Uint64
+	// url is the MCP endpoint its clients are given: any replica's, as each request is sent to
+	// the next one whatever it names.
+	url       string
+	replicas  []*url.URL
+	transport http.RoundTripper
+	next      atomic.Uint64
 	// served counts the requests sent to each replica.
 	served []atomic.Int64
 
@@ -46,50 +52,20 @@ type unreadPoll struct {
 // taskIDInAnswer finds the task id in a start's answer (JSON or an event stream).
 var taskIDInAnswer = regexp.MustCompile(`"taskId"\s*:\s*"([^"]+)"`)
 
-// newBalancer serves a balancer over the replicas' MCP endpoints on a loopback port until close.
+// newBalancer balances over the replicas' MCP endpoints.
 func newBalancer(endpoints []string) (*balancer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	lb := &balancer{url: "http://" + ln.Addr().String() + "/mcp", known: map[string]uint64{},
-		served: make([]atomic.Int64, len(endpoints))}
-	// Enough idle connections to every replica for all the clients' requests in flight.
-	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 30 * time.Second, DisableCompression: true}
-	for i, ep := range endpoints {
+	lb := &balancer{url: endpoints[0], known: map[string]uint64{}, served: make([]atomic.Int64, len(endpoints)),
+		// Enough idle connections to every replica for all the clients' requests in flight.
+		transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 30 * time.Second, DisableCompression: true}}
+	for _, ep := range endpoints {
 		target, err := url.Parse(ep)
 		if err != nil {
-			ln.Close()
 			return nil, err
 		}
-		lb.replicas = append(lb.replicas, &httputil.ReverseProxy{
-			Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.URL.Path = target.Path },
-			Transport: tr,
-			// A listen's events are flushed as they come (its answer is an event stream).
-			FlushInterval: -1,
-			ModifyResponse: func(resp *http.Response) error {
-				if resp.Request.Header.Get("Mcp-Method") != "tools/call" {
-					return nil
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				resp.Body = io.NopCloser(bytes.NewReader(body))
-				if m := taskIDInAnswer.FindSubmatch(body); m != nil {
-					lb.mark(string(m[1]), i)
-				}
-				return err
-			},
-			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-				http.Error(w, "balancer: "+err.Error(), http.StatusBadGateway)
-			},
-		})
+		lb.replicas = append(lb.replicas, target)
 	}
-	lb.srv = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
-	go lb.srv.Serve(ln)
 	return lb, nil
 }
-
-func (lb *balancer) close() { lb.srv.Close() }
 
 // record starts or stops keeping the latencies of polls of unread tasks.
 func (lb *balancer) record(on bool) {
@@ -115,28 +91,39 @@ func (lb *balancer) mark(task string, i int) bool {
 	return first
 }
 
-func (lb *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// RoundTrip sends r to the next replica.
+func (lb *balancer) RoundTrip(r *http.Request) (*http.Response, error) {
 	i := int((lb.next.Add(1) - 1) % uint64(len(lb.replicas)))
 	lb.served[i].Add(1)
+	out := r.Clone(r.Context())
+	out.URL.Scheme, out.URL.Host, out.URL.Path, out.Host = lb.replicas[i].Scheme, lb.replicas[i].Host, lb.replicas[i].Path, ""
 	switch r.Header.Get("Mcp-Method") {
 	case "tasks/get":
 		if task := r.Header.Get("Mcp-Name"); task != "" && lb.mark(task, i) {
 			t0 := time.Now()
-			lb.replicas[i].ServeHTTP(w, r)
+			resp, _, err := lb.whole(out)
 			lb.mu.Lock()
 			if lb.recording {
 				lb.unread = append(lb.unread, unreadPoll{task, time.Since(t0).Seconds()})
 			}
 			lb.mu.Unlock()
-			return
+			return resp, err
 		}
+	case "tools/call":
+		resp, body, err := lb.whole(out)
+		if err == nil {
+			if m := taskIDInAnswer.FindSubmatch(body); m != nil {
+				lb.mark(string(m[1]), i)
+			}
+		}
+		return resp, err
 	case "subscriptions/listen":
 		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
 		if err != nil {
-			http.Error(w, "balancer: "+err.Error(), http.StatusBadRequest)
-			return
+			return nil, err
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		out.Body = io.NopCloser(bytes.NewReader(body))
 		var req struct {
 			Params struct {
 				Notifications struct {
@@ -149,5 +136,26 @@ func (lb *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			lb.mark(task, i)
 		}
 	}
-	lb.replicas[i].ServeHTTP(w, r)
+	return lb.transport.RoundTrip(out)
+}
+
+// whole sends r and reads its whole answer before it returns it (and its body): the latency of a
+// poll is until its last byte.
+func (lb *balancer) whole(r *http.Request) (*http.Response, []byte, error) {
+	resp, err := lb.transport.RoundTrip(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, body, nil
+}
+
+// modern is a 2026-07-28 client of the replicas through the balancer.
+func (lb *balancer) modern() *mcpclient.Client {
+	return mcpclient.Modern(mcpclient.HTTP{URL: lb.url, Client: &http.Client{Transport: lb}}, extTasks)
 }

@@ -264,7 +264,6 @@ func (b *bench) platformRun(ctx context.Context, proxies *fleetProxies, arns []s
 	if err != nil {
 		return nil, err
 	}
-	defer lb.close()
 	tasks, tools, err := b.startPlatform(ctx, lb, spec)
 	if err != nil {
 		return nil, err
@@ -279,7 +278,7 @@ func (b *bench) platformRun(ctx context.Context, proxies *fleetProxies, arns []s
 	}
 	clients := make([]*mcpclient.Client, o.clients)
 	for i := range clients {
-		clients[i] = b.modern(lb.url)
+		clients[i] = lb.modern()
 	}
 	throttledBefore, limitedBefore := proxies.throttled(), proxies.sfn.Limited("ListExecutions")
 	pids := []int{os.Getpid(), b.temporalPID, b.sfnPID, listener(os.Getenv("RESTATE_INGRESS_URL"))}
@@ -474,7 +473,7 @@ func (b *bench) startPlatform(ctx context.Context, lb *balancer, spec platformSp
 			tools = append(tools, platformTool(engine, j%spec.targets[engine]))
 		}
 	}
-	client := b.modern(lb.url)
+	client := lb.modern()
 	t0, retriedBefore := time.Now(), retried.Load()
 	var mu sync.Mutex
 	first, last := map[string]time.Time{}, map[string]time.Time{}
@@ -662,7 +661,7 @@ func (b *bench) platformRows(main, plain, throttled *platformRun, scale map[int]
 	if topic != "" {
 		events = fmt.Sprintf("the event source %s in the main and throttled runs; the sfn (no events) rows are from a run of Step Functions alone (the same tasks and clients) without it", topic)
 	}
-	b.res.note(figPlatform, "%d taskgate processes (replicas; each with --replicas %d: a share of every block's budget) serve one mapping behind a round-robin balancer in the bench (every request to the next replica; a subscriptions/listen, one streaming POST, stays on the replica it opened on). One engine block per engine, each with %d tools of targets of their own: state machines on the local Step Functions endpoint (wait and echo), Temporal workflow types (WaitAndEcho on the bench's worker under as many names), handlers of a Restate service the bench serves. %d tasks per engine spread evenly over its targets, started through the balancer, each waiting a random length from a third of the run to twice and a third of it; %d clients (2026-07-28, over HTTP) each own an equal share of every engine's tasks, poll each in a loop of its own (the even clients follow pollIntervalMs, the odd ones poll every 250 ms) and listen for them. Runs of %s: the main one, fault-free; %s; the throttled run, with the proxies answering %.0f%% of the Step Functions and Temporal reads and listings in its middle third as the engines do when throttling; and Temporal alone with its %d tasks over each of %v workflow types, %s each (the tasks' lengths the main run's).",
+	b.res.note(figPlatform, "%d taskgate processes (replicas; each with --replicas %d: a share of every block's budget) serve one mapping behind a round-robin balancer on the clients' side (every request sent straight to the next replica, as a mesh sidecar or gRPC's round_robin does, so that the bench does not serve each request twice; a subscriptions/listen, one streaming POST, stays on the replica it opened on). One engine block per engine, each with %d tools of targets of their own: state machines on the local Step Functions endpoint (wait and echo), Temporal workflow types (WaitAndEcho on the bench's worker under as many names), handlers of a Restate service the bench serves. %d tasks per engine spread evenly over its targets, started through the balancer, each waiting a random length from a third of the run to twice and a third of it; %d clients (2026-07-28, over HTTP) each own an equal share of every engine's tasks, poll each in a loop of its own (the even clients follow pollIntervalMs, the odd ones poll every 250 ms) and listen for them. Runs of %s: the main one, fault-free; %s; the throttled run, with the proxies answering %.0f%% of the Step Functions and Temporal reads and listings in its middle third as the engines do when throttling; and Temporal alone with its %d tasks over each of %v workflow types, %s each (the tasks' lengths the main run's).",
 		o.replicas, o.replicas, o.targets, o.tasks, o.clients, o.duration, events, o.throttle*100, o.tasks, o.scaleTargets, o.scaleDuration)
 	b.res.note(figPlatform, "Every replica reaches each engine through the same proxy (test/apifaults), so the reads of all replicas count together: each block's budget is %g reads a second for the deployment (a burst of one in each replica), and the Step Functions proxy enforces the listing quota of the smaller regions, ListExecutions in a bucket of %d refilled at %g a second (ThrottlingException past it, counted in the refused row). Reads per second as the fleet figure counts them (max over 10 s windows from the start of the run); staleness, end to notified and client errors as the fleet figure's. Client errors count every run's. Ends not notified: the throttled run's. Polls of unread tasks: polls of the main run that reached a replica no request naming their task had reached before (no start, poll or listen), from their arrival at the balancer to the end of their answer, with the budget spent by the clients' first polls.",
 		o.budget, o.listBurst, o.listRate)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/taskgate/taskgate/internal/mcpclient"
 )
 
 // The balancer sends each request to the next replica in turn, keeps a listen's stream on the
@@ -49,9 +47,8 @@ func TestBalancer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lb.close()
 	lb.record(true)
-	c := mcpclient.Modern(mcpclient.HTTP{URL: lb.url, Client: newHTTPClient()}, extTasks)
+	c := lb.modern()
 	ctx := t.Context()
 	// A start on replica 0 answers t-0; the listen goes to replica 1 for t-x; then polls go
 	// 2, 0, 1, 2, 0, 1.
