@@ -1,12 +1,11 @@
 // Package lru is a fixed-size least-recently-used map, safe for concurrent use. It is not
 // hashicorp/golang-lru/v2: its simplelru under this lock was no faster in BenchmarkCache and held
-// 16 more bytes a value, and its expirable LRU runs a goroutine per cache that never ends.
+// 16 more bytes a value, and its expirable LRU runs a goroutine per cache that never ends. Its
+// order is a list threaded through the entries themselves: container/list would cost every value
+// an element of 48 bytes more, and an allocation.
 package lru
 
-import (
-	"container/list"
-	"sync"
-)
+import "sync"
 
 // Cache keeps at most size values and, when it weighs them, at most maxBytes of their weight;
 // adding one more drops the least recently used.
@@ -16,19 +15,24 @@ type Cache[K comparable, V any] struct {
 	maxBytes int64
 	weigh    func(key K, v V) int64 // nil: values are not weighed
 	bytes    int64
-	order    *list.List // of *entry[K, V], most recent first
-	items    map[K]*list.Element
+	// order is the ring of entries, most recent first after it: order.next is the most recently
+	// used, order.prev the least.
+	order entry[K, V]
+	items map[K]*entry[K, V]
 }
 
 type entry[K comparable, V any] struct {
-	key    K
-	val    V
-	weight int64
+	prev, next *entry[K, V]
+	key        K
+	val        V
+	weight     int64
 }
 
 // New returns a cache of size values; a size of 0 or less keeps nothing.
 func New[K comparable, V any](size int) *Cache[K, V] {
-	return &Cache[K, V]{size: size, order: list.New(), items: map[K]*list.Element{}}
+	c := &Cache[K, V]{size: size, items: map[K]*entry[K, V]{}}
+	c.order.prev, c.order.next = &c.order, &c.order
+	return c
 }
 
 // NewWeighed returns a cache of size values that weigh at most maxBytes in all, weigh counting
@@ -47,13 +51,13 @@ func NewWeighed[K comparable, V any](size int, maxBytes int64, weigh func(key K,
 func (c *Cache[K, V]) Get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[k]
+	e, ok := c.items[k]
 	if !ok {
 		var zero V
 		return zero, false
 	}
-	c.order.MoveToFront(el)
-	return el.Value.(*entry[K, V]).val, true
+	c.toFront(e)
+	return e.val, true
 }
 
 // Update changes k's value in place, creating it (from the zero value) when absent. When the
@@ -64,32 +68,40 @@ func (c *Cache[K, V]) Update(k K, change func(*V)) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[k]
-	if ok {
-		c.order.MoveToFront(el)
-	} else {
-		el = c.order.PushFront(&entry[K, V]{key: k})
-		c.items[k] = el
+	e, ok := c.items[k]
+	if !ok {
+		e = &entry[K, V]{key: k}
+		c.items[k] = e
 	}
-	e := el.Value.(*entry[K, V])
+	c.toFront(e)
 	change(&e.val)
 	if c.weigh != nil {
 		c.bytes -= e.weight
 		e.weight = c.weigh(k, e.val)
 		c.bytes += e.weight
 		if e.weight > c.maxBytes {
-			c.remove(el)
+			c.remove(e)
 		}
 	}
-	for c.order.Len() > c.size || c.bytes > c.maxBytes && c.weigh != nil {
-		c.remove(c.order.Back())
+	for len(c.items) > c.size || c.bytes > c.maxBytes && c.weigh != nil {
+		c.remove(c.order.prev)
 	}
 }
 
-// remove drops el, under c.mu.
-func (c *Cache[K, V]) remove(el *list.Element) {
-	e := el.Value.(*entry[K, V])
-	c.order.Remove(el)
+// toFront puts e, in the ring or not yet, first in it, under c.mu.
+func (c *Cache[K, V]) toFront(e *entry[K, V]) {
+	if e.prev != nil {
+		e.prev.next, e.next.prev = e.next, e.prev
+	}
+	e.prev, e.next = &c.order, c.order.next
+	c.order.next.prev = e
+	c.order.next = e
+}
+
+// remove drops e, under c.mu.
+func (c *Cache[K, V]) remove(e *entry[K, V]) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
 	delete(c.items, e.key)
 	c.bytes -= e.weight
 }
@@ -98,8 +110,8 @@ func (c *Cache[K, V]) remove(el *list.Element) {
 func (c *Cache[K, V]) DeleteIf(k K, drop func(V) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[k]; ok && drop(el.Value.(*entry[K, V]).val) {
-		c.remove(el)
+	if e, ok := c.items[k]; ok && drop(e.val) {
+		c.remove(e)
 	}
 }
 
@@ -107,7 +119,7 @@ func (c *Cache[K, V]) DeleteIf(k K, drop func(V) bool) {
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return len(c.items)
 }
 
 // Bytes returns the weight of the values kept (0 when the cache does not weigh them).

@@ -1,6 +1,8 @@
 package lru
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -103,5 +105,43 @@ func TestWeighedCache(t *testing.T) {
 	none.Update("x", func(v *string) { *v = "" })
 	if none.Len() != 0 {
 		t.Fatal("a cache of 0 bytes kept a value")
+	}
+}
+
+// Under a long run of gets, updates and deletes, the cache keeps what a plain list kept in the
+// order of use keeps: the order threaded through the entries loses and repeats none.
+func TestCacheAgreesWithAModel(t *testing.T) {
+	const size = 5
+	c := New[int, int](size)
+	var model []int // keys, most recently used first
+	use := func(k int) {
+		model = slices.DeleteFunc(model, func(m int) bool { return m == k })
+		model = append([]int{k}, model...)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 10000 {
+		k := r.IntN(9)
+		switch r.IntN(3) {
+		case 0:
+			_, ok := c.Get(k)
+			if ok != slices.Contains(model, k) {
+				t.Fatalf("step %d: Get(%d) found %v, the model %v", i, k, ok, model)
+			}
+			if ok {
+				use(k)
+			}
+		case 1:
+			c.Update(k, func(v *int) { *v = k })
+			use(k)
+			if len(model) > size {
+				model = model[:size]
+			}
+		case 2:
+			c.DeleteIf(k, func(int) bool { return true })
+			model = slices.DeleteFunc(model, func(m int) bool { return m == k })
+		}
+		if c.Len() != len(model) {
+			t.Fatalf("step %d: %d kept, the model %d", i, c.Len(), len(model))
+		}
 	}
 }
