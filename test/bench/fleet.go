@@ -116,8 +116,9 @@ type fleetTask struct {
 	// read then.
 	seen     time.Time
 	interval time.Duration
-	// notified is when its client's listen stream first showed it ended (fleetlisten.go).
-	notified time.Time
+	// notified is when its client's listen stream first showed it ended (fleetlisten.go; unix
+	// nanoseconds, 0: not yet): the listen and the poll loop are goroutines of their own.
+	notified atomic.Int64
 }
 
 // fleetRun is what one run measured.
@@ -130,8 +131,11 @@ type fleetRun struct {
 	// window is the throttling window, in seconds from the start of the run.
 	window [2]float64
 	// from is when the run started, if its ends before then are left out (zero: none is).
-	from  time.Time
-	polls atomic.Int64
+	from time.Time
+	// listenEnds: a client that its listen told of a task's end polls it no more, and saw the
+	// end then, as a client that listens does; else it polls on until a poll shows the end.
+	listenEnds bool
+	polls      atomic.Int64
 	// answers of running tasks, those older than the task's curve allows, and their ages (s), all
 	// and by engine.
 	mu          sync.Mutex
@@ -363,6 +367,10 @@ func (run *fleetRun) poll(ctx context.Context, c *mcpclient.Client, task *fleetT
 	for {
 		sleep(ctx, next)
 		if ctx.Err() != nil {
+			return
+		}
+		if at := task.notified.Load(); run.listenEnds && at != 0 {
+			task.seen = time.Unix(0, at)
 			return
 		}
 		// Once: the client's loop is its retry, and the figure counts every error it saw.

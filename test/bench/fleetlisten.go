@@ -109,8 +109,8 @@ func (l *listening) heard(method string, params json.RawMessage, byID map[string
 		if json.Unmarshal(params, &a) != nil || a.Status == "working" || a.Status == "input_required" {
 			return 0, false
 		}
-		if task := byID[a.TaskID]; task != nil && task.notified.IsZero() {
-			task.notified = now
+		if task := byID[a.TaskID]; task != nil {
+			task.notified.CompareAndSwap(0, now.UnixNano())
 		}
 	}
 	return 0, false
@@ -124,8 +124,8 @@ func (l *listening) record(task *fleetTask, closed, end time.Time) {
 	delay := math.NaN()
 	switch {
 	case l.refused != nil:
-	case !task.notified.IsZero():
-		delay = task.notified.Sub(closed).Seconds()
+	case task.notified.Load() != 0:
+		delay = time.Unix(0, task.notified.Load()).Sub(closed).Seconds()
 	case end.Sub(closed) >= notifyGrace:
 		l.missed++
 		delay = end.Sub(closed).Seconds()

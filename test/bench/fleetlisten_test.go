@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func TestListening(t *testing.T) {
 			if fmt.Sprint(l.refused) != want {
 				t.Errorf("refused: %v, want %s", l.refused, want)
 			}
-			notified := []bool{!tasks[0].notified.IsZero(), !tasks[1].notified.IsZero(), !tasks[2].notified.IsZero()}
+			notified := []bool{tasks[0].notified.Load() != 0, tasks[1].notified.Load() != 0, tasks[2].notified.Load() != 0}
 			if wantNotified := fmt.Sprint([]bool{false, mode == "push", mode == "push"}); fmt.Sprint(notified) != wantNotified {
 				t.Errorf("tasks notified ended: %v, want %s (the first still works)", notified, wantNotified)
 			}
@@ -88,5 +89,28 @@ func TestListening(t *testing.T) {
 				t.Errorf("a server that does not listen: delays %v, missed %d, want none (the rows are NaN)", l.delays, l.missed)
 			}
 		})
+	}
+}
+
+// A client of the platform figure told of an end by its listen polls the task no more and saw the
+// end then; the fleet figure's client polls on until a poll shows it.
+func TestAListenedEndStopsThePolls(t *testing.T) {
+	var polls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		polls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"taskId":"t","status":"completed"}}`)
+	}))
+	defer srv.Close()
+	c := mcpclient.Modern(mcpclient.HTTP{URL: srv.URL}, extTasks)
+	at := time.Now().Add(-time.Minute)
+	for _, listenEnds := range []bool{true, false} {
+		polls.Store(0)
+		task := &fleetTask{id: "t"}
+		task.notified.Store(at.UnixNano())
+		(&fleetRun{listenEnds: listenEnds}).poll(t.Context(), c, task, nil)
+		if wantPolls := map[bool]int64{true: 0, false: 1}[listenEnds]; polls.Load() != wantPolls || listenEnds && !task.seen.Equal(time.Unix(0, at.UnixNano())) {
+			t.Errorf("listenEnds %v: %d polls, seen %v; want %d, and seen when notified (%v) if it stops", listenEnds, polls.Load(), task.seen, wantPolls, at)
+		}
 	}
 }

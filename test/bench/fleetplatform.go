@@ -268,7 +268,7 @@ func (b *bench) platformRun(ctx context.Context, proxies *fleetProxies, arns []s
 	if err != nil {
 		return nil, err
 	}
-	run := &platformRun{spec: spec, fleetRun: &fleetRun{throttle: spec.throttle, duration: spec.duration, reads: newReadSeries(), throttled: map[string]int64{}}}
+	run := &platformRun{spec: spec, fleetRun: &fleetRun{throttle: spec.throttle, duration: spec.duration, reads: newReadSeries(), throttled: map[string]int64{}, listenEnds: true}}
 	if spec.throttle > 0 {
 		run.window = [2]float64{run.duration.Seconds() / 3, 2 * run.duration.Seconds() / 3}
 	}
