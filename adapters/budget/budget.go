@@ -477,9 +477,9 @@ func (e *Budget) learn(ctx context.Context, k adapters.ExecKey, st adapters.Stat
 	old, had := e.want[k]
 	if had {
 		e.wanted -= old.perSecond
-		delete(e.want, k)
 	}
 	if st.State.Terminal() || !paced {
+		delete(e.want, k)
 		return
 	}
 	age := time.Hour
@@ -487,6 +487,8 @@ func (e *Budget) learn(ctx context.Context, k adapters.ExecKey, st adapters.Stat
 		age = p.Age(now, st.Started)
 	}
 	w := want{perSecond: 1 / max(p.Interval(age).Seconds(), 0.001), seen: now}
+	// Assigned in place, the map keeps the key it has: the id of the read that first learnt it,
+	// which the readings follow the execution by too, not a copy of it from every poll's token.
 	e.want[k] = w
 	e.wanted += w.perSecond
 }
