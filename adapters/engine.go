@@ -59,10 +59,6 @@ func (e *Engine) VisibilityLag() time.Duration { return e.lag }
 // Conn is the driver's connection under e: for what only its driver knows (its own client).
 func (e *Engine) Conn() Conn { return e.conn }
 
-// ErrUnsupported: the engine cannot do what was asked (Sweep, Samples, Run): its Conn does not
-// implement the optional interface. Nothing was called.
-var ErrUnsupported = errors.New("not supported by this engine")
-
 // Op is the kind of one engine call.
 type Op uint8
 
@@ -335,16 +331,6 @@ func pacedAt(ctx context.Context, st Status) time.Duration {
 	return p.Interval(p.Age(time.Now(), st.Started))
 }
 
-// RetryAfter is how long a call refused for now waits before it is made again: what its
-// *Throttle says, else a second.
-func RetryAfter(err error) time.Duration {
-	var th *Throttle
-	if errors.As(err, &th) && th.RetryAfter > 0 {
-		return th.RetryAfter
-	}
-	return time.Second
-}
-
 // Run starts an execution and waits for its outcome: Start and Wait, so that its reads are paced
 // like any other, or, for a target whose TargetInfo.SyncOnly is set, the Conn's Runner (a target
 // not checked yet is checked first, when the Conn is a Runner).
@@ -386,10 +372,10 @@ func (e *Engine) syncOnly(ctx context.Context, t Target) (bool, error) {
 	return info.SyncOnly != "", err
 }
 
-// List reads one page of the executions of t that caller started (Conn.List).
-func (e *Engine) List(ctx context.Context, t Target, caller, page string, limit int) (l []Listed, next string, err error) {
-	err = e.hooked(ctx, &Call{Op: OpList, Target: t, Calls: 1}, func(ctx context.Context) (err error) {
-		l, next, err = e.conn.List(ctx, t, caller, page, limit)
+// List reads one page of the executions of o.Target that o.Caller started (Conn.List).
+func (e *Engine) List(ctx context.Context, o ListOptions) (l []Listed, next string, err error) {
+	err = e.hooked(ctx, &Call{Op: OpList, Target: o.Target, Calls: 1}, func(ctx context.Context) (err error) {
+		l, next, err = e.conn.List(ctx, o)
 		return err
 	})
 	return l, next, err
@@ -421,29 +407,30 @@ func (e *Engine) SweepGroup(t Target) string {
 	return t.Name
 }
 
-// Sweep reads one page of the listing of refs of ts (Sweeper.Sweep); an error wrapping
+// Sweep reads one page of the listing of o.Refs of o.Targets (Sweeper.Sweep); an error wrapping
 // ErrUnsupported when the Conn is no Sweeper.
-func (e *Engine) Sweep(ctx context.Context, ts []Target, refs []Ref, page string) (l []Listed, next string, err error) {
+func (e *Engine) Sweep(ctx context.Context, o SweepOptions) (l []Listed, next string, err error) {
 	sw, ok := e.conn.(Sweeper)
 	if !ok {
-		return nil, "", fmt.Errorf("sweep of %s: %w", sweepCall(e, ts).Target.Name, ErrUnsupported)
+		return nil, "", fmt.Errorf("sweep of %s: %w", sweepCall(e, o.Targets).Target.Name, ErrUnsupported)
 	}
-	err = e.hooked(ctx, sweepCall(e, ts), func(ctx context.Context) (err error) {
-		l, next, err = sw.Sweep(ctx, ts, refs, page)
+	err = e.hooked(ctx, sweepCall(e, o.Targets), func(ctx context.Context) (err error) {
+		l, next, err = sw.Sweep(ctx, o)
 		return err
 	})
 	return l, next, err
 }
 
-// SweepEnded reads one page of the ends of refs of ts since a time (EndSweeper.SweepEnded), as a
-// sweep for the hooks; an error wrapping ErrUnsupported when the Conn is no EndSweeper.
-func (e *Engine) SweepEnded(ctx context.Context, ts []Target, refs []Ref, since time.Time, page string) (l []Listed, next string, err error) {
+// SweepEnded reads one page of the ends of o.Refs of o.Targets since o.Since
+// (EndSweeper.SweepEnded), as a sweep for the hooks; an error wrapping ErrUnsupported when the
+// Conn is no EndSweeper.
+func (e *Engine) SweepEnded(ctx context.Context, o SweepOptions) (l []Listed, next string, err error) {
 	sw, ok := e.conn.(EndSweeper)
 	if !ok {
-		return nil, "", fmt.Errorf("sweep of the ends of %s: %w", sweepCall(e, ts).Target.Name, ErrUnsupported)
+		return nil, "", fmt.Errorf("sweep of the ends of %s: %w", sweepCall(e, o.Targets).Target.Name, ErrUnsupported)
 	}
-	err = e.hooked(ctx, sweepCall(e, ts), func(ctx context.Context) (err error) {
-		l, next, err = sw.SweepEnded(ctx, ts, refs, since, page)
+	err = e.hooked(ctx, sweepCall(e, o.Targets), func(ctx context.Context) (err error) {
+		l, next, err = sw.SweepEnded(ctx, o)
 		return err
 	})
 	return l, next, err

@@ -159,7 +159,7 @@ func TestOptionalCallsAreUnsupportedWithoutTheirInterface(t *testing.T) {
 		t.Errorf("Supports of a bare Conn: sweep %v, sample %v, describe %v; want false, false, true",
 			e.Supports(adapters.OpSweep), e.Supports(adapters.OpSample), e.Supports(adapters.OpDescribe))
 	}
-	if _, _, err := e.Sweep(t.Context(), []adapters.Target{echo}, nil, ""); !errors.Is(err, adapters.ErrUnsupported) {
+	if _, _, err := e.Sweep(t.Context(), adapters.SweepOptions{Targets: []adapters.Target{echo}}); !errors.Is(err, adapters.ErrUnsupported) {
 		t.Errorf("Sweep: %v, want ErrUnsupported", err)
 	}
 	if _, err := e.Samples(t.Context(), echo, 3); !errors.Is(err, adapters.ErrUnsupported) {

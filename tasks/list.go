@@ -59,7 +59,7 @@ func (s *Service) List(ctx context.Context, cursor string) ([]*Task, string, err
 		tool := tools[at.tool]
 		who := s.callers.of(principal, tool.Name, at.gen)
 		ectx, e := s.engine(ctx, tool, time.Time{})
-		execs, next, err := e.List(ectx, tool.Target, who, at.page, listPage-len(listed))
+		execs, next, err := e.List(ectx, adapters.ListOptions{Target: tool.Target, Caller: who, Page: at.page, Limit: listPage - len(listed)})
 		switch {
 		case errors.Is(err, adapters.ErrInvalid) && at.page != "":
 			return nil, "", errBadCursor

@@ -286,7 +286,7 @@ type sweeping struct {
 
 func (s *sweeping) SweepGroup(t adapters.Target) string { return t.Name }
 
-func (s *sweeping) Sweep(context.Context, []adapters.Target, []adapters.Ref, string) ([]adapters.Listed, string, error) {
+func (s *sweeping) Sweep(context.Context, adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	s.sweeps.Add(1)
 	return nil, "", nil
 }
@@ -299,10 +299,10 @@ func TestSweepsSpendTheirOwnBucket(t *testing.T) {
 	inner := &sweeping{fixed: fixed{state: adapters.Working}}
 	bud := New(reads, adapters.Budget{ReadsPerSecond: 1, Burst: 1})
 	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{bud.Hook}})
-	if _, _, err := e.Sweep(ctx, []adapters.Target{tg}, nil, ""); err != nil {
+	if _, _, err := e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}}); err != nil {
 		t.Fatalf("a first sweep: %v", err)
 	}
-	if _, _, err := e.Sweep(ctx, []adapters.Target{tg}, nil, ""); !errors.Is(err, adapters.ErrThrottled) {
+	if _, _, err := e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a second sweep at once, with a sweep burst of 1: %v, want refused", err)
 	}
 	for i := range 2 {
@@ -316,7 +316,7 @@ func TestSweepsSpendTheirOwnBucket(t *testing.T) {
 
 	shared := New(reads, adapters.Budget{})
 	e = adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{shared.Hook}})
-	e.Sweep(ctx, []adapters.Target{tg}, nil, "")
+	e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}})
 	e.Describe(ctx, tg, ref(0))
 	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a second read after a sweep without a bucket of its own: %v, want refused (the sweep took a read's token)", err)
@@ -379,7 +379,7 @@ func TestSweepsGoAheadOfTurns(t *testing.T) {
 		t.Fatalf("a read marked ahead behind three turns: %v, want refused with a turn of its own", err)
 	}
 	begin := time.Now()
-	if _, _, err := e.Sweep(ahead, []adapters.Target{tg}, nil, ""); err != nil {
+	if _, _, err := e.Sweep(ahead, adapters.SweepOptions{Targets: []adapters.Target{tg}}); err != nil {
 		t.Fatalf("a sweep ahead of four turns: %v, want made", err)
 	}
 	if waited := time.Since(begin); waited > 250*time.Millisecond {

@@ -26,15 +26,15 @@ type groupListings struct {
 	listed [][]string
 }
 
-func (g *groupListings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (g *groupListings) Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	var names []string
-	for _, t := range ts {
+	for _, t := range o.Targets {
 		names = append(names, t.Name)
 	}
 	g.mu.Lock()
 	g.listed = append(g.listed, names)
 	g.mu.Unlock()
-	return g.Engine.Sweep(ctx, ts, refs, page)
+	return g.Engine.Sweep(ctx, o)
 }
 
 // A round lists the followed executions of every target of a group in one call: its cost follows
@@ -82,13 +82,13 @@ type pagedListings struct {
 
 func (p *pagedListings) SweepGroup(t adapters.Target) string { return t.Name }
 
-func (p *pagedListings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (p *pagedListings) Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	p.calls.Add(1)
-	n, _ := strconv.Atoi(page)
+	n, _ := strconv.Atoi(o.Page)
 	if n+1 < int(p.pages.Load()) {
 		return nil, strconv.Itoa(n + 1), nil
 	}
-	listed, _, err := p.Engine.Sweep(ctx, ts, refs, "")
+	listed, _, err := p.Engine.Sweep(ctx, adapters.SweepOptions{Targets: o.Targets, Refs: o.Refs})
 	return listed, "", err
 }
 

@@ -24,8 +24,8 @@ import (
 // (adapters.ErrUnsupported where it has none).
 type Swept interface {
 	SweepGroup(t adapters.Target) string
-	Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error)
-	SweepEnded(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error)
+	Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error)
+	SweepEnded(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error)
 	Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error)
 	Notices(ctx context.Context, heard func(at time.Time, changed []adapters.Listed)) error
 }
@@ -533,7 +533,7 @@ func (e *Readings) newcomers(f followed, since time.Time) followed {
 func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time, newcomers map[execution]interest) error {
 	ended := map[adapters.Ref]bool{}
 	_, err := e.pages(func(page string) (string, error) {
-		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), ts, refs, f.last.Add(-endsOverlap), page)
+		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), adapters.SweepOptions{Targets: ts, Refs: refs, Page: page, Since: f.last.Add(-endsOverlap)})
 		for _, l := range listed {
 			ended[l.Ref] = l.Status.State.Terminal()
 		}
@@ -562,7 +562,7 @@ func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Targ
 func (e *Readings) sweepRunning(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time) (int, error) {
 	running := make(map[adapters.Ref]adapters.Status, len(refs))
 	pages, err := e.pages(func(page string) (string, error) {
-		listed, next, err := e.sweeps.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), ts, refs, page)
+		listed, next, err := e.sweeps.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), adapters.SweepOptions{Targets: ts, Refs: refs, Page: page})
 		for _, l := range listed {
 			if !l.Status.State.Terminal() {
 				running[l.Ref] = l.Status

@@ -268,15 +268,15 @@ func (l *listings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 	return l.Engine.Describe(ctx, t, r)
 }
 
-func (l *listings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (l *listings) Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	l.running.Add(1)
-	l.named.Store(int64(len(refs)))
-	return l.Engine.Sweep(ctx, ts, refs, page)
+	l.named.Store(int64(len(o.Refs)))
+	return l.Engine.Sweep(ctx, o)
 }
 
-func (l *listings) SweepEnded(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
+func (l *listings) SweepEnded(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	l.ends.Add(1)
-	return l.Engine.SweepEnded(ctx, ts, refs, since, page)
+	return l.Engine.SweepEnded(ctx, o)
 }
 
 // runningOnly is an engine that lists running executions, not ends.
@@ -287,8 +287,8 @@ type runningOnly struct {
 
 func (r runningOnly) SweepGroup(t adapters.Target) string { return r.sweeper.SweepGroup(t) }
 
-func (r runningOnly) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	return r.sweeper.Sweep(ctx, ts, refs, page)
+func (r runningOnly) Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
+	return r.sweeper.Sweep(ctx, o)
 }
 
 // Where the engine lists ends, sweeps list the running executions once, then only the ends since
@@ -470,11 +470,11 @@ type failingListings struct {
 
 var errReset = fmt.Errorf("%w: connection reset", adapters.ErrUnavailable)
 
-func (f *failingListings) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (f *failingListings) Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	if f.listingsFail.Load() {
 		return nil, "", errReset
 	}
-	return f.Engine.Sweep(ctx, ts, refs, page)
+	return f.Engine.Sweep(ctx, o)
 }
 
 func (f *failingListings) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
@@ -554,17 +554,17 @@ type gatedSweeps struct {
 // SweepGroup makes a group of each target, as Step Functions does of each state machine.
 func (g *gatedSweeps) SweepGroup(t adapters.Target) string { return t.Name }
 
-func (g *gatedSweeps) Sweep(ctx context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
+func (g *gatedSweeps) Sweep(ctx context.Context, o adapters.SweepOptions) ([]adapters.Listed, string, error) {
 	g.mu.Lock()
-	g.listed = append(g.listed, ts[0].Name)
+	g.listed = append(g.listed, o.Targets[0].Name)
 	first := len(g.listed) == 1
 	g.mu.Unlock()
 	if first {
 		close(g.held)
 		<-g.gate
 	}
-	listed := make([]adapters.Listed, len(refs))
-	for i, r := range refs {
+	listed := make([]adapters.Listed, len(o.Refs))
+	for i, r := range o.Refs {
 		listed[i] = adapters.Listed{Ref: r, Status: adapters.Status{State: adapters.Working}}
 	}
 	return listed, "", nil

@@ -745,7 +745,7 @@ func listAll(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Tar
 		if pages == 100 {
 			t.Fatalf("100 pages of 2, still not the end")
 		}
-		got, next, err := e.List(ctx, tg, caller, page, 2)
+		got, next, err := e.List(ctx, adapters.ListOptions{Target: tg, Caller: caller, Page: page, Limit: 2})
 		if err != nil {
 			t.Fatalf("List page %q: %v", page, err)
 		}
@@ -823,7 +823,7 @@ func testSweep(t *testing.T, h *suite) {
 			t.Errorf("a sweep of %d refs shows %v running, one of them alone %v (%v): want the same", len(refs), r, st, ok)
 		}
 	}
-	if _, _, err := sw.Sweep(ctx, []adapters.Target{tg}, refs, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
+	if _, _, err := sw.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}, Refs: refs, Page: "not-a-page"}); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep from a page it never gave: %v, want ErrInvalid", err)
 	}
 }
@@ -845,7 +845,7 @@ func testSweepGroup(t *testing.T, h *suite) {
 	}
 	cancelAtCleanup(t, h, fail, refs[1])
 	if sw.SweepGroup(echo) != sw.SweepGroup(fail) {
-		if _, _, err := sw.Sweep(ctx, both, refs, ""); !errors.Is(err, adapters.ErrInvalid) {
+		if _, _, err := sw.Sweep(ctx, adapters.SweepOptions{Targets: both, Refs: refs}); !errors.Is(err, adapters.ErrInvalid) {
 			t.Fatalf("a sweep of targets of groups %q and %q: %v, want ErrInvalid", sw.SweepGroup(echo), sw.SweepGroup(fail), err)
 		}
 		return
@@ -882,7 +882,7 @@ func testSweepEnded(t *testing.T, h *suite) {
 	refs := []adapters.Ref{h.Missing(), before, running, ended}
 	endsAfter := func(since time.Time) map[adapters.Ref]adapters.Status {
 		return allPages(t, "SweepEnded", func(page string) ([]adapters.Listed, string, error) {
-			return e.SweepEnded(ctx, []adapters.Target{tg}, refs, since, page)
+			return e.SweepEnded(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}, Refs: refs, Page: page, Since: since})
 		})
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
@@ -905,7 +905,7 @@ func testSweepEnded(t *testing.T, h *suite) {
 	if seen := endsAfter(time.Now().Add(time.Minute)); len(seen) > 0 {
 		t.Errorf("the ends after a minute from now: %v, want none", seen)
 	}
-	if _, _, err := e.SweepEnded(ctx, []adapters.Target{tg}, refs, since, "not-a-page"); !errors.Is(err, adapters.ErrInvalid) {
+	if _, _, err := e.SweepEnded(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}, Refs: refs, Page: "not-a-page", Since: since}); !errors.Is(err, adapters.ErrInvalid) {
 		t.Fatalf("a sweep of ends from a page it never gave: %v, want ErrInvalid", err)
 	}
 }
@@ -924,7 +924,9 @@ func echoes(ctx context.Context, t *testing.T, h *suite, caller, text string) fu
 // sweepAll sweeps refs through all of their pages.
 func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg []adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
 	t.Helper()
-	return allPages(t, "Sweep", func(page string) ([]adapters.Listed, string, error) { return sw.Sweep(ctx, tg, refs, page) })
+	return allPages(t, "Sweep", func(page string) ([]adapters.Listed, string, error) {
+		return sw.Sweep(ctx, adapters.SweepOptions{Targets: tg, Refs: refs, Page: page})
+	})
 }
 
 // allPages reads the pages of a sweep (what) with read, and gives what they showed, by ref.
@@ -955,7 +957,7 @@ func testUnavailable(t *testing.T, h *suite) {
 	unavailable(t, "its Conn", conn, h.Target("echo"), h.Missing())
 	unavailable(t, "the Engine", stack, h.Target("echo"), h.Missing())
 	if stack.Supports(adapters.OpSweep) {
-		if _, _, err := stack.Sweep(testContext(t), []adapters.Target{h.Target("echo")}, []adapters.Ref{h.Missing()}, ""); !errors.Is(err, adapters.ErrUnavailable) {
+		if _, _, err := stack.Sweep(testContext(t), adapters.SweepOptions{Targets: []adapters.Target{h.Target("echo")}, Refs: []adapters.Ref{h.Missing()}}); !errors.Is(err, adapters.ErrUnavailable) {
 			t.Errorf("Sweep on an engine whose server does not answer: error %v, want ErrUnavailable", err)
 		}
 	}
@@ -977,7 +979,7 @@ func unavailable(t *testing.T, what string, u adapters.Conn, echo adapters.Targe
 		"Answer": func() error {
 			return u.Answer(ctx, echo, r, "confirm", adapters.Answer{Action: adapters.ActionDecline})
 		},
-		"List": func() error { _, _, err := u.List(ctx, echo, "", "", 10); return err },
+		"List": func() error { _, _, err := u.List(ctx, adapters.ListOptions{Target: echo, Limit: 10}); return err },
 	}
 	var wg sync.WaitGroup
 	for name, call := range calls {

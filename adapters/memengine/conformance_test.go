@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/memengine"
 )
@@ -20,11 +20,11 @@ func TestConformance(t *testing.T) {
 // harness shares one engine among all subtests.
 type harness struct{ engine *memengine.Engine }
 
-func (h harness) Conn() adapters.Conn { return h.engine }
+func (h harness) Conn() driver.Conn { return h.engine }
 
-func (harness) Driver() adapters.Driver { return memengine.Driver{} }
+func (harness) Driver() driver.Driver { return memengine.Driver{} }
 
-func (harness) Target(name string) adapters.Target {
+func (harness) Target(name string) driver.Target {
 	switch name {
 	case "echo":
 		return memengine.Job(memengine.Echo, 0)
@@ -35,7 +35,7 @@ func (harness) Target(name string) adapters.Target {
 	case "unpolled", "absent":
 		return memengine.Job("nobody", 0)
 	case "wrongkind":
-		return adapters.Target{Name: memengine.Echo} // no Spec: a target the driver did not decode
+		return driver.Target{Name: memengine.Echo} // no Spec: a target the driver did not decode
 	case "ask":
 		return memengine.Job(memengine.Ask, 0)
 	case "ask-two":
@@ -43,18 +43,18 @@ func (harness) Target(name string) adapters.Target {
 	case "steps":
 		return memengine.Job(memengine.Steps, 0)
 	}
-	return adapters.Target{}
+	return driver.Target{}
 }
 
-func (harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: memengine.Echo + "/" + adapters.CallerTag("") + "/" + uuid.NewString()}
+func (harness) Missing() driver.Ref {
+	return driver.Ref{ID: memengine.Echo + "/" + driver.CallerTag("") + "/" + uuid.NewString()}
 }
 
-func (harness) Foreign() []adapters.Ref {
+func (harness) Foreign() []driver.Ref {
 	id := uuid.NewString()
-	return []adapters.Ref{
+	return []driver.Ref{
 		{ID: memengine.Fail + "/" + id},
-		{ID: memengine.Echo + "/" + adapters.CallerTag("") + "/" + id + "/" + id},
+		{ID: memengine.Echo + "/" + driver.CallerTag("") + "/" + id + "/" + id},
 		{ID: memengine.Echo + "x/" + id},
 		{ID: memengine.Echo + "/" + id + "/x"},
 		{ID: memengine.Echo + "/k-" + "ABCDEF0123456789abcdef0123456789"},
@@ -63,7 +63,7 @@ func (harness) Foreign() []adapters.Ref {
 }
 
 // Unreachable is an engine opened unavailable: an in-memory engine has no server to lose.
-func (harness) Unreachable() adapters.Conn {
+func (harness) Unreachable() driver.Conn {
 	return memengine.New(memengine.Options{Unavailable: true})
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 func init() { adapters.Register("memory", Driver{}) }
@@ -18,8 +19,8 @@ func init() { adapters.Register("memory", Driver{}) }
 type Driver struct{}
 
 // Info describes the engine block and the job key.
-func (Driver) Info() adapters.DriverInfo {
-	return adapters.DriverInfo{
+func (Driver) Info() driver.DriverInfo {
+	return driver.DriverInfo{
 		Title:     "Memory",
 		TargetKey: "job",
 		Schema: []byte(`{
@@ -52,7 +53,7 @@ func (Driver) Info() adapters.DriverInfo {
 type config Options
 
 // DecodeEngine reads retention and unavailable, both optional.
-func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+func (Driver) DecodeEngine(b driver.Block) driver.EngineConfig {
 	var c config
 	c.Retention, _ = b.Duration("retention")
 	c.Unavailable, _ = b.Bool("unavailable")
@@ -60,15 +61,15 @@ func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
 }
 
 // Open starts an empty engine.
-func (c config) Open(context.Context, adapters.OpenOptions) (adapters.Conn, error) {
+func (c config) Open(context.Context, driver.OpenOptions) (driver.Conn, error) {
 	return New(Options(c)), nil
 }
 
 // DecodeTarget reads job: {program, timeout}.
-func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+func (Driver) DecodeTarget(tool driver.Block) driver.Target {
 	b, ok := tool.Block("job", "write job: {program: echo}")
 	if !ok {
-		return adapters.Target{}
+		return driver.Target{}
 	}
 	var program string
 	if p, ok := b.Required("program", "echo or fail"); ok {
@@ -91,26 +92,26 @@ type job struct {
 
 // Job returns the target that runs program, each execution ended TIMED_OUT after timeout when it is
 // positive: what DecodeTarget reads from job: {program, timeout}. Its Name is the program.
-func Job(program string, timeout time.Duration) adapters.Target {
-	return adapters.Target{Name: program, Spec: job{program: program, timeout: timeout}}
+func Job(program string, timeout time.Duration) driver.Target {
+	return driver.Target{Name: program, Spec: job{program: program, timeout: timeout}}
 }
 
 const refPrefix = "memory:"
 
 // FormatRef writes r as "memory:PROGRAM/ID".
-func (Driver) FormatRef(r adapters.Ref) string { return refPrefix + r.ID }
+func (Driver) FormatRef(r driver.Ref) string { return refPrefix + r.ID }
 
 // ParseRef reads "memory:PROGRAM/ID".
-func (Driver) ParseRef(id string) (adapters.Ref, error) {
+func (Driver) ParseRef(id string) (driver.Ref, error) {
 	rest, ok := strings.CutPrefix(id, refPrefix)
 	program, name, found := strings.Cut(rest, "/")
 	if !ok || !found || !programRE.MatchString(program) || name == "" {
-		return adapters.Ref{}, errors.New("memory: not a memory execution id: want memory:PROGRAM/ID")
+		return driver.Ref{}, errors.New("memory: not a memory execution id: want memory:PROGRAM/ID")
 	}
-	return adapters.Ref{ID: rest}, nil
+	return driver.Ref{ID: rest}, nil
 }
 
-var _ adapters.Discoverer = Driver{}
+var _ driver.Discoverer = Driver{}
 
 // Discover serves `taskgate discover memory`: it drafts a mapping file with one tool per program.
 func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Writer) error {

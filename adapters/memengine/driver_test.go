@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/memengine"
 	"github.com/taskgate/taskgate/mapping"
 )
@@ -33,7 +33,7 @@ func TestErrorMessages(t *testing.T) {
 	e := memengine.New(memengine.Options{Retention: time.Hour})
 	defer e.Close()
 	echo := memengine.Job(memengine.Echo, 0)
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: []byte(`{"seconds":60}`), Key: "k", Caller: "alice"})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: []byte(`{"seconds":60}`), Key: "k", Caller: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,19 +43,19 @@ func TestErrorMessages(t *testing.T) {
 		want string
 	}{
 		{func() error {
-			_, err := e.Start(ctx, echo, adapters.StartRequest{Input: []byte(`{"seconds":1}`), Key: "k", Caller: "alice"})
+			_, err := e.Start(ctx, echo, driver.StartRequest{Input: []byte(`{"seconds":1}`), Key: "k", Caller: "alice"})
 			return err
 		}(),
-			adapters.ErrKeyConflict, "memory: idempotency key already used with other input: execution " + r.ID + " was started under this key with other input; repeat it, or use a new key"},
+			driver.ErrKeyConflict, "memory: idempotency key already used with other input: execution " + r.ID + " was started under this key with other input; repeat it, or use a new key"},
 		{func() error {
-			_, err := e.Start(ctx, memengine.Job("a/b", 0), adapters.StartRequest{})
+			_, err := e.Start(ctx, memengine.Job("a/b", 0), driver.StartRequest{})
 			return err
 		}(),
-			adapters.ErrInvalid, `memory: invalid request: target "a/b" is not a memory job: map it as job: {program: NAME}, the name in lower-case letters, digits and -`},
+			driver.ErrInvalid, `memory: invalid request: target "a/b" is not a memory job: map it as job: {program: NAME}, the name in lower-case letters, digits and -`},
 		{func() error { _, err := e.Outcome(ctx, echo, r); return err }(),
-			adapters.ErrNotEnded, "memory: execution has not ended: " + r.ID + " is RUNNING"},
+			driver.ErrNotEnded, "memory: execution has not ended: " + r.ID + " is RUNNING"},
 		{func() error { e.Cancel(ctx, echo, r, "x"); return e.Cancel(ctx, echo, r, "again") }(),
-			adapters.ErrEnded, "memory: execution has already ended: " + r.ID + " ended CANCELLED"},
+			driver.ErrEnded, "memory: execution has already ended: " + r.ID + " ended CANCELLED"},
 		{func() error { _, err := memengine.Driver{}.ParseRef("echo/1"); return err }(),
 			nil, "memory: not a memory execution id: want memory:PROGRAM/ID"},
 	} {
@@ -64,7 +64,7 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 	e.Close()
-	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrUnavailable) || err.Error() != "memory: engine unavailable: the engine is closed, or was opened unavailable" {
+	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, driver.ErrUnavailable) || err.Error() != "memory: engine unavailable: the engine is closed, or was opened unavailable" {
 		t.Errorf("Describe after Close: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/mapping"
@@ -45,9 +45,9 @@ func serve(t *testing.T, tokens func(*mapping.Set) token.Codec) *rpctest.Client 
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Conn{}
+	engines := map[string]driver.Conn{}
 	for name, e := range set.Engines {
-		if engines[name], err = e.Config.Open(t.Context(), adapters.OpenOptions{}); err != nil {
+		if engines[name], err = e.Config.Open(t.Context(), driver.OpenOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { engines[name].Close() })

@@ -8,16 +8,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-// List reads the caller's executions of t, newest first; a page is the index of the first.
-func (e *Engine) List(_ context.Context, t adapters.Target, caller, page string, limit int) ([]adapters.Listed, string, error) {
+// List reads the caller's executions of the target, newest first; a page is the index of the
+// first.
+func (e *Engine) List(_ context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
+	t, caller, page, limit := o.Target, o.Caller, o.Page, o.Limit
 	from := 0
 	if page != "" {
 		var err error
 		if from, err = strconv.Atoi(page); err != nil || from < 0 {
-			return nil, "", fmt.Errorf("memory: %w: %q is not a page this engine gave", adapters.ErrInvalid, page)
+			return nil, "", fmt.Errorf("memory: %w: %q is not a page this engine gave", driver.ErrInvalid, page)
 		}
 	}
 	j, err := jobOf(t)
@@ -29,13 +31,13 @@ func (e *Engine) List(_ context.Context, t adapters.Target, caller, page string,
 	if e.closed {
 		return nil, "", errClosed
 	}
-	var all []adapters.Listed
+	var all []driver.Listed
 	for id, x := range e.execs {
 		if callersID(j, id, caller) {
-			all = append(all, adapters.Listed{Ref: adapters.Ref{ID: id}, Status: adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
+			all = append(all, driver.Listed{Ref: driver.Ref{ID: id}, Status: driver.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
 		}
 	}
-	slices.SortFunc(all, func(a, b adapters.Listed) int {
+	slices.SortFunc(all, func(a, b driver.Listed) int {
 		return cmp.Or(b.Status.Started.Compare(a.Status.Started), strings.Compare(a.Ref.ID, b.Ref.ID))
 	})
 	if from >= len(all) {

@@ -28,11 +28,11 @@
 // TIMED_OUT.
 //
 // Samples reads the inputs of a program's latest executions, whoever started them
-// (adapters.Sampler).
+// (driver.Sampler).
 //
 // Every Open starts an empty engine: executions live as long as it, and only ended ones are
 // forgotten, retention after they end. A closed engine, or one opened with unavailable: true,
-// answers every call with adapters.ErrUnavailable, as an engine whose server is down.
+// answers every call with driver.ErrUnavailable, as an engine whose server is down.
 //
 // It is also the smallest complete engine in taskgate: docs/adding-an-engine.md walks
 // through it.
@@ -50,7 +50,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // The programs Start runs.
@@ -89,17 +89,17 @@ type Engine struct {
 }
 
 var (
-	_ adapters.Conn             = (*Engine)(nil)
-	_ adapters.VisibilityLagger = (*Engine)(nil)
+	_ driver.Conn             = (*Engine)(nil)
+	_ driver.VisibilityLagger = (*Engine)(nil)
 )
 
 // Options configure an engine: what an engine block says.
 type Options struct {
 	// Retention is how long an ended execution stays readable; zero keeps it as long as the engine.
 	Retention time.Duration
-	// Unavailable makes the engine answer every call with adapters.ErrUnavailable.
+	// Unavailable makes the engine answer every call with driver.ErrUnavailable.
 	Unavailable bool
-	// VisibilityLag is the visibility lag the engine declares (adapters.VisibilityLagger), for
+	// VisibilityLag is the visibility lag the engine declares (driver.VisibilityLagger), for
 	// tests of what an eventually consistent engine's starts do. The engine itself shows a start
 	// at once: zero.
 	VisibilityLag time.Duration
@@ -121,18 +121,18 @@ type execution struct {
 	started time.Time
 	timers  []*time.Timer
 
-	state   adapters.State
+	state   driver.State
 	native  string
 	updated time.Time
-	outcome adapters.Outcome
+	outcome driver.Outcome
 	// questions are the open questions, oldest first; answers the accepted ones so far.
-	questions []adapters.Question
+	questions []driver.Question
 	answers   map[string]json.RawMessage
 	// message is what the program says it is doing.
 	message string
 }
 
-var errClosed = fmt.Errorf("memory: %w: the engine is closed, or was opened unavailable", adapters.ErrUnavailable)
+var errClosed = fmt.Errorf("memory: %w: the engine is closed, or was opened unavailable", driver.ErrUnavailable)
 
 // Close stops every execution; the engine answers nothing after it, and Wait returns.
 func (e *Engine) Close() error {
@@ -151,26 +151,26 @@ func (e *Engine) Close() error {
 }
 
 // jobOf reads t's Spec, which must be a memory job.
-func jobOf(t adapters.Target) (job, error) {
+func jobOf(t driver.Target) (job, error) {
 	j, ok := t.Spec.(job)
 	if !ok || !programRE.MatchString(j.program) {
-		return job{}, fmt.Errorf("memory: %w: target %q is not a memory job: map it as job: {program: NAME}, the name in lower-case letters, digits and -", adapters.ErrInvalid, t.Name)
+		return job{}, fmt.Errorf("memory: %w: target %q is not a memory job: map it as job: {program: NAME}, the name in lower-case letters, digits and -", driver.ErrInvalid, t.Name)
 	}
 	return j, nil
 }
 
 // Check warns about a program nothing runs.
-func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+func (e *Engine) Check(_ context.Context, t driver.Target) (driver.TargetInfo, error) {
 	j, err := jobOf(t)
 	if err != nil {
-		return adapters.TargetInfo{}, err
+		return driver.TargetInfo{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return adapters.TargetInfo{}, errClosed
+		return driver.TargetInfo{}, errClosed
 	}
-	info := adapters.TargetInfo{Retention: e.retention}
+	info := driver.TargetInfo{Retention: e.retention}
 	if !known(j.program) {
 		info.Warnings = []string{fmt.Sprintf("no program %q: its executions stay submitted (the memory engine runs %s)", j.program, programs)}
 	}
@@ -178,12 +178,12 @@ func (e *Engine) Check(_ context.Context, t adapters.Target) (adapters.TargetInf
 }
 
 // Start starts one execution. With a key, the execution's id comes from the key; the same key
-// with the same input gives the same execution, else adapters.ErrKeyConflict; another caller's same
+// with the same input gives the same execution, else driver.ErrKeyConflict; another caller's same
 // key is another execution.
-func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+func (e *Engine) Start(_ context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	j, err := jobOf(t)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	input := req.Input
 	if len(input) == 0 {
@@ -191,9 +191,9 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, input); err != nil {
-		return adapters.Ref{}, adapters.Refuse("the input is not valid JSON", fmt.Errorf("memory: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
+		return driver.Ref{}, driver.Refuse("the input is not valid JSON", fmt.Errorf("memory: %w: the input is not valid JSON: %w", driver.ErrInvalid, err))
 	}
-	id := j.program + "/" + adapters.CallerTag(req.Caller) + "/" + adapters.NewSuffix(req.Caller)
+	id := j.program + "/" + driver.CallerTag(req.Caller) + "/" + driver.NewSuffix(req.Caller)
 	if req.Key != "" {
 		id = keyID(j, req.Key, req.Caller)
 	}
@@ -202,29 +202,29 @@ func (e *Engine) Start(_ context.Context, t adapters.Target, req adapters.StartR
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return adapters.Ref{}, errClosed
+		return driver.Ref{}, errClosed
 	}
 	if x, ok := e.execs[id]; ok {
 		if x.sum != sum {
-			return adapters.Ref{}, fmt.Errorf("memory: %w: execution %s was started under this key with other input; repeat it, or use a new key", adapters.ErrKeyConflict, id)
+			return driver.Ref{}, fmt.Errorf("memory: %w: execution %s was started under this key with other input; repeat it, or use a new key", driver.ErrKeyConflict, id)
 		}
-		return adapters.Ref{ID: id}, nil
+		return driver.Ref{ID: id}, nil
 	}
 	now := time.Now()
 	x := &execution{program: j.program, input: compact.Bytes(), sum: sum, started: now, updated: now,
-		state: adapters.Submitted, native: waiting}
+		state: driver.Submitted, native: waiting}
 	e.execs[id] = x
 	if j.timeout > 0 {
 		x.timers = append(x.timers, time.AfterFunc(j.timeout, func() {
-			e.end(id, x, adapters.Outcome{State: adapters.Failed, Native: timedOut, Error: "memory.Timeout",
+			e.end(id, x, driver.Outcome{State: driver.Failed, Native: timedOut, Error: "memory.Timeout",
 				Cause: fmt.Sprintf("the job ran past its timeout of %s", j.timeout)})
 		}))
 	}
 	if known(j.program) {
-		x.state, x.native = adapters.Working, running
+		x.state, x.native = driver.Working, running
 		e.run(id, x, compact.Bytes())
 	}
-	return adapters.Ref{ID: id}, nil
+	return driver.Ref{ID: id}, nil
 }
 
 func known(program string) bool {
@@ -247,33 +247,33 @@ func (e *Engine) run(id string, x *execution, input []byte) {
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		x.timers = append(x.timers, time.AfterFunc(0, func() {
-			e.end(id, x, adapters.Outcome{State: adapters.Failed, Native: failed, Error: "Example.BadInput", Cause: err.Error()})
+			e.end(id, x, driver.Outcome{State: driver.Failed, Native: failed, Error: "Example.BadInput", Cause: err.Error()})
 		}))
 		return
 	}
 	switch x.program {
 	case Ask:
-		x.ask(adapters.Question{Key: "confirm", Message: in.Message, Schema: ConfirmSchema})
+		x.ask(driver.Question{Key: "confirm", Message: in.Message, Schema: ConfirmSchema})
 		return
 	case AskTwo:
-		x.ask(adapters.Question{Key: "first", Message: "first question: confirm?", Schema: ConfirmSchema},
-			adapters.Question{Key: "second", Message: "second question: confirm?", Schema: ConfirmSchema})
+		x.ask(driver.Question{Key: "first", Message: "first question: confirm?", Schema: ConfirmSchema},
+			driver.Question{Key: "second", Message: "second question: confirm?", Schema: ConfirmSchema})
 		return
 	case Steps:
 		e.steps(id, x, in.Version, time.Duration(in.StepSeconds*float64(time.Second)))
 		return
 	}
-	out := adapters.Outcome{State: adapters.Failed, Native: failed, Error: "Example.Failure", Cause: in.Reason}
+	out := driver.Outcome{State: driver.Failed, Native: failed, Error: "Example.Failure", Cause: in.Reason}
 	if x.program == Echo {
 		text, _ := json.Marshal(map[string]string{"text": in.Text}) // a string always encodes
-		out = adapters.Outcome{State: adapters.Succeeded, Native: succeeded, Output: text}
+		out = driver.Outcome{State: driver.Succeeded, Native: succeeded, Output: text}
 	}
 	wait := time.Duration(in.Seconds * float64(time.Second))
 	x.timers = append(x.timers, time.AfterFunc(wait, func() { e.end(id, x, out) }))
 }
 
 // end ends the execution with o unless it has ended already (or the engine was closed).
-func (e *Engine) end(id string, x *execution, o adapters.Outcome) {
+func (e *Engine) end(id string, x *execution, o driver.Outcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !x.state.Terminal() && !e.closed {
@@ -282,7 +282,7 @@ func (e *Engine) end(id string, x *execution, o adapters.Outcome) {
 }
 
 // endLocked ends a running execution with o, under e.mu, and forgets it retention later.
-func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
+func (e *Engine) endLocked(id string, x *execution, o driver.Outcome) {
 	for _, tm := range x.timers {
 		tm.Stop()
 	}
@@ -301,76 +301,76 @@ func (e *Engine) endLocked(id string, x *execution, o adapters.Outcome) {
 // keyID is the execution id for an idempotency key: the key's hash, so that any key gives a
 // valid id and the key itself is not visible in it.
 func keyID(j job, key, caller string) string {
-	return j.program + "/" + adapters.CallerTag(caller) + "/" + adapters.KeySuffix(key, caller, "k-", 32)
+	return j.program + "/" + driver.CallerTag(caller) + "/" + driver.KeySuffix(key, caller, "k-", 32)
 }
 
 // KeyRef returns the Ref Start gives for key and caller; empty for a target that is no memory job.
-func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
+func (e *Engine) KeyRef(t driver.Target, key, caller string) driver.Ref {
 	j, err := jobOf(t)
 	if err != nil {
-		return adapters.Ref{}
+		return driver.Ref{}
 	}
-	return adapters.Ref{ID: keyID(j, key, caller)}
+	return driver.Ref{ID: keyID(j, key, caller)}
 }
 
 // Owns reports whether r is shaped like an execution Start returns for t and caller:
 // "PROGRAM/TAG/UUID" or "PROGRAM/TAG/k-HASH".
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	j, err := jobOf(t)
 	return err == nil && callersID(j, r.ID, caller)
 }
 
 // callersID reports whether id is one Start gives for j and caller (a prefix is not enough).
 func callersID(j job, id, caller string) bool {
-	rest, ok := strings.CutPrefix(id, j.program+"/"+adapters.CallerTag(caller)+"/")
-	return ok && adapters.StartedSuffix(rest, "k-", 32)
+	rest, ok := strings.CutPrefix(id, j.program+"/"+driver.CallerTag(caller)+"/")
+	return ok && driver.StartedSuffix(rest, "k-", 32)
 }
 
 // lookup finds an execution, under e.mu.
-func (e *Engine) lookup(r adapters.Ref) (*execution, error) {
+func (e *Engine) lookup(r driver.Ref) (*execution, error) {
 	if e.closed {
 		return nil, errClosed
 	}
 	x, ok := e.execs[r.ID]
 	if !ok {
-		return nil, fmt.Errorf("memory: %w: %s", adapters.ErrNotFound, r)
+		return nil, fmt.Errorf("memory: %w: %s", driver.ErrNotFound, r)
 	}
 	return x, nil
 }
 
 // status is what Describe reads of x: all of it once ended.
-func (x *execution) status() adapters.Status {
-	return adapters.Status{State: x.state, Native: x.native, Message: x.message, Started: x.started, Updated: x.updated}
+func (x *execution) status() driver.Status {
+	return driver.Status{State: x.state, Native: x.native, Message: x.message, Started: x.started, Updated: x.updated}
 }
 
 // Describe reads the execution's state.
-func (e *Engine) Describe(_ context.Context, _ adapters.Target, r adapters.Ref) (adapters.Status, error) {
+func (e *Engine) Describe(_ context.Context, _ driver.Target, r driver.Ref) (driver.Status, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	x, err := e.lookup(r)
 	if err != nil {
-		return adapters.Status{}, err
+		return driver.Status{}, err
 	}
 	st := x.status()
 	switch x.state {
-	case adapters.Submitted:
+	case driver.Submitted:
 		st.Message = fmt.Sprintf("no program %q runs it", x.program)
-	case adapters.InputRequired:
-		st.Message, st.Inputs = adapters.Awaiting(x.questions), slices.Clone(x.questions)
+	case driver.InputRequired:
+		st.Message, st.Inputs = driver.Awaiting(x.questions), slices.Clone(x.questions)
 	}
 	return st, nil
 }
 
 // Outcome reads how the execution ended.
-func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+func (e *Engine) Outcome(_ context.Context, _ driver.Target, r driver.Ref) (driver.Outcome, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	x, err := e.lookup(r)
 	if err != nil {
-		return adapters.Outcome{}, err
+		return driver.Outcome{}, err
 	}
 	if !x.state.Terminal() {
-		return adapters.Outcome{}, fmt.Errorf("memory: %w: %s is %s", adapters.ErrNotEnded, r, x.native)
+		return driver.Outcome{}, fmt.Errorf("memory: %w: %s is %s", driver.ErrNotEnded, r, x.native)
 	}
 	o := x.outcome
 	o.Status = x.status()
@@ -378,7 +378,7 @@ func (e *Engine) Outcome(_ context.Context, _ adapters.Target, r adapters.Ref) (
 }
 
 // Cancel ends a running or waiting execution CANCELLED, with reason as its cause.
-func (e *Engine) Cancel(_ context.Context, _ adapters.Target, r adapters.Ref, reason string) error {
+func (e *Engine) Cancel(_ context.Context, _ driver.Target, r driver.Ref, reason string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	x, err := e.lookup(r)
@@ -386,8 +386,8 @@ func (e *Engine) Cancel(_ context.Context, _ adapters.Target, r adapters.Ref, re
 		return err
 	}
 	if x.state.Terminal() {
-		return fmt.Errorf("memory: %w: %s ended %s", adapters.ErrEnded, r, x.native)
+		return fmt.Errorf("memory: %w: %s ended %s", driver.ErrEnded, r, x.native)
 	}
-	e.endLocked(r.ID, x, adapters.Outcome{State: adapters.Cancelled, Native: cancelled, Cause: reason})
+	e.endLocked(r.ID, x, driver.Outcome{State: driver.Cancelled, Native: cancelled, Cause: reason})
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // ConfirmSchema is the schema of the answers "ask" and "ask-two" wait for.
@@ -15,20 +15,20 @@ var ConfirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 
 // The errors a question's program fails with when it is declined or dismissed.
 const (
-	declinedError  = adapters.DeclinedError
-	dismissedError = adapters.DismissedError
+	declinedError  = driver.DeclinedError
+	dismissedError = driver.DismissedError
 )
 
 // ask opens questions, under e.mu.
-func (x *execution) ask(qs ...adapters.Question) {
+func (x *execution) ask(qs ...driver.Question) {
 	x.questions = append(x.questions, qs...)
 	x.answers = map[string]json.RawMessage{}
-	x.state = adapters.InputRequired
+	x.state = driver.InputRequired
 }
 
 // Answer delivers an answer to the open question key: "ask" and "ask-two" end as their
 // documentation says.
-func (e *Engine) Answer(_ context.Context, _ adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+func (e *Engine) Answer(_ context.Context, _ driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -38,18 +38,18 @@ func (e *Engine) Answer(_ context.Context, _ adapters.Target, r adapters.Ref, ke
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(x.questions, func(q adapters.Question) bool { return q.Key == key })
-	if i < 0 || x.state != adapters.InputRequired {
-		return fmt.Errorf("memory: %w: %s has no open question %q: it was answered, or never asked", adapters.ErrNotFound, r, key)
+	i := slices.IndexFunc(x.questions, func(q driver.Question) bool { return q.Key == key })
+	if i < 0 || x.state != driver.InputRequired {
+		return fmt.Errorf("memory: %w: %s has no open question %q: it was answered, or never asked", driver.ErrNotFound, r, key)
 	}
 	x.questions = slices.Delete(x.questions, i, i+1)
 	x.updated = time.Now()
 	switch a.Action {
-	case adapters.ActionDecline:
-		e.endLocked(r.ID, x, adapters.Outcome{State: adapters.Failed, Native: failed, Error: declinedError,
+	case driver.ActionDecline:
+		e.endLocked(r.ID, x, driver.Outcome{State: driver.Failed, Native: failed, Error: declinedError,
 			Cause: fmt.Sprintf("the question %q was declined", key)})
-	case adapters.ActionCancel:
-		e.endLocked(r.ID, x, adapters.Outcome{State: adapters.Failed, Native: failed, Error: dismissedError,
+	case driver.ActionCancel:
+		e.endLocked(r.ID, x, driver.Outcome{State: driver.Failed, Native: failed, Error: dismissedError,
 			Cause: fmt.Sprintf("the question %q was dismissed", key)})
 	default:
 		x.answers[key] = a.Content
@@ -60,7 +60,7 @@ func (e *Engine) Answer(_ context.Context, _ adapters.Target, r adapters.Ref, ke
 		if x.program == AskTwo {
 			out, _ = json.Marshal(x.answers) // raw JSON objects always encode
 		}
-		e.endLocked(r.ID, x, adapters.Outcome{State: adapters.Succeeded, Native: succeeded, Output: out})
+		e.endLocked(r.ID, x, driver.Outcome{State: driver.Succeeded, Native: succeeded, Output: out})
 	}
 	return nil
 }
@@ -86,6 +86,6 @@ func (e *Engine) steps(id string, x *execution, version string, each time.Durati
 	}
 	out, _ := json.Marshal(map[string]string{"version": version, "status": "released"}) // strings always encode
 	x.timers = append(x.timers, time.AfterFunc(time.Duration(len(stepNames))*each, func() {
-		e.end(id, x, adapters.Outcome{State: adapters.Succeeded, Native: succeeded, Output: out})
+		e.end(id, x, driver.Outcome{State: driver.Succeeded, Native: succeeded, Output: out})
 	}))
 }

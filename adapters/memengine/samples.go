@@ -8,16 +8,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ adapters.Sampler = (*Engine)(nil)
+var _ driver.Sampler = (*Engine)(nil)
 
 // Samples reads the inputs of at most n of the latest executions of t's program, whoever
 // started them, newest first.
-func (e *Engine) Samples(_ context.Context, t adapters.Target, n int) ([]json.RawMessage, error) {
+func (e *Engine) Samples(_ context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("memory: %w: read the inputs of at least 1 execution, not %d", adapters.ErrInvalid, n)
+		return nil, fmt.Errorf("memory: %w: read the inputs of at least 1 execution, not %d", driver.ErrInvalid, n)
 	}
 	j, err := jobOf(t)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/memengine"
 )
 
@@ -19,11 +19,11 @@ func TestSamples(t *testing.T) {
 	echo, fail := memengine.Job(memengine.Echo, 0), memengine.Job(memengine.Fail, 0)
 	for i, caller := range []string{"alice", "bob", "", "alice"} {
 		in := fmt.Sprintf(`{ "seconds": 60, "text": "%d" }`, i)
-		if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: []byte(in), Caller: caller}); err != nil {
+		if _, err := e.Start(ctx, echo, driver.StartRequest{Input: []byte(in), Caller: caller}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Start(ctx, fail, adapters.StartRequest{Input: []byte(`{"seconds":60,"reason":"no"}`)}); err != nil {
+	if _, err := e.Start(ctx, fail, driver.StartRequest{Input: []byte(`{"seconds":60,"reason":"no"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -48,11 +48,11 @@ func TestSamples(t *testing.T) {
 	if inputs, err := e.Samples(ctx, memengine.Job("ask", 0), 5); err != nil || len(inputs) != 0 {
 		t.Errorf("Samples of a program never started = %s, %v; want none", inputs, err)
 	}
-	if _, err := e.Samples(ctx, echo, 0); !errors.Is(err, adapters.ErrInvalid) || err.Error() != "memory: invalid request: read the inputs of at least 1 execution, not 0" {
+	if _, err := e.Samples(ctx, echo, 0); !errors.Is(err, driver.ErrInvalid) || err.Error() != "memory: invalid request: read the inputs of at least 1 execution, not 0" {
 		t.Errorf("Samples(0) = %v", err)
 	}
 	e.Close()
-	if _, err := e.Samples(ctx, echo, 1); !errors.Is(err, adapters.ErrUnavailable) {
+	if _, err := e.Samples(ctx, echo, 1); !errors.Is(err, driver.ErrUnavailable) {
 		t.Errorf("Samples of a closed engine = %v, want ErrUnavailable", err)
 	}
 }

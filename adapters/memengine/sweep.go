@@ -3,34 +3,33 @@ package memengine
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // SweepGroup puts every target in one group: a sweep reads by id.
-func (e *Engine) SweepGroup(adapters.Target) string { return "" }
+func (e *Engine) SweepGroup(driver.Target) string { return "" }
 
-// Sweep reads a page of refs (adapters.SweepIDs of them) as a listing shows them: their state
+// Sweep reads a page of o.Refs (driver.SweepIDs of them) as a listing shows them: their state
 // without questions or messages.
-func (e *Engine) Sweep(_ context.Context, ts []adapters.Target, refs []adapters.Ref, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(ts, refs, page, func(*execution) bool { return true })
+func (e *Engine) Sweep(_ context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+	return e.sweep(o.Targets, o.Refs, o.Page, func(*execution) bool { return true })
 }
 
-// SweepEnded reads a page of refs (adapters.SweepIDs of them) and shows those that ended after
-// since.
-func (e *Engine) SweepEnded(_ context.Context, ts []adapters.Target, refs []adapters.Ref, since time.Time, page string) ([]adapters.Listed, string, error) {
-	return e.sweep(ts, refs, page, func(x *execution) bool { return x.state.Terminal() && x.updated.After(since) })
+// SweepEnded reads a page of o.Refs (driver.SweepIDs of them) and shows those that ended after
+// o.Since.
+func (e *Engine) SweepEnded(_ context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+	return e.sweep(o.Targets, o.Refs, o.Page, func(x *execution) bool { return x.state.Terminal() && x.updated.After(o.Since) })
 }
 
 // sweep reads a page of refs and shows those that show says.
-func (e *Engine) sweep(ts []adapters.Target, refs []adapters.Ref, page string, show func(*execution) bool) ([]adapters.Listed, string, error) {
+func (e *Engine) sweep(ts []driver.Target, refs []driver.Ref, page string, show func(*execution) bool) ([]driver.Listed, string, error) {
 	for _, t := range ts {
 		if _, err := jobOf(t); err != nil {
 			return nil, "", err
 		}
 	}
-	chunk, next, err := adapters.SweepChunk(refs, page)
+	chunk, next, err := driver.SweepChunk(refs, page)
 	if err != nil {
 		return nil, "", fmt.Errorf("memory: sweep: %w", err)
 	}
@@ -39,10 +38,10 @@ func (e *Engine) sweep(ts []adapters.Target, refs []adapters.Ref, page string, s
 	if e.closed {
 		return nil, "", errClosed
 	}
-	var listed []adapters.Listed
+	var listed []driver.Listed
 	for _, r := range chunk {
 		if x, err := e.lookup(r); err == nil && show(x) {
-			listed = append(listed, adapters.Listed{Ref: r, Status: adapters.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
+			listed = append(listed, driver.Listed{Ref: r, Status: driver.Status{State: x.state, Native: x.native, Started: x.started, Updated: x.updated}})
 		}
 	}
 	return listed, next, nil

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // maxBody bounds what taskgate reads of one answer: a query's rows or an invocation's output.
@@ -57,7 +57,7 @@ func (e *Engine) unreachable(ctx context.Context, what, url string, err error) e
 		return fmt.Errorf("restate: %s: %w", what, ctx.Err())
 	}
 	host, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://"), "/")
-	return fmt.Errorf("restate: %s: %w at %s, retry later: %w", what, adapters.ErrUnavailable, host, err)
+	return fmt.Errorf("restate: %s: %w at %s, retry later: %w", what, driver.ErrUnavailable, host, err)
 }
 
 // apiError is the error body of the ingress ({"code", "message", "metadata"}) or of the admin
@@ -81,13 +81,13 @@ func refused(what string, status int, body []byte) error {
 	msg := decodeError(body).Message
 	switch status {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return fmt.Errorf("restate: %s: %w (HTTP %d: %s), retry later", what, adapters.ErrUnavailable, status, msg)
+		return fmt.Errorf("restate: %s: %w (HTTP %d: %s), retry later", what, driver.ErrUnavailable, status, msg)
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return fmt.Errorf("restate: %s: the server refused taskgate's credentials (HTTP %d: %s): set the engine's authTokenEnv to the variable that holds a valid API token", what, status, msg)
 	case http.StatusNotFound:
-		return fmt.Errorf("restate: %s: %w: %s", what, adapters.ErrNotFound, msg)
+		return fmt.Errorf("restate: %s: %w: %s", what, driver.ErrNotFound, msg)
 	case http.StatusBadRequest:
-		return fmt.Errorf("restate: %s: %w: %s", what, adapters.ErrInvalid, msg)
+		return fmt.Errorf("restate: %s: %w: %s", what, driver.ErrInvalid, msg)
 	}
 	return fmt.Errorf("restate: %s: HTTP %d: %s", what, status, msg)
 }
@@ -123,6 +123,6 @@ func (e *Engine) query(ctx context.Context, what, sql string, rows any) error {
 func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // errNoInvocation is the contract's not-found for a Ref that names no invocation of its target.
-func errNoInvocation(what string, r adapters.Ref) error {
-	return fmt.Errorf("restate: %s: %w: Restate has no invocation %s (it keeps completed invocations for the service's retention, a day by default)", what, adapters.ErrNotFound, r)
+func errNoInvocation(what string, r driver.Ref) error {
+	return fmt.Errorf("restate: %s: %w: Restate has no invocation %s (it keeps completed invocations for the service's retention, a day by default)", what, driver.ErrNotFound, r)
 }

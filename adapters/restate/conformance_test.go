@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/restatedev/sdk-go"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/restate"
 	restateexamples "github.com/taskgate/taskgate/examples/restate"
@@ -102,12 +102,12 @@ type harness struct {
 	*env
 }
 
-func (h *harness) Conn() adapters.Conn { return h.engine }
+func (h *harness) Conn() driver.Conn { return h.engine }
 
-func (h *harness) Driver() adapters.Driver { return restate.Driver{} }
+func (h *harness) Driver() driver.Driver { return restate.Driver{} }
 
 // Unreachable is an engine on a closed port: New makes no call.
-func (h *harness) Unreachable() adapters.Conn {
+func (h *harness) Unreachable() driver.Conn {
 	e, err := restate.New(restate.Config{Ingress: "http://127.0.0.1:1", Admin: "http://127.0.0.1:1"})
 	if err != nil {
 		h.t.Fatal(err)
@@ -115,11 +115,11 @@ func (h *harness) Unreachable() adapters.Conn {
 	return e
 }
 
-func example(service string) adapters.Target {
+func example(service string) driver.Target {
 	return restate.Handler(service, restateexamples.RunHandler, restate.Cancel)
 }
 
-func (h *harness) Target(name string) adapters.Target {
+func (h *harness) Target(name string) driver.Target {
 	switch name {
 	case "echo", "timeout": // no timeout: its test is skipped, its Check is echo's
 		return example(restateexamples.WaitAndEcho)
@@ -131,7 +131,7 @@ func (h *harness) Target(name string) adapters.Target {
 	case "absent":
 		return example("NoSuchService" + randomHex(4))
 	case "wrongkind":
-		return adapters.Target{Name: restateexamples.WaitAndEcho + "/run"} // no Spec: the driver never decoded it
+		return driver.Target{Name: restateexamples.WaitAndEcho + "/run"} // no Spec: the driver never decoded it
 	case "ask":
 		return example(restateexamples.AskAndEcho)
 	case "ask-two":
@@ -140,12 +140,12 @@ func (h *harness) Target(name string) adapters.Target {
 		return example(restateexamples.BuildRelease)
 	}
 	h.t.Fatalf("the harness has no target %q", name)
-	return adapters.Target{}
+	return driver.Target{}
 }
 
 // Missing is a task of echo with an invocation id Restate would read but never gave.
-func (h *harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: "WaitAndEcho/run/" + adapters.CallerTag("") + "-" + uuid.NewString() + "/" + missingInvocation()}
+func (h *harness) Missing() driver.Ref {
+	return driver.Ref{ID: "WaitAndEcho/run/" + driver.CallerTag("") + "-" + uuid.NewString() + "/" + missingInvocation()}
 }
 
 // missingInvocation is a random invocation id of the right shape: a partition key and a ULID
@@ -161,15 +161,15 @@ func missingInvocation() string {
 	return string(id)
 }
 
-func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
+func (h *harness) Foreign() []driver.Ref { return foreignRefs() }
 
-func foreignRefs() []adapters.Ref {
-	tag, id, inv := adapters.CallerTag(""), uuid.NewString(), missingInvocation()
+func foreignRefs() []driver.Ref {
+	tag, id, inv := driver.CallerTag(""), uuid.NewString(), missingInvocation()
 	key := tag + "-" + id
-	return []adapters.Ref{
+	return []driver.Ref{
 		{ID: "WaitAndFail/run/" + key + "/" + inv},
 		{ID: "WaitAndEcho/other/" + key + "/" + inv},
-		{ID: "WaitAndEcho/run/" + adapters.CallerTag("bob") + "-" + id + "/" + inv},
+		{ID: "WaitAndEcho/run/" + driver.CallerTag("bob") + "-" + id + "/" + inv},
 		{ID: "WaitAndEcho/run/" + id + "/" + inv},
 		{ID: "WaitAndEcho/run/" + key + "/"},
 		{ID: "WaitAndEcho/run/" + key + "/inv_zzz"},

@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/draft"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ adapters.Discoverer = Driver{}
+var _ driver.Discoverer = Driver{}
 
 // Discover serves `taskgate discover restate`: it drafts a mapping file with one tool per handler
 // that can back a task (every handler of a service, a workflow's run handler, a virtual object's
@@ -29,7 +29,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	infer := draft.InferFlags(fs)
 	return func(ctx context.Context, w, warn io.Writer) error {
 		block := &engineBlock{ingress: *ingress, admin: *admin, tokenEnv: *tokenName}
-		opened, err := block.Open(ctx, adapters.OpenOptions{})
+		opened, err := block.Open(ctx, driver.OpenOptions{})
 		if err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 			return fmt.Errorf("no service registered in Restate at %s has a name that starts with %q", e.admin, *prefix)
 		}
 		block.ingress, block.admin = e.ingress, e.admin
-		sample := func(t adapters.Target) ([]json.RawMessage, error) { return draft.Sample(ctx, e, t, infer.Executions) }
+		sample := func(t driver.Target) ([]json.RawMessage, error) { return draft.Sample(ctx, e, t, infer.Executions) }
 		return writeDraft(w, warn, block, services, sample, *infer)
 	}
 }
@@ -80,7 +80,7 @@ func toolName(service, handler string, taken map[string]bool) string {
 }
 
 // sampler reads the inputs of a target's latest invocations (none without --infer).
-type sampler func(adapters.Target) ([]json.RawMessage, error)
+type sampler func(driver.Target) ([]json.RawMessage, error)
 
 func writeDraft(w, warn io.Writer, block *engineBlock, services []service, sample sampler, infer draft.Inference) error {
 	var b strings.Builder

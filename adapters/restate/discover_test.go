@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/restate"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
@@ -60,7 +60,7 @@ tools:
 	if err != nil {
 		t.Fatalf("the draft does not load: %v", err)
 	}
-	e, err := set.Engines["restate"].Config.Open(t.Context(), adapters.OpenOptions{})
+	e, err := set.Engines["restate"].Config.Open(t.Context(), driver.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 func init() { adapters.Register("restate", Driver{}) }
@@ -41,8 +42,8 @@ const (
 )
 
 // Info describes the engine block and the invoke key.
-func (Driver) Info() adapters.DriverInfo {
-	return adapters.DriverInfo{
+func (Driver) Info() driver.DriverInfo {
+	return driver.DriverInfo{
 		Title:         "Restate",
 		TargetKey:     "invoke",
 		Schema:        schema,
@@ -61,7 +62,7 @@ type engineBlock struct {
 const urlHint = "an http:// or https:// URL, like %s; or leave it out for $%s"
 
 // DecodeEngine reads ingress, admin and authTokenEnv, all optional.
-func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+func (Driver) DecodeEngine(b driver.Block) driver.EngineConfig {
 	c := &engineBlock{}
 	for _, k := range []struct {
 		key, example, env string
@@ -87,7 +88,7 @@ func validURL(s string) bool {
 // Open configures a client for the block's server, with what the block leaves out from opts.Env
 // (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL, RESTATE_AUTH_TOKEN, as the Restate CLI reads them). It
 // makes no call: Check is the first.
-func (c *engineBlock) Open(_ context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
+func (c *engineBlock) Open(_ context.Context, opts driver.OpenOptions) (driver.Conn, error) {
 	cfg := Config{Ingress: c.ingress, Admin: c.admin}
 	for _, k := range []struct {
 		to              *string
@@ -124,10 +125,10 @@ var nameRE = regexp.MustCompile(`^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9._-]*$`)
 const nameHint = "letters, digits, ., _ and -, starting with a letter, as the deployment registers it"
 
 // DecodeTarget reads invoke: {service, handler, cancel}.
-func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+func (Driver) DecodeTarget(tool driver.Block) driver.Target {
 	b, ok := tool.Block("invoke", "write invoke: {service: ..., handler: run}")
 	if !ok {
-		return adapters.Target{}
+		return driver.Target{}
 	}
 	names := map[string]string{}
 	for _, key := range []string{"service", "handler"} {
@@ -169,29 +170,29 @@ type handler struct {
 // Handler returns the target whose tasks invoke handler of service, stopped by stop when cancelled:
 // what DecodeTarget reads from invoke: {service, handler, cancel}. Its Name is
 // "SERVICE/HANDLER", as Restate names an invocation's target.
-func Handler(service, name string, stop Stop) adapters.Target {
-	return adapters.Target{Name: service + "/" + name, Spec: handler{service: service, handler: name, stop: stop}}
+func Handler(service, name string, stop Stop) driver.Target {
+	return driver.Target{Name: service + "/" + name, Spec: handler{service: service, handler: name, stop: stop}}
 }
 
 // handlerOf reads a target's Spec, which must be a handler with valid names.
-func handlerOf(t adapters.Target) (handler, error) {
+func handlerOf(t driver.Target) (handler, error) {
 	h, ok := t.Spec.(handler)
 	if !ok || !nameRE.MatchString(h.service) || !nameRE.MatchString(h.handler) || (h.stop != Cancel && h.stop != Kill) {
-		return handler{}, fmt.Errorf("restate: %w: target %q is not a Restate handler: map it as invoke: {service: ..., handler: ...}", adapters.ErrInvalid, t.Name)
+		return handler{}, fmt.Errorf("restate: %w: target %q is not a Restate handler: map it as invoke: {service: ..., handler: ...}", driver.ErrInvalid, t.Name)
 	}
 	return h, nil
 }
 
 // FormatRef writes the Ref's ID: "SERVICE/HANDLER/TASK-KEY/INVOCATION-ID".
-func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
+func (Driver) FormatRef(r driver.Ref) string { return r.ID }
 
 // ParseRef accepts "SERVICE/HANDLER/TASK-KEY/INVOCATION-ID" with names, a task key and an
 // invocation id of the shapes Start gives.
-func (Driver) ParseRef(id string) (adapters.Ref, error) {
-	if p, ok := parseRef(adapters.Ref{ID: id}); !ok || p.invocation == "" {
-		return adapters.Ref{}, errors.New("restate: not a task's invocation: want SERVICE/HANDLER/TASK-KEY/INVOCATION-ID, the invocation id like inv_1gdJBtdVEcM942bjcDmb1c1khoaJe11Hbz")
+func (Driver) ParseRef(id string) (driver.Ref, error) {
+	if p, ok := parseRef(driver.Ref{ID: id}); !ok || p.invocation == "" {
+		return driver.Ref{}, errors.New("restate: not a task's invocation: want SERVICE/HANDLER/TASK-KEY/INVOCATION-ID, the invocation id like inv_1gdJBtdVEcM942bjcDmb1c1khoaJe11Hbz")
 	}
-	return adapters.Ref{ID: id}, nil
+	return driver.Ref{ID: id}, nil
 }
 
 // trimSlash drops the trailing slashes of a base URL.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/restate"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
@@ -57,7 +57,7 @@ m.yaml:7:39: tools[0].invoke.handler: "1run" is not a Restate handler name (lett
 }
 
 func TestTarget(t *testing.T) {
-	set, err := mapping.Loader{Env: adapters.Env{"SERVICE=Releases"}}.Parse("m.yaml", []byte(`
+	set, err := mapping.Loader{Env: driver.Env{"SERVICE=Releases"}}.Parse("m.yaml", []byte(`
 engines: {a: {restate: {}}}
 tools:
   - name: a
@@ -83,22 +83,22 @@ func TestTokenEnvNeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := set.CheckNeeds(adapters.Env{"TASKGATE_TEST_TOKEN=t"}); err != nil {
+	if err := set.CheckNeeds(driver.Env{"TASKGATE_TEST_TOKEN=t"}); err != nil {
 		t.Errorf("with the variable set: %v", err)
 	}
 	const want = `m.yaml:3:29: engines.a.restate.authTokenEnv: $TASKGATE_TEST_TOKEN is not set (serving reads the secret from it: export it where taskgate runs)`
-	if err := set.CheckNeeds(adapters.Env{}); err == nil || err.Error() != want {
+	if err := set.CheckNeeds(driver.Env{}); err == nil || err.Error() != want {
 		t.Errorf("got:\n%v\nwant:\n%s", err, want)
 	}
 }
 
 func TestRefs(t *testing.T) {
 	d := restate.Driver{}
-	id := "Releases/build/" + adapters.CallerTag("") + "-" + uuid.NewString() + "/" + missingInvocation()
+	id := "Releases/build/" + driver.CallerTag("") + "-" + uuid.NewString() + "/" + missingInvocation()
 	if got, err := d.ParseRef(id); err != nil || d.FormatRef(got) != id {
 		t.Errorf("ParseRef(%q) = %v, %v; want it back", id, got, err)
 	}
-	for _, bad := range []string{"", "a/b", "Releases/build/" + adapters.CallerTag("") + "-" + uuid.NewString() + "/",
+	for _, bad := range []string{"", "a/b", "Releases/build/" + driver.CallerTag("") + "-" + uuid.NewString() + "/",
 		"Releases/build/x/" + missingInvocation(), "arn:aws:states:us-east-1:123456789012:execution:a:b",
 		"taskgate/WaitAndEcho/x/" + uuid.NewString()} {
 		if r, err := d.ParseRef(bad); err == nil {
@@ -118,11 +118,11 @@ func TestOwns(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo := restate.Handler("WaitAndEcho", "run", restate.Cancel)
-	owned := "WaitAndEcho/run/" + adapters.CallerTag("alice") + "-" + uuid.NewString() + "/" + missingInvocation()
-	keyed := "WaitAndEcho/run/" + adapters.CallerTag("alice") + "-k-0123456789abcdef0123456789abcdef/" + missingInvocation()
+	owned := "WaitAndEcho/run/" + driver.CallerTag("alice") + "-" + uuid.NewString() + "/" + missingInvocation()
+	keyed := "WaitAndEcho/run/" + driver.CallerTag("alice") + "-k-0123456789abcdef0123456789abcdef/" + missingInvocation()
 	for _, c := range []struct {
 		name   string
-		t      adapters.Target
+		t      driver.Target
 		r      string
 		caller string
 		want   bool
@@ -133,9 +133,9 @@ func TestOwns(t *testing.T) {
 		{"no caller", echo, owned, "", false},
 		{"another handler", restate.Handler("WaitAndEcho", "other", restate.Cancel), owned, "alice", false},
 		{"killing the same handler", restate.Handler("WaitAndEcho", "run", restate.Kill), owned, "alice", true},
-		{"not a Restate target", adapters.Target{Name: "WaitAndEcho/run"}, owned, "alice", false},
+		{"not a Restate target", driver.Target{Name: "WaitAndEcho/run"}, owned, "alice", false},
 	} {
-		if got := e.Owns(c.t, adapters.Ref{ID: c.r}, c.caller); got != c.want {
+		if got := e.Owns(c.t, driver.Ref{ID: c.r}, c.caller); got != c.want {
 			t.Errorf("%s: Owns = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -147,13 +147,13 @@ func TestOwns(t *testing.T) {
 }
 
 // open loads an engine block and opens it with env.
-func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
+func open(t *testing.T, block string, env driver.Env) (driver.Conn, error) {
 	t.Helper()
 	set, err := mapping.Parse("m.yaml", []byte("engines: {a: {restate: "+block+"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := set.Engines["a"].Config.Open(t.Context(), adapters.OpenOptions{Env: env})
+	e, err := set.Engines["a"].Config.Open(t.Context(), driver.OpenOptions{Env: env})
 	if err == nil {
 		t.Cleanup(func() { e.Close() })
 	}
@@ -164,14 +164,14 @@ func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
 // variables; what it sets wins over them.
 func TestOpenFromTheEnvironment(t *testing.T) {
 	ingress, admin := testenv.RestateIngress(t), testenv.RestateAdmin(t)
-	check := func(e adapters.Conn) error {
+	check := func(e driver.Conn) error {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		_, err := e.Check(ctx, restate.Handler("WaitAndEcho", "run", restate.Cancel))
 		return err
 	}
 	t.Run("URLs from variables", func(t *testing.T) {
-		e, err := open(t, "{}", adapters.Env{"RESTATE_INGRESS_URL=" + ingress, "RESTATE_ADMIN_URL=" + admin})
+		e, err := open(t, "{}", driver.Env{"RESTATE_INGRESS_URL=" + ingress, "RESTATE_ADMIN_URL=" + admin})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		}
 	})
 	t.Run("the block wins", func(t *testing.T) {
-		e, err := open(t, `{ingress: "`+ingress+`", admin: "`+admin+`"}`, adapters.Env{"RESTATE_ADMIN_URL=http://127.0.0.1:1"})
+		e, err := open(t, `{ingress: "`+ingress+`", admin: "`+admin+`"}`, driver.Env{"RESTATE_ADMIN_URL=http://127.0.0.1:1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,24 +189,24 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		}
 	})
 	t.Run("nothing answers", func(t *testing.T) {
-		e, err := open(t, "{}", adapters.Env{"RESTATE_ADMIN_URL=http://127.0.0.1:1"})
+		e, err := open(t, "{}", driver.Env{"RESTATE_ADMIN_URL=http://127.0.0.1:1"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const want = "restate: check WaitAndEcho/run: engine unavailable at 127.0.0.1:1, retry later: Get \"http://127.0.0.1:1/services/WaitAndEcho\": dial tcp 127.0.0.1:1: connect: connection refused"
-		if err := check(e); !errors.Is(err, adapters.ErrUnavailable) || err.Error() != want {
+		if err := check(e); !errors.Is(err, driver.ErrUnavailable) || err.Error() != want {
 			t.Errorf("Check: %v\nwant %s", err, want)
 		}
 	})
 	t.Run("a variable that is no URL", func(t *testing.T) {
-		_, err := open(t, "{}", adapters.Env{"RESTATE_INGRESS_URL=localhost:8080"})
+		_, err := open(t, "{}", driver.Env{"RESTATE_INGRESS_URL=localhost:8080"})
 		const want = `restate: RESTATE_INGRESS_URL is "localhost:8080", not an http:// or https:// URL: fix it, or set ingress in the engine block`
 		if err == nil || err.Error() != want {
 			t.Errorf("Open: %v, want %s", err, want)
 		}
 	})
 	t.Run("authTokenEnv unset", func(t *testing.T) {
-		_, err := open(t, `{authTokenEnv: TASKGATE_TEST_TOKEN}`, adapters.Env{})
+		_, err := open(t, `{authTokenEnv: TASKGATE_TEST_TOKEN}`, driver.Env{})
 		const want = "restate: authTokenEnv names TASKGATE_TEST_TOKEN, which is not set: export the Restate API token in it"
 		if err == nil || err.Error() != want {
 			t.Errorf("Open: %v, want %s", err, want)

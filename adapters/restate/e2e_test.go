@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	restateexamples "github.com/taskgate/taskgate/examples/restate"
 	"github.com/taskgate/taskgate/internal/rpctest"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -33,14 +33,14 @@ type served struct {
 
 func serve(t *testing.T, edit func(*tasks.Config, *mcpserver.Config)) *served {
 	t.Helper()
-	env := adapters.Env{"RESTATE_INGRESS_URL=" + testenv.RestateIngress(t), "RESTATE_ADMIN_URL=" + testenv.RestateAdmin(t)}
+	env := driver.Env{"RESTATE_INGRESS_URL=" + testenv.RestateIngress(t), "RESTATE_ADMIN_URL=" + testenv.RestateAdmin(t)}
 	set, err := mapping.Loader{Env: env}.Parse("tools.yaml", restateexamples.Mapping)
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]adapters.Conn{}
+	engines := map[string]driver.Conn{}
 	for name, e := range set.Engines {
-		if engines[name], err = e.Config.Open(t.Context(), adapters.OpenOptions{Env: env}); err != nil {
+		if engines[name], err = e.Config.Open(t.Context(), driver.OpenOptions{Env: env}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { engines[name].Close() })
@@ -230,7 +230,7 @@ func TestSEP1391(t *testing.T) {
 	again := c.Decode(t, "tools/call", map[string]any{"name": "restate_wait_and_echo", "arguments": args, "operation": map[string]any{"token": clientToken}})
 	first, _ := s.tokens.Open(serverToken, time.Now())
 	second, _ := s.tokens.Open(again["operation"].(map[string]any)["token"].(string), time.Now())
-	if first.Ref == (adapters.Ref{}) || second.Ref != first.Ref {
+	if first.Ref == (driver.Ref{}) || second.Ref != first.Ref {
 		t.Fatalf("the same token and arguments: %v, want the first invocation %v", second.Ref, first.Ref)
 	}
 	_, err := c.Call(t, "tools/call", map[string]any{"name": "restate_wait_and_echo", "arguments": map[string]any{"seconds": 1, "text": "other"}, "operation": map[string]any{"token": clientToken}})
@@ -279,7 +279,7 @@ func TestNativeIDs(t *testing.T) {
 	key := strings.Split(id, "/")[2]
 	for _, other := range []string{
 		strings.Replace(id, "WaitAndEcho/run/", "WaitAndFail/run/", 1),
-		strings.Replace(id, key, adapters.CallerTag("")+"-00000000-0000-4000-8000-000000000000", 1),
+		strings.Replace(id, key, driver.CallerTag("")+"-00000000-0000-4000-8000-000000000000", 1),
 		strings.Replace(id, strings.Split(id, "/")[3], missingInvocation(), 1),
 	} {
 		if _, err := c.Call(t, "tasks/get", map[string]any{"taskId": other}); err == nil || err.Message != "Failed to retrieve task: Task not found" {

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/restate/restatewire"
 )
 
@@ -19,15 +19,15 @@ import (
 // entry the answer becomes. Over 32 MiB the ingress cut the connection while the body was sent
 // (measured on Restate 1.7), which read as the engine being unreachable; an answer of 32 MiB less
 // 64 KiB was taken and echoed.
-var answerLimit = adapters.AnswerLimit{Engine: "Restate", Bytes: 32<<20 - 64<<10}
+var answerLimit = driver.AnswerLimit{Engine: "Restate", Bytes: 32<<20 - 64<<10}
 
 // answerBody checks an answer and encodes it as the handler reads it.
-func answerBody(a adapters.Answer) ([]byte, error) {
+func answerBody(a driver.Answer) ([]byte, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
 	reply := askwire.Reply{Action: a.Action}
-	if a.Action == adapters.ActionAccept {
+	if a.Action == driver.ActionAccept {
 		reply.Content = a.Content
 	}
 	body, err := json.Marshal(reply)
@@ -47,7 +47,7 @@ const answerTaken = 10 * time.Second
 // then waits (up to answerTaken) until the handler has taken it: until the question is no longer
 // open, so that the next read shows it answered. The handler may be suspended, and Restate then
 // has to invoke it again first; an answer it has not taken by then is still delivered.
-func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+func (e *Engine) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
 	body, err := answerBody(a)
 	if err != nil {
@@ -60,9 +60,9 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	q, ok := inv.open(key)
 	if !ok {
 		if inv.Status == completed {
-			return fmt.Errorf("restate: %s: %w: the invocation has completed (%s), no question is open", what, adapters.ErrNotFound, inv.native())
+			return fmt.Errorf("restate: %s: %w: the invocation has completed (%s), no question is open", what, driver.ErrNotFound, inv.native())
 		}
-		return fmt.Errorf("restate: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
+		return fmt.Errorf("restate: %s: %w: no open question %q: it was answered, or never asked", what, driver.ErrNotFound, key)
 	}
 	status, resp, err := e.call(ctx, what, http.MethodPost, e.ingress+"/restate/awakeables/"+url.PathEscape(q.Awakeable)+"/resolve", nil, body)
 	if err != nil {
@@ -79,7 +79,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		if _, open := inv.open(key); !open {
 			return nil
 		}
-		if err := adapters.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := driver.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return fmt.Errorf("restate: %s: the answer was delivered; waiting for the handler to take it: %w", what, err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // A Ref's ID is "SERVICE/HANDLER/TASK-KEY/INVOCATION-ID": the target, the task's key and Restate's
@@ -47,7 +47,7 @@ func fitsBits(digits string, bits int) bool {
 }
 
 // parseRef reads a Ref's parts and checks each one's shape; the invocation id may be empty.
-func parseRef(r adapters.Ref) (parsed, bool) {
+func parseRef(r driver.Ref) (parsed, bool) {
 	parts := strings.Split(r.ID, "/")
 	if len(parts) != 4 {
 		return parsed{}, false
@@ -59,30 +59,30 @@ func parseRef(r adapters.Ref) (parsed, bool) {
 }
 
 // ref writes a Ref of a task of h.
-func ref(h handler, key, invocation string) adapters.Ref {
-	return adapters.Ref{ID: h.service + "/" + h.handler + "/" + key + "/" + invocation}
+func ref(h handler, key, invocation string) driver.Ref {
+	return driver.Ref{ID: h.service + "/" + h.handler + "/" + key + "/" + invocation}
 }
 
 const keyedPart = "k-"
 
 // taskKey is the key of a new task: fresh without an idempotency key, else derived from it and
-// the caller (adapters.ScopedKey), so that the same key from the same caller names the same task.
+// the caller (driver.ScopedKey), so that the same key from the same caller names the same task.
 func taskKey(key, caller string) string {
-	tag := adapters.CallerTag(caller) + "-"
+	tag := driver.CallerTag(caller) + "-"
 	if key == "" {
-		return tag + adapters.NewSuffix(caller)
+		return tag + driver.NewSuffix(caller)
 	}
-	return tag + adapters.KeySuffix(key, caller, keyedPart, 32)
+	return tag + driver.KeySuffix(key, caller, keyedPart, 32)
 }
 
 // validTaskKey reports whether k has a shape taskKey gives, for any caller: a caller tag (16
 // characters of base64url), "-", and a UUID or "k-" and 32 hex digits.
 func validTaskKey(k string) bool {
-	n := len(adapters.CallerTag(""))
+	n := len(driver.CallerTag(""))
 	if len(k) <= n || k[n] != '-' || strings.ContainsFunc(k[:n], notBase64URL) {
 		return false
 	}
-	return adapters.StartedSuffix(k[n+1:], keyedPart, 32)
+	return driver.StartedSuffix(k[n+1:], keyedPart, 32)
 }
 
 func notBase64URL(c rune) bool {
@@ -91,20 +91,20 @@ func notBase64URL(c rune) bool {
 
 // Owns reports whether r is shaped like a Ref Start gives for t and caller: t's service and
 // handler, a task key with the caller's tag, and an invocation id.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	h, err := handlerOf(t)
 	p, ok := parseRef(r)
 	return err == nil && ok && p.invocation != "" && p.service == h.service && p.handler == h.handler &&
-		strings.HasPrefix(p.key, adapters.CallerTag(caller)+"-")
+		strings.HasPrefix(p.key, driver.CallerTag(caller)+"-")
 }
 
 // KeyRef returns the Ref of the task Start gives for key and caller, with no invocation id: reads
 // find the invocation by its task key. A target that is no Restate handler has none: its KeyRef is
 // empty and reads as not found.
-func (e *Engine) KeyRef(t adapters.Target, key, caller string) adapters.Ref {
+func (e *Engine) KeyRef(t driver.Target, key, caller string) driver.Ref {
 	h, err := handlerOf(t)
 	if err != nil {
-		return adapters.Ref{}
+		return driver.Ref{}
 	}
 	return ref(h, taskKey(key, caller), "")
 }

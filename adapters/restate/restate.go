@@ -1,4 +1,4 @@
-// Package restate serves Restate handlers as taskgate executions: an adapters.Conn on a Restate
+// Package restate serves Restate handlers as taskgate executions: a driver.Conn on a Restate
 // server's ingress (to start and answer invocations) and admin API (to read and cancel them).
 //
 // A task is one invocation of a service's handler, a workflow's run handler or a virtual object's
@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // Config is how to reach one Restate server.
@@ -46,8 +46,8 @@ type Engine struct {
 }
 
 var (
-	_ adapters.Conn             = (*Engine)(nil)
-	_ adapters.VisibilityLagger = (*Engine)(nil)
+	_ driver.Conn             = (*Engine)(nil)
+	_ driver.VisibilityLagger = (*Engine)(nil)
 )
 
 // visibilityLag is how long after a send its invocation may not be found. The ingress answers a
@@ -95,23 +95,23 @@ type sendResponse struct {
 // Start sends one invocation through the ingress. With a Key, the task key comes from the key and
 // the caller, and a second Start with the same ones is the first invocation (running or ended,
 // within the service's retention) if the input matches, else an error wrapping
-// adapters.ErrKeyConflict.
-func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+// driver.ErrKeyConflict.
+func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	h, err := handlerOf(t)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	input, sum, err := canonicalInput(req.Input)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	what := "start " + t.Name
 	svc, err := e.service(ctx, what, h.service)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	if err := svc.serves(h.handler); err != nil {
-		return adapters.Ref{}, fmt.Errorf("restate: %s: %w: %w", what, adapters.ErrInvalid, err)
+		return driver.Ref{}, fmt.Errorf("restate: %s: %w: %w", what, driver.ErrInvalid, err)
 	}
 	key := taskKey(req.Key, req.Caller)
 	path := "/" + url.PathEscape(h.service) + "/" + url.PathEscape(h.handler) + "/send"
@@ -128,18 +128,18 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	}
 	status, body, err := e.call(ctx, what, http.MethodPost, e.ingress+path, header, input)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	if status != http.StatusOK && status != http.StatusAccepted {
-		return adapters.Ref{}, refused(what, status, body)
+		return driver.Ref{}, refused(what, status, body)
 	}
 	var sent sendResponse
 	if err := json.Unmarshal(body, &sent); err != nil || !validInvocation(sent.InvocationID) {
-		return adapters.Ref{}, fmt.Errorf("restate: %s: the ingress answered a send without an invocation id: %.200s", what, body)
+		return driver.Ref{}, fmt.Errorf("restate: %s: the ingress answered a send without an invocation id: %.200s", what, body)
 	}
 	if sent.Status == "PreviouslyAccepted" && req.Key != "" {
 		if err := e.sameInput(ctx, what, sent.InvocationID, sum); err != nil {
-			return adapters.Ref{}, err
+			return driver.Ref{}, err
 		}
 	}
 	return ref(h, key, sent.InvocationID), nil
@@ -153,7 +153,7 @@ func canonicalInput(in json.RawMessage) ([]byte, string, error) {
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, in); err != nil {
-		return nil, "", adapters.Refuse("the input is not valid JSON", fmt.Errorf("restate: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
+		return nil, "", driver.Refuse("the input is not valid JSON", fmt.Errorf("restate: %w: the input is not valid JSON: %w", driver.ErrInvalid, err))
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil
@@ -185,9 +185,9 @@ func (e *Engine) sameInput(ctx context.Context, what, invocation, sum string) er
 				if h.Value == sum {
 					return nil
 				}
-				return fmt.Errorf("restate: %s: %w: invocation %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, invocation)
+				return fmt.Errorf("restate: %s: %w: invocation %s was started under this key with other arguments; repeat those arguments, or use a new key", what, driver.ErrKeyConflict, invocation)
 			}
 		}
 	}
-	return fmt.Errorf("restate: %s: %w: invocation %s was started under this key, and Restate no longer keeps its input (its journal is kept for less than the invocation): use a new key", what, adapters.ErrKeyConflict, invocation)
+	return fmt.Errorf("restate: %s: %w: invocation %s was started under this key, and Restate no longer keeps its input (its journal is kept for less than the invocation): use a new key", what, driver.ErrKeyConflict, invocation)
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/restate"
 	restateexamples "github.com/taskgate/taskgate/examples/restate"
@@ -33,7 +33,7 @@ func TestCheck(t *testing.T) {
 	admin := testenv.RestateAdmin(t)
 	for _, c := range []struct {
 		name string
-		t    adapters.Target
+		t    driver.Target
 		want string
 	}{
 		{"a service's handler", example(restateexamples.WaitAndEcho), ""},
@@ -58,8 +58,8 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: Check: %v\nwant %s", c.name, err, c.want)
 		}
 	}
-	_, err := v.engine.Start(ctx, restate.Handler(v.workflow, "peek", restate.Cancel), adapters.StartRequest{Input: json.RawMessage(`{}`)})
-	if !errors.Is(err, adapters.ErrInvalid) {
+	_, err := v.engine.Start(ctx, restate.Handler(v.workflow, "peek", restate.Cancel), driver.StartRequest{Input: json.RawMessage(`{}`)})
+	if !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("Start of a workflow's shared handler: %v, want ErrInvalid", err)
 	}
 }
@@ -70,8 +70,8 @@ func TestVirtualObject(t *testing.T) {
 	ctx := testContext(t)
 	add := restate.Handler(v.counter, "add", restate.Cancel)
 	for range 2 {
-		_, out, err := runToEnd(ctx, v.engine, add, adapters.StartRequest{Input: json.RawMessage(`5`)})
-		if err != nil || out.State != adapters.Succeeded || string(out.Output) != "5" {
+		_, out, err := runToEnd(ctx, v.engine, add, driver.StartRequest{Input: json.RawMessage(`5`)})
+		if err != nil || out.State != driver.Succeeded || string(out.Output) != "5" {
 			t.Errorf("Run: %+v, %v; want 5, the sum of an object of the task's own", out, err)
 		}
 	}
@@ -83,20 +83,20 @@ func TestBackingOff(t *testing.T) {
 	v := newEnv(t)
 	ctx := testContext(t)
 	flaky := restate.Handler(v.flaky, "run", restate.Kill)
-	r, err := v.engine.Start(ctx, flaky, adapters.StartRequest{Input: json.RawMessage(`{}`)})
+	r, err := v.engine.Start(ctx, flaky, driver.StartRequest{Input: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := enginetest.AwaitStatus(ctx, t, v.engine, flaky, r, "backing-off", func(st adapters.Status) bool { return st.Native == "backing-off" })
+	st := enginetest.AwaitStatus(ctx, t, v.engine, flaky, r, "backing-off", func(st driver.Status) bool { return st.Native == "backing-off" })
 	want := regexp.MustCompile(`^attempt [0-9]+ failed, last failure: \[500 Internal\] not yet; next attempt at [0-9]{2}:[0-9]{2}:[0-9]{2}$`)
-	if st.State != adapters.Working || !want.MatchString(st.Message) {
+	if st.State != driver.Working || !want.MatchString(st.Message) {
 		t.Errorf("Describe of an invocation that is retried: %+v, want working with a message like %s", st, want)
 	}
 	if err := v.engine.Cancel(ctx, flaky, r, "enough"); err != nil {
 		t.Fatal(err)
 	}
 	out, err := awaitEnd(ctx, v.engine, flaky, r)
-	if err != nil || out.State != adapters.Cancelled || out.Native != "killed" || out.Cause != "killed" {
+	if err != nil || out.State != driver.Cancelled || out.Native != "killed" || out.Cause != "killed" {
 		t.Errorf("Wait after a kill: %+v, %v; want cancelled, native killed, cause killed", out, err)
 	}
 }
@@ -107,14 +107,14 @@ func TestKeyConflict(t *testing.T) {
 	ctx := testContext(t)
 	echo := example(restateexamples.WaitAndEcho)
 	key := "conflict-" + randomHex(8)
-	r, err := v.engine.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"one"}`), Key: key})
+	r, err := v.engine.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"one"}`), Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = v.engine.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"two"}`), Key: key})
+	_, err = v.engine.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"two"}`), Key: key})
 	want := "restate: start WaitAndEcho/run: idempotency key already used with other input: invocation " + r.ID[strings.LastIndex(r.ID, "/")+1:] +
 		" was started under this key with other arguments; repeat those arguments, or use a new key"
-	if !errors.Is(err, adapters.ErrKeyConflict) || err.Error() != want {
+	if !errors.Is(err, driver.ErrKeyConflict) || err.Error() != want {
 		t.Errorf("Start with the key and other input: %v\nwant %s", err, want)
 	}
 }
@@ -144,16 +144,16 @@ func TestAuthToken(t *testing.T) {
 	ctx := testContext(t)
 	echo := example(restateexamples.WaitAndEcho)
 
-	e, err := open(t, block, adapters.Env{"TASKGATE_TEST_TOKEN=" + token})
+	e, err := open(t, block, driver.Env{"TASKGATE_TEST_TOKEN=" + token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, out, err := runToEnd(ctx, e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"through the gateway"}`)})
-	if err != nil || out.State != adapters.Succeeded {
+	_, out, err := runToEnd(ctx, e, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"through the gateway"}`)})
+	if err != nil || out.State != driver.Succeeded {
 		t.Errorf("Run with the token: %+v, %v", out, err)
 	}
 
-	e, err = open(t, block, adapters.Env{"TASKGATE_TEST_TOKEN=wrong"})
+	e, err = open(t, block, driver.Env{"TASKGATE_TEST_TOKEN=wrong"})
 	if err != nil {
 		t.Fatal(err)
 	}

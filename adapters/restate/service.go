@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // The types of services and handlers, as the admin API names them.
@@ -129,21 +129,21 @@ func (e *Engine) describeService(ctx context.Context, what, name string) (servic
 
 // Check verifies that the target's service is registered and that its handler can back a task.
 // The service's type is read again: a deployment registered since may have changed it.
-func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
 	h, err := handlerOf(t)
 	if err != nil {
-		return adapters.TargetInfo{}, err
+		return driver.TargetInfo{}, err
 	}
 	what := "check " + t.Name
 	s, err := e.describeService(ctx, what, h.service)
 	if err != nil {
-		return adapters.TargetInfo{}, err
+		return driver.TargetInfo{}, err
 	}
 	if err := s.serves(h.handler); err != nil {
-		return adapters.TargetInfo{}, fmt.Errorf("restate: %s: %w", what, err)
+		return driver.TargetInfo{}, fmt.Errorf("restate: %s: %w", what, err)
 	}
 	e.services.Store(h.service, s)
-	return adapters.TargetInfo{Retention: s.retention()}, nil
+	return driver.TargetInfo{Retention: s.retention()}, nil
 }
 
 // retentionPart is one number and unit of a duration as Restate writes it, like "1d" or

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/restate/restatewire"
 )
 
@@ -58,7 +58,7 @@ const invocationColumns = "id, target_service_name, target_service_key, target_h
 // query (and, once per service, its type). A Ref with an
 // invocation id reads that invocation, and only if it is the task's; a KeyRef finds the
 // invocation by its task key (an idempotency key, or a workflow's or object's key).
-func (e *Engine) read(ctx context.Context, what string, t adapters.Target, r adapters.Ref) (invocation, error) {
+func (e *Engine) read(ctx context.Context, what string, t driver.Target, r driver.Ref) (invocation, error) {
 	h, err := handlerOf(t)
 	if err != nil {
 		return invocation{}, err
@@ -106,17 +106,17 @@ func (inv invocation) taskKey() string {
 
 // Describe reads the invocation's status, and a workflow's or object's questions and progress,
 // with one query.
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
 	inv, err := e.read(ctx, "describe "+r.String(), t, r)
 	if err != nil {
-		return adapters.Status{}, err
+		return driver.Status{}, err
 	}
 	return inv.status(), nil
 }
 
 // status maps the row onto the contract (the table in docs/restate.md).
-func (inv invocation) status() adapters.Status {
-	st := adapters.Status{Native: inv.native(), Started: inv.Created, Updated: inv.Modified}
+func (inv invocation) status() driver.Status {
+	st := driver.Status{Native: inv.native(), Started: inv.Created, Updated: inv.Modified}
 	if inv.Completed != nil {
 		st.Updated = *inv.Completed
 	}
@@ -125,16 +125,16 @@ func (inv invocation) status() adapters.Status {
 		st.State = inv.ending()
 		st.Message = inv.Failure
 	case pending:
-		st.State, st.Message = adapters.Submitted, "waiting for the invocations before it on its key to end"
+		st.State, st.Message = driver.Submitted, "waiting for the invocations before it on its key to end"
 	case scheduled:
-		st.State, st.Message = adapters.Submitted, "scheduled to start later"
+		st.State, st.Message = driver.Submitted, "scheduled to start later"
 	case ready:
-		st.State, st.Message = adapters.Submitted, "waiting to be sent to its deployment"
+		st.State, st.Message = driver.Submitted, "waiting to be sent to its deployment"
 	default:
-		st.State = adapters.Working
+		st.State = driver.Working
 		if inv.Pinned == "" && inv.AttemptServer == "" {
 			// No deployment has answered it yet: it has not started.
-			st.State, st.Message = adapters.Submitted, "waiting for a deployment to take it"
+			st.State, st.Message = driver.Submitted, "waiting for a deployment to take it"
 			if inv.Attempts > 0 && inv.LastFailure != "" {
 				st.Message += "; " + inv.failing()
 			}
@@ -152,9 +152,9 @@ func (inv invocation) native() string {
 		return inv.Status
 	}
 	switch inv.ending() {
-	case adapters.Succeeded:
+	case driver.Succeeded:
 		return "succeeded"
-	case adapters.Cancelled:
+	case driver.Cancelled:
 		if inv.Failure == killed {
 			return "killed"
 		}
@@ -172,14 +172,14 @@ const (
 
 // ending is how a completed invocation ended: cancelled (Restate's 409, for cancel and kill),
 // failed, or succeeded.
-func (inv invocation) ending() adapters.State {
+func (inv invocation) ending() driver.State {
 	switch {
 	case inv.Result == "success":
-		return adapters.Succeeded
+		return driver.Succeeded
 	case strings.HasPrefix(inv.Failure, "["+strconv.Itoa(abortedCode)+"]"):
-		return adapters.Cancelled
+		return driver.Cancelled
 	}
-	return adapters.Failed
+	return driver.Failed
 }
 
 // Bounds of what a status message repeats.
@@ -187,7 +187,7 @@ const maxFailureText = 200
 
 // running fills in what a started invocation says about itself: its open questions and
 // progress, else its retries and their last failure.
-func (inv invocation) running(st *adapters.Status) {
+func (inv invocation) running(st *driver.Status) {
 	open, err := inv.questions()
 	if err != nil {
 		st.Message = err.Error()
@@ -202,10 +202,10 @@ func (inv invocation) running(st *adapters.Status) {
 	}
 	switch {
 	case len(st.Inputs) > 0:
-		st.State = adapters.InputRequired
+		st.State = driver.InputRequired
 		st.Message = progress
 		if st.Message == "" {
-			st.Message = adapters.Awaiting(st.Inputs)
+			st.Message = driver.Awaiting(st.Inputs)
 		}
 	case inv.Status == backingOff || inv.Status == paused:
 		st.Message = inv.failing()
@@ -259,33 +259,33 @@ func clip(s string, n int) string {
 
 // Outcome reads how the invocation ended: its status from the admin API, its output (or its
 // failure's name and message) from the ingress.
-func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
 	what := "read the outcome of " + r.String()
 	inv, err := e.read(ctx, what, t, r)
 	if err != nil {
-		return adapters.Outcome{}, err
+		return driver.Outcome{}, err
 	}
 	if inv.Status != completed {
-		return adapters.Outcome{}, fmt.Errorf("restate: %s: %w (%s); wait for it or poll its status", what, adapters.ErrNotEnded, inv.Status)
+		return driver.Outcome{}, fmt.Errorf("restate: %s: %w (%s); wait for it or poll its status", what, driver.ErrNotEnded, inv.Status)
 	}
 	status, body, err := e.call(ctx, what, http.MethodGet, e.ingress+"/restate/invocation/"+url.PathEscape(inv.ID)+"/output", nil, nil)
 	if err != nil {
-		return adapters.Outcome{}, err
+		return driver.Outcome{}, err
 	}
-	out := adapters.Outcome{State: inv.ending(), Native: inv.native()}
+	out := driver.Outcome{State: inv.ending(), Native: inv.native()}
 	switch {
-	case status == http.StatusOK && out.State == adapters.Succeeded:
-		out = adapters.SucceededWith(out.Native, body)
+	case status == http.StatusOK && out.State == driver.Succeeded:
+		out = driver.SucceededWith(out.Native, body)
 	case status == http.StatusNotFound:
-		return adapters.Outcome{}, errNoInvocation(what, r)
-	case status >= 400 && status < 600 && out.State != adapters.Succeeded:
+		return driver.Outcome{}, errNoInvocation(what, r)
+	case status >= 400 && status < 600 && out.State != driver.Succeeded:
 		f := decodeError(body)
 		out.Error, out.Cause = f.Metadata[restatewire.MetadataError], f.Message
 		if out.Error == "" {
 			out.Error = "TerminalError"
 		}
 	default:
-		return adapters.Outcome{}, refused(what, status, body)
+		return driver.Outcome{}, refused(what, status, body)
 	}
 	out.Status = inv.status()
 	return out, nil
@@ -294,7 +294,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 // Cancel stops the invocation as its target says: Restate's cancel (the handler sees it at its
 // next step) or kill. Restate's cancel takes no reason: it is not kept. ErrEnded once it has
 // completed.
-func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
 	what := "cancel " + r.String()
 	h, err := handlerOf(t)
 	if err != nil {
@@ -305,7 +305,7 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return err
 	}
 	if inv.Status == completed {
-		return fmt.Errorf("restate: %s: %w (%s)", what, adapters.ErrEnded, inv.native())
+		return fmt.Errorf("restate: %s: %w (%s)", what, driver.ErrEnded, inv.native())
 	}
 	status, body, err := e.call(ctx, what, http.MethodPatch, e.admin+"/invocations/"+url.PathEscape(inv.ID)+"/"+string(h.stop), nil, nil)
 	switch {
@@ -314,7 +314,7 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	case status == http.StatusOK || status == http.StatusAccepted:
 		return nil
 	case status == http.StatusConflict:
-		return fmt.Errorf("restate: %s: %w: %s", what, adapters.ErrEnded, decodeError(body).Message)
+		return fmt.Errorf("restate: %s: %w: %s", what, driver.ErrEnded, decodeError(body).Message)
 	}
 	return refused(what, status, body)
 }

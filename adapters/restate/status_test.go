@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // TestStatuses: every invocation status Restate's sys_invocation names, onto the contract (the
@@ -17,32 +17,32 @@ func TestStatuses(t *testing.T) {
 	with := func(inv invocation, edit func(*invocation)) invocation { edit(&inv); return inv }
 	for _, c := range []struct {
 		inv     invocation
-		state   adapters.State
+		state   driver.State
 		native  string
 		message string
 	}{
-		{invocation{Status: pending}, adapters.Submitted, "pending", "waiting for the invocations before it on its key to end"},
-		{invocation{Status: scheduled}, adapters.Submitted, "scheduled", "scheduled to start later"},
-		{invocation{Status: ready}, adapters.Submitted, "ready", "waiting to be sent to its deployment"},
-		{invocation{Status: running}, adapters.Submitted, "running", "waiting for a deployment to take it"},
+		{invocation{Status: pending}, driver.Submitted, "pending", "waiting for the invocations before it on its key to end"},
+		{invocation{Status: scheduled}, driver.Submitted, "scheduled", "scheduled to start later"},
+		{invocation{Status: ready}, driver.Submitted, "ready", "waiting to be sent to its deployment"},
+		{invocation{Status: running}, driver.Submitted, "running", "waiting for a deployment to take it"},
 		{invocation{Status: backingOff, Attempts: 3, LastFailure: "[500 Internal] error when calling 'http://10.0.0.1:9080/': Connection refused"},
-			adapters.Submitted, "backing-off", "waiting for a deployment to take it; attempt 3 failed, last failure: [500 Internal] error when calling 'http://10.0.0.1:9080/': Connection refused"},
-		{with(started, func(i *invocation) { i.Status = running }), adapters.Working, "running", ""},
-		{with(started, func(i *invocation) { i.Status, i.Progress = running, &progress }), adapters.Working, "running", "step 2 of 3: test"},
-		{with(started, func(i *invocation) { i.Status = suspended }), adapters.Working, "suspended", ""},
+			driver.Submitted, "backing-off", "waiting for a deployment to take it; attempt 3 failed, last failure: [500 Internal] error when calling 'http://10.0.0.1:9080/': Connection refused"},
+		{with(started, func(i *invocation) { i.Status = running }), driver.Working, "running", ""},
+		{with(started, func(i *invocation) { i.Status, i.Progress = running, &progress }), driver.Working, "running", "step 2 of 3: test"},
+		{with(started, func(i *invocation) { i.Status = suspended }), driver.Working, "suspended", ""},
 		{with(started, func(i *invocation) {
 			i.Status, i.Attempts, i.LastFailure, i.NextRetry = backingOff, 2, "[500 Internal] not yet\ngoroutine 1 [running]:", &next
-		}), adapters.Working, "backing-off", "attempt 2 failed, last failure: [500 Internal] not yet; next attempt at 10:30:05"},
+		}), driver.Working, "backing-off", "attempt 2 failed, last failure: [500 Internal] not yet; next attempt at 10:30:05"},
 		{with(started, func(i *invocation) { i.Status, i.Attempts, i.LastFailure = paused, 70, "[500 Internal] not yet" }),
-			adapters.Working, "paused", "paused after 70 attempts, last failure: [500 Internal] not yet"},
-		{with(started, func(i *invocation) { i.Status, i.Questions = suspended, &questions }), adapters.InputRequired, "suspended", `waiting for an answer to "approve"`},
-		{with(started, func(i *invocation) { i.Status, i.Questions, i.Progress = running, &questions, &progress }), adapters.InputRequired, "running", "step 2 of 3: test"},
-		{with(started, func(i *invocation) { i.ID, i.Status, i.Questions = "inv_2", suspended, &questions }), adapters.Working, "suspended", ""},
-		{invocation{Status: completed, Result: "success"}, adapters.Succeeded, "succeeded", ""},
-		{invocation{Status: completed, Result: "failure", Failure: "[500] disk full"}, adapters.Failed, "failed", "[500] disk full"},
-		{invocation{Status: completed, Result: "failure", Failure: "[409] Cancelled"}, adapters.Cancelled, "cancelled", "[409] Cancelled"},
-		{invocation{Status: completed, Result: "failure", Failure: "[409] canceled"}, adapters.Cancelled, "cancelled", "[409] canceled"},
-		{invocation{Status: completed, Result: "failure", Failure: "[409] killed"}, adapters.Cancelled, "killed", "[409] killed"},
+			driver.Working, "paused", "paused after 70 attempts, last failure: [500 Internal] not yet"},
+		{with(started, func(i *invocation) { i.Status, i.Questions = suspended, &questions }), driver.InputRequired, "suspended", `waiting for an answer to "approve"`},
+		{with(started, func(i *invocation) { i.Status, i.Questions, i.Progress = running, &questions, &progress }), driver.InputRequired, "running", "step 2 of 3: test"},
+		{with(started, func(i *invocation) { i.ID, i.Status, i.Questions = "inv_2", suspended, &questions }), driver.Working, "suspended", ""},
+		{invocation{Status: completed, Result: "success"}, driver.Succeeded, "succeeded", ""},
+		{invocation{Status: completed, Result: "failure", Failure: "[500] disk full"}, driver.Failed, "failed", "[500] disk full"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] Cancelled"}, driver.Cancelled, "cancelled", "[409] Cancelled"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] canceled"}, driver.Cancelled, "cancelled", "[409] canceled"},
+		{invocation{Status: completed, Result: "failure", Failure: "[409] killed"}, driver.Cancelled, "killed", "[409] killed"},
 	} {
 		st := c.inv.status()
 		if st.State != c.state || st.Native != c.native || st.Message != c.message {

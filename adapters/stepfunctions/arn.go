@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // machineARN is a parsed state machine ARN:
@@ -99,5 +99,5 @@ func validName(s string) bool {
 // a valid name and the key itself is not visible in the execution ARN. The caller who used the key
 // is hashed in too, so that another caller's same key names another execution.
 func keyName(key, caller string) string {
-	return adapters.CallerTag(caller) + "-" + adapters.KeySuffix(key, caller, "k-", 40)
+	return driver.CallerTag(caller) + "-" + driver.KeySuffix(key, caller, "k-", 40)
 }

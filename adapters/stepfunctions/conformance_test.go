@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
@@ -32,22 +32,22 @@ type harness struct {
 	arns   map[string]string
 }
 
-func (h harness) Conn() adapters.Conn { return h.engine }
+func (h harness) Conn() driver.Conn { return h.engine }
 
-func (h harness) Driver() adapters.Driver { return stepfunctions.Driver{} }
+func (h harness) Driver() driver.Driver { return stepfunctions.Driver{} }
 
 // Unreachable is an engine for a closed port, with credentials of its own: without any, the SDK
 // fails before it tries the endpoint.
-func (h harness) Unreachable() adapters.Conn {
+func (h harness) Unreachable() driver.Conn {
 	e, err := stepfunctions.New(h.t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1",
-		Env: adapters.Env{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}})
+		Env: driver.Env{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return e
 }
 
-func (h harness) Target(name string) adapters.Target {
+func (h harness) Target(name string) driver.Target {
 	switch name {
 	case "echo", "unpolled":
 		return stateMachine(h.t, h.arns[sfnexamples.WaitAndEcho])
@@ -59,7 +59,7 @@ func (h harness) Target(name string) adapters.Target {
 		return stateMachine(h.t, strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":stateMachine:absent-", 1))
 	case "wrongkind":
 		// An activity ARN, which the driver never decodes into a target.
-		return adapters.Target{Name: strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":activity:", 1)}
+		return driver.Target{Name: strings.Replace(h.arns[sfnexamples.WaitAndEcho], ":stateMachine:", ":activity:", 1)}
 	case "ask":
 		return stateMachine(h.t, h.arns[sfnexamples.AskAndEcho])
 	case "ask-two":
@@ -67,7 +67,7 @@ func (h harness) Target(name string) adapters.Target {
 	case "steps":
 		return stateMachine(h.t, h.arns[sfnexamples.BuildRelease])
 	}
-	return adapters.Target{}
+	return driver.Target{}
 }
 
 // executionARN turns a state machine ARN into the ARN of its execution called name.
@@ -75,15 +75,15 @@ func executionARN(machine, name string) string {
 	return strings.Replace(machine, ":stateMachine:", ":execution:", 1) + ":" + name
 }
 
-func (h harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: executionARN(h.arns[sfnexamples.WaitAndEcho], adapters.CallerTag("")+"-"+uuid.NewString())}
+func (h harness) Missing() driver.Ref {
+	return driver.Ref{ID: executionARN(h.arns[sfnexamples.WaitAndEcho], driver.CallerTag("")+"-"+uuid.NewString())}
 }
 
-func (h harness) Foreign() []adapters.Ref {
+func (h harness) Foreign() []driver.Ref {
 	echo := h.arns[sfnexamples.WaitAndEcho]
 	name := echo[strings.LastIndex(echo, ":")+1:]
 	id := uuid.NewString()
-	return []adapters.Ref{
+	return []driver.Ref{
 		{ID: executionARN(h.arns[sfnexamples.WaitAndFail], id)},
 		{ID: executionARN(strings.Replace(echo, ":123456789012:", ":210987654321:", 1), id)},
 		{ID: executionARN(strings.Replace(echo, ":us-east-1:", ":eu-west-1:", 1), id)},

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // historyWorth reports whether the history of a running execution of a state machine with this
@@ -70,7 +70,7 @@ const (
 
 // readsHistory reports whether a Describe of a running execution of t reads its history: as the
 // target says, else as Check found from its definition, else (not checked yet) it does.
-func (e *Engine) readsHistory(t adapters.Target) bool {
+func (e *Engine) readsHistory(t driver.Target) bool {
 	s, _ := t.Spec.(spec)
 	switch s.history {
 	case historyRead:

@@ -11,7 +11,7 @@
 // Without a key every execution gets a UUID name. With a key its name is "k-" and the first 40 hex
 // digits of the key's SHA-256, and Step Functions itself keeps names unique per state machine for
 // 90 days after an execution ends: a repeated Start with the same input returns the same
-// execution, with other input an error wrapping adapters.ErrKeyConflict. Keys are scoped to the
+// execution, with other input an error wrapping driver.ErrKeyConflict. Keys are scoped to the
 // state machine, not to a version or alias. Step Functions executions carry no tags or memo, so
 // StartRequest.Caller is hashed into the name with the key: another caller's same key starts
 // another execution instead of reaching the first caller's.
@@ -51,7 +51,7 @@
 // # Express state machines
 //
 // Express executions cannot be described after they start, so Check reports them SyncOnly and only
-// Run (the Engine is an adapters.Runner, for them alone) serves them, through StartSyncExecution (without idempotency keys, which Express does not
+// Run (the Engine is a driver.Runner, for them alone) serves them, through StartSyncExecution (without idempotency keys, which Express does not
 // honour). The test endpoint (moto) implements neither Express state machines nor
 // StartSyncExecution, so that path is written to the AWS documentation and untested here.
 //
@@ -61,14 +61,14 @@
 // backoff capped at 2 s, except that reads of executions (DescribeExecution, GetExecutionHistory,
 // ListExecutions) are not retried when throttled: a retry would spend more of the account's quota,
 // and the caller answers from what it read before (adapters/coalesce, adapters/budget). A call
-// throttled (ThrottlingException) gives an error wrapping adapters.ErrThrottled; an endpoint that
-// cannot be reached or answers with a server error, after the retries, adapters.ErrUnavailable.
+// throttled (ThrottlingException) gives an error wrapping driver.ErrThrottled; an endpoint that
+// cannot be reached or answers with a server error, after the retries, driver.ErrUnavailable.
 // adapters.Engine.Wait keeps polling through such errors until its context ends.
 //
 // # Events
 //
 // An engine whose Config names Events (the block's events: {topicArn, queuePrefix, endpoint}) is
-// an adapters.EventSource: Notices receives Step Functions' own "Step Functions Execution Status
+// a driver.EventSource: Notices receives Step Functions' own "Step Functions Execution Status
 // Change" events, which an EventBridge rule publishes to the SNS topic, from an SQS queue the
 // replica makes for itself (QueuePrefix and 16 random hex digits), lets only the topic send to,
 // subscribes with raw message delivery, tags with an expiry it renews every minute, and deletes

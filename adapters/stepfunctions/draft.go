@@ -12,11 +12,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/draft"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ adapters.Discoverer = Driver{}
+var _ driver.Discoverer = Driver{}
 
 // tagFlag collects KEY=VALUE flags.
 type tagFlag map[string]string

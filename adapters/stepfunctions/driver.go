@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 func init() { adapters.Register("stepfunctions", Driver{}) }
@@ -46,8 +47,8 @@ var (
 )
 
 // Info describes the engine block and the stateMachine key.
-func (Driver) Info() adapters.DriverInfo {
-	return adapters.DriverInfo{
+func (Driver) Info() driver.DriverInfo {
+	return driver.DriverInfo{
 		Title:         "Step Functions",
 		TargetKey:     "stateMachine",
 		Schema:        schema,
@@ -62,15 +63,15 @@ func (Driver) Info() adapters.DriverInfo {
 // smallest (a bucket of 250, refilled at 10 per second; 300 and 15 in the largest regions): the
 // quota is per account and region, shared with every other caller there (consoles, dashboards,
 // the pipelines' own orchestration), which keep the last third.
-var DefaultBudget = adapters.Budget{ReadsPerSecond: 10 * 2.0 / 3, Burst: 250 * 2 / 3}
+var DefaultBudget = driver.Budget{ReadsPerSecond: 10 * 2.0 / 3, Burst: 250 * 2 / 3}
 
 // DefaultSweepBudget is, in the same way, two thirds of ListExecutions' own default quota where it
 // is smallest (a bucket of 100, refilled at 2 per second; 200 and 5 in the largest regions): what
 // sweeps (and samples) of running executions spend.
-var DefaultSweepBudget = adapters.Budget{ReadsPerSecond: 2 * 2.0 / 3, Burst: 100 * 2 / 3}
+var DefaultSweepBudget = driver.Budget{ReadsPerSecond: 2 * 2.0 / 3, Burst: 100 * 2 / 3}
 
 // DecodeEngine reads region, endpoint, roleArn and events, all optional.
-func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+func (Driver) DecodeEngine(b driver.Block) driver.EngineConfig {
 	var c Config
 	if region, ok := b.String("region"); ok && region != "" {
 		if regionRE.MatchString(region) {
@@ -103,7 +104,7 @@ const eventsHint = "write events: {topicArn: arn:aws:sns:REGION:ACCOUNT:NAME}, t
 
 // decodeEvents reads events: {topicArn, queuePrefix, endpoint}. region is the block's own, when it
 // has one: the topic must be in it.
-func decodeEvents(b adapters.Block, region string) Events {
+func decodeEvents(b driver.Block, region string) Events {
 	var ev Events
 	if arn, ok := b.Required("topicArn", "the SNS topic the EventBridge rule of Step Functions' status changes publishes to, like arn:aws:sns:us-east-1:123456789012:taskgate-sfn-events"); ok {
 		switch t, valid := parseTopicARN(arn); {
@@ -135,7 +136,7 @@ func decodeEvents(b adapters.Block, region string) Events {
 }
 
 // Open configures a client for the engine block; it makes no API call.
-func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
+func (c Config) Open(ctx context.Context, opts driver.OpenOptions) (driver.Conn, error) {
 	c.Env, c.Retried = opts.Env, opts.Retried
 	e, err := New(ctx, c)
 	if err != nil { // not a typed nil inside the interface
@@ -146,13 +147,13 @@ func (c Config) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.C
 
 // DecodeTarget reads stateMachine: a state machine ARN, or an alias or version ARN; or, written
 // long, {arn: ARN, history: BOOL}, where history overrides what Check finds from the definition.
-func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+func (Driver) DecodeTarget(tool driver.Block) driver.Target {
 	key, in := "stateMachine", tool
 	h := historyAuto
 	if tool.IsBlock(key) {
 		b, ok := tool.Block(key, "")
 		if !ok {
-			return adapters.Target{}
+			return driver.Target{}
 		}
 		key, in = "arn", b
 		if read, set := b.Bool("history"); set {
@@ -161,7 +162,7 @@ func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
 	}
 	arn, ok := in.Required(key, stateMachineHint)
 	if !ok {
-		return adapters.Target{}
+		return driver.Target{}
 	}
 	t, err := stateMachine(arn, h)
 	if err != nil {
@@ -172,14 +173,14 @@ func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
 
 // StateMachine returns the target that starts executions of the state machine arn (an alias or
 // version ARN pins a version): what DecodeTarget reads from stateMachine: ARN. Its Name is the ARN.
-func StateMachine(arn string) (adapters.Target, error) { return stateMachine(arn, historyAuto) }
+func StateMachine(arn string) (driver.Target, error) { return stateMachine(arn, historyAuto) }
 
-func stateMachine(arn string, h readHistory) (adapters.Target, error) {
+func stateMachine(arn string, h readHistory) (driver.Target, error) {
 	m, err := parseMachineARN(arn)
 	if err != nil {
-		return adapters.Target{}, err
+		return driver.Target{}, err
 	}
-	return adapters.Target{Name: arn, Spec: spec{machineARN: m, history: h}}, nil
+	return driver.Target{Name: arn, Spec: spec{machineARN: m, history: h}}, nil
 }
 
 // spec is a target's Spec: its state machine, and whether a poll of a running execution reads
@@ -190,21 +191,21 @@ type spec struct {
 }
 
 // machineOf reads a target's Spec, which must be a state machine's.
-func machineOf(t adapters.Target) (machineARN, error) {
+func machineOf(t driver.Target) (machineARN, error) {
 	s, ok := t.Spec.(spec)
 	if !ok {
-		return machineARN{}, fmt.Errorf("%w: target %q is not a Step Functions state machine: map it as stateMachine: ARN", adapters.ErrInvalid, t.Name)
+		return machineARN{}, fmt.Errorf("%w: target %q is not a Step Functions state machine: map it as stateMachine: ARN", driver.ErrInvalid, t.Name)
 	}
 	return s.machineARN, nil
 }
 
 // FormatRef writes r as the execution ARN.
-func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
+func (Driver) FormatRef(r driver.Ref) string { return r.ID }
 
 // ParseRef accepts the ARN of a Standard execution.
-func (Driver) ParseRef(id string) (adapters.Ref, error) {
+func (Driver) ParseRef(id string) (driver.Ref, error) {
 	if _, _, ok := parseExecutionARN(id); !ok {
-		return adapters.Ref{}, errors.New("stepfunctions: not an execution ARN: want arn:PARTITION:states:REGION:ACCOUNT:execution:STATE-MACHINE:NAME")
+		return driver.Ref{}, errors.New("stepfunctions: not an execution ARN: want arn:PARTITION:states:REGION:ACCOUNT:execution:STATE-MACHINE:NAME")
 	}
-	return adapters.Ref{ID: id}, nil
+	return driver.Ref{ID: id}, nil
 }

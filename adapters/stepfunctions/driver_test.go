@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -144,10 +144,10 @@ tools: [{name: a, description: d, engine: s, inputSchema: {type: object}, stateM
 func TestRefs(t *testing.T) {
 	d := stepfunctions.Driver{}
 	const arn = "arn:aws:states:us-east-1:123456789012:execution:orders:0b6f3c9e-7d1a-4f55-9a51-2c3f0c6f1e2d"
-	if got := d.FormatRef(adapters.Ref{ID: arn}); got != arn {
+	if got := d.FormatRef(driver.Ref{ID: arn}); got != arn {
 		t.Errorf("FormatRef = %q", got)
 	}
-	if got, err := d.ParseRef(arn); err != nil || got != (adapters.Ref{ID: arn}) {
+	if got, err := d.ParseRef(arn); err != nil || got != (driver.Ref{ID: arn}) {
 		t.Errorf("ParseRef(%q) = %v, %v", arn, got, err)
 	}
 	for _, bad := range []string{"", "orders", "taskgate/WaitAndEcho/" + uuid.NewString() + "/" + uuid.NewString(),
@@ -183,14 +183,14 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 	}
 	block := set.Engines["a"].Config
 
-	_, err = block.Open(t.Context(), adapters.OpenOptions{Env: adapters.Env(noFiles)})
+	_, err = block.Open(t.Context(), driver.OpenOptions{Env: driver.Env(noFiles)})
 	const want = "no AWS region for Step Functions: set region: in the engine block, or AWS_REGION, or a region in the AWS profile"
 	if err == nil || err.Error() != want {
 		t.Errorf("Open without a region: %v, want %s", err, want)
 	}
 
-	env := adapters.Env(noFiles).With("AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=explicit", "AWS_SECRET_ACCESS_KEY=explicit")
-	e, err := block.Open(t.Context(), adapters.OpenOptions{Env: env})
+	env := driver.Env(noFiles).With("AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=explicit", "AWS_SECRET_ACCESS_KEY=explicit")
+	e, err := block.Open(t.Context(), driver.OpenOptions{Env: env})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -199,7 +199,7 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 	if !strings.Contains(echo.Name, ":us-east-1:") {
 		t.Errorf("the state machine was created in %s, want region us-east-1", echo.Name)
 	}
-	_, out, err := runToEnd(t.Context(), e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"env"}`)})
+	_, out, err := runToEnd(t.Context(), e, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"env"}`)})
 	if err != nil || string(out.Output) != `{"text":"env"}` {
 		t.Errorf("Run with the explicit environment's credentials: %+v, %v", out, err)
 	}
@@ -207,7 +207,7 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 
 // An engine block's read budget: its own, unlimited, or the Step Functions default.
 func TestBudget(t *testing.T) {
-	for src, want := range map[string]adapters.Budget{
+	for src, want := range map[string]driver.Budget{
 		`{stepfunctions: {}}`:                                          stepfunctions.DefaultBudget,
 		`{stepfunctions: {}, budget: {readsPerSecond: 2.5}}`:           {ReadsPerSecond: 2.5, Burst: 3},
 		`{stepfunctions: {}, budget: {readsPerSecond: 10, burst: 40}}`: {ReadsPerSecond: 10, Burst: 40},

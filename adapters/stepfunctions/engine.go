@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // Retries of one API call. Throttling retries start at 1 s (the SDK's throttle-aware backoff) and
@@ -60,7 +60,7 @@ type Config struct {
 	// Env is where AWS_REGION (then AWS_DEFAULT_REGION), AWS_PROFILE and the static credentials
 	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN are read; nil is the
 	// process's environment. The rest of the standard AWS chain reads the process's environment.
-	Env adapters.Env
+	Env driver.Env
 	// Events, when its TopicARN is set, is where the engine hears of its executions' status
 	// changes (Notices), through SNS and SQS with the same credentials (the role's, with RoleARN)
 	// and HTTPClient.
@@ -93,7 +93,7 @@ type Engine struct {
 	events *statusEvents
 }
 
-var _ adapters.VisibilityLagger = (*Engine)(nil)
+var _ driver.VisibilityLagger = (*Engine)(nil)
 
 // visibilityLag is how long after StartExecution a DescribeExecution (or a listing) may not find
 // the execution yet: AWS's reads are eventually consistent, for seconds in practice.
@@ -103,9 +103,9 @@ const visibilityLag = 10 * time.Second
 func (e *Engine) VisibilityLag() time.Duration { return visibilityLag }
 
 var (
-	_ adapters.Conn    = (*Engine)(nil)
-	_ adapters.Runner  = (*Engine)(nil)
-	_ adapters.Sweeper = (*Engine)(nil)
+	_ driver.Conn    = (*Engine)(nil)
+	_ driver.Runner  = (*Engine)(nil)
+	_ driver.Sweeper = (*Engine)(nil)
 )
 
 // New configures a Step Functions client. It makes no API call.
@@ -184,7 +184,7 @@ func (notThrottled) IsErrorRetryable(err error) aws.Ternary {
 
 // envOptions passes on the AWS variables of env that the SDK would otherwise read from the
 // process's environment, so that an explicit environment is honoured too.
-func envOptions(env adapters.Env) []func(*config.LoadOptions) error {
+func envOptions(env driver.Env) []func(*config.LoadOptions) error {
 	var opts []func(*config.LoadOptions) error
 	for _, name := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
 		if v, _ := env.LookupEnv(name); v != "" {
@@ -220,10 +220,10 @@ func (e *Engine) Close() error {
 // Check verifies that the state machine (and the version or alias the ARN names) exists. Express
 // state machines are SyncOnly: their executions cannot be described later. It also reads from the
 // definition whether running executions are worth reading the history of (see Describe).
-func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
 	m, err := e.machine(t)
 	if err != nil {
-		return adapters.TargetInfo{}, err
+		return driver.TargetInfo{}, err
 	}
 	// DescribeStateMachine accepts version ARNs but not alias ARNs.
 	arn, describe := m.String(), m.String()
@@ -231,20 +231,20 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		if _, err := e.client.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{
 			StateMachineAliasArn: aws.String(arn),
 		}); err != nil {
-			return adapters.TargetInfo{}, e.targetError(arn, err)
+			return driver.TargetInfo{}, e.targetError(arn, err)
 		}
 		describe = m.unqualified()
 	}
 	d, err := e.client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(describe)})
 	if err != nil {
-		return adapters.TargetInfo{}, e.targetError(arn, err)
+		return driver.TargetInfo{}, e.targetError(arn, err)
 	}
 	if d.Status == types.StateMachineStatusDeleting {
-		return adapters.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", arn)
+		return driver.TargetInfo{}, fmt.Errorf("state machine %s is being deleted: point the tool at another state machine", arn)
 	}
 	e.types.Store(m.unqualified(), d.Type)
 	e.history.Store(t.Name, historyWorth(aws.ToString(d.Definition)))
-	info := adapters.TargetInfo{Retention: closedRetention, ReadCalls: 1}
+	info := driver.TargetInfo{Retention: closedRetention, ReadCalls: 1}
 	if d.Type == types.StateMachineTypeExpress {
 		info.SyncOnly = arn + " cannot be described after it starts (an Express state machine)"
 	}
@@ -259,14 +259,14 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 const closedRetention = 90 * 24 * time.Hour
 
 // machine reads the target's state machine and checks that the engine's region can reach it.
-func (e *Engine) machine(t adapters.Target) (machineARN, error) {
+func (e *Engine) machine(t driver.Target) (machineARN, error) {
 	m, err := machineOf(t)
 	if err != nil {
 		return machineARN{}, err
 	}
 	if m.region != e.region {
 		return machineARN{}, fmt.Errorf("%w: state machine %s is in region %s, but this Step Functions engine uses region %s: "+
-			"configure an engine for %s", adapters.ErrInvalid, m, m.region, e.region, m.region)
+			"configure an engine for %s", driver.ErrInvalid, m, m.region, e.region, m.region)
 	}
 	return m, nil
 }
@@ -301,20 +301,20 @@ func (e *Engine) targetError(arn string, err error) error {
 	return apiError("reading state machine "+arn, err)
 }
 
-// apiError wraps an error of one API call. Throttling wraps adapters.ErrThrottled; transport
+// apiError wraps an error of one API call. Throttling wraps driver.ErrThrottled; transport
 // failures, server errors (after the SDK's retries) and a call that got no answer before its
-// deadline wrap adapters.ErrUnavailable; a cancelled or expired context stays recognisable with
+// deadline wrap driver.ErrUnavailable; a cancelled or expired context stays recognisable with
 // errors.Is.
 func apiError(what string, err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: %s: no answer in time: %w", adapters.ErrUnavailable, what, err)
+		return fmt.Errorf("%w: %s: no answer in time: %w", driver.ErrUnavailable, what, err)
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s: %w", what, err)
 	case throttle(err):
-		return fmt.Errorf("%w: %s: %w; retry later", adapters.ErrThrottled, what, err)
+		return fmt.Errorf("%w: %s: %w; retry later", driver.ErrThrottled, what, err)
 	case unavailable(err):
-		return fmt.Errorf("%w: %s: %w; retry later", adapters.ErrUnavailable, what, err)
+		return fmt.Errorf("%w: %s: %w; retry later", driver.ErrUnavailable, what, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

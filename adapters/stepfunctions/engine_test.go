@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
@@ -55,10 +55,10 @@ func TestInputLimit(t *testing.T) {
 	before := c.total()
 	const reason = "the input is too large: 262145 bytes, over the engine's limit of 262144 bytes (256 KiB) of UTF-8: " +
 		"pass large data by reference (for example an S3 URI) instead"
-	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want || adapters.ReasonOf(err, "") != reason {
-		t.Errorf("Start with %d bytes of input: error %v, reason for the caller %q\nwant %s\nand %s", len(over), err, adapters.ReasonOf(err, ""), want, reason)
+	if _, err := e.Start(ctx, echo, driver.StartRequest{Input: over}); !errors.Is(err, driver.ErrInvalid) || err.Error() != want || driver.ReasonOf(err, "") != reason {
+		t.Errorf("Start with %d bytes of input: error %v, reason for the caller %q\nwant %s\nand %s", len(over), err, driver.ReasonOf(err, ""), want, reason)
 	}
-	if _, _, err := engine.Run(ctx, echo, adapters.StartRequest{Input: over}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+	if _, _, err := engine.Run(ctx, echo, driver.StartRequest{Input: over}); !errors.Is(err, driver.ErrInvalid) || err.Error() != want {
 		t.Errorf("Run with %d bytes of input: error %v\nwant %s", len(over), err, want)
 	}
 	if n := c.total(); n != before {
@@ -66,14 +66,14 @@ func TestInputLimit(t *testing.T) {
 	}
 
 	const notJSON = "invalid request: the execution input is not valid JSON"
-	if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}); err == nil || err.Error() != notJSON {
+	if _, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":`)}); err == nil || err.Error() != notJSON {
 		t.Errorf("Start with broken JSON: error %v, want %s", err, notJSON)
 	}
 
 	// At the limit Step Functions accepts the input. (Moto then fails the execution with
 	// States.DataLimitExceeded, counting its state data JSON-escaped, so only the start is checked.)
 	at := echoInputOfSize(t, 262144)
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: at})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: at})
 	if err != nil || !e.Owns(echo, r, "") {
 		t.Fatalf("Start with exactly 262144 bytes of input: %v, %v", r, err)
 	}
@@ -86,11 +86,11 @@ func TestIdempotencyKey(t *testing.T) {
 	echo := stateMachine(t, machine)
 	key := "order-" + uuid.NewString()
 
-	first, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"one"}`), Key: key})
+	first, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"one"}`), Key: key})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if want := executionARN(machine, adapters.CallerTag("")+"-"+adapters.KeySuffix(key, "", "k-", 40)); first.ID != want {
+	if want := executionARN(machine, driver.CallerTag("")+"-"+driver.KeySuffix(key, "", "k-", 40)); first.ID != want {
 		t.Errorf("Start with a key: Ref %s, want %s", first.ID, want)
 	}
 	if ref := e.KeyRef(echo, key, ""); ref != first {
@@ -99,15 +99,15 @@ func TestIdempotencyKey(t *testing.T) {
 	awaitOutcome(t, e, echo, first)
 
 	// The same value written differently is the same input.
-	again, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{ "text": "one", "seconds": 0.0 }`), Key: key})
+	again, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{ "text": "one", "seconds": 0.0 }`), Key: key})
 	if err != nil || again != first {
 		t.Errorf("Start with the same key and the same input reformatted: Ref %v, error %v; want %v", again, err, first)
 	}
 
-	_, err = e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"two"}`), Key: key})
+	_, err = e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"two"}`), Key: key})
 	const want = "idempotency key already used with other input: the key was used before with other arguments; " +
 		"send the same arguments to get that call's task, or use a new key"
-	if !errors.Is(err, adapters.ErrKeyConflict) || err.Error() != want {
+	if !errors.Is(err, driver.ErrKeyConflict) || err.Error() != want {
 		t.Errorf("Start with the same key and other input: error %v\nwant %s", err, want)
 	}
 }
@@ -117,7 +117,7 @@ func TestCancel(t *testing.T) {
 	c := &calls{}
 	e := newEngine(t, c)
 	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60,"text":"never"}`)})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":60,"text":"never"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -131,18 +131,18 @@ func TestCancel(t *testing.T) {
 		t.Errorf("Cancel of a running execution made calls %v, want one DescribeExecution and one StopExecution", c.n)
 	}
 	st, err := e.Describe(ctx, echo, r)
-	if err != nil || st.State != adapters.Cancelled || st.Native != "ABORTED" {
+	if err != nil || st.State != driver.Cancelled || st.Native != "ABORTED" {
 		t.Errorf("Describe after Cancel: %+v, %v; want cancelled, ABORTED", st, err)
 	}
 	o, err := e.Outcome(ctx, echo, r)
-	o.Status = adapters.Status{} // the conformance suite checks it
-	want := adapters.Outcome{State: adapters.Cancelled, Native: "ABORTED", Error: "taskgate.Cancelled", Cause: reason}
+	o.Status = driver.Status{} // the conformance suite checks it
+	want := driver.Outcome{State: driver.Cancelled, Native: "ABORTED", Error: "taskgate.Cancelled", Cause: reason}
 	if err != nil || fmt.Sprint(o) != fmt.Sprint(want) {
 		t.Errorf("Outcome after Cancel: %+v, %v; want %+v", o, err, want)
 	}
 
 	err = e.Cancel(ctx, echo, r, "again")
-	if wantErr := "execution has already ended: execution " + r.ID + " ended ABORTED"; !errors.Is(err, adapters.ErrEnded) || err.Error() != wantErr {
+	if wantErr := "execution has already ended: execution " + r.ID + " ended ABORTED"; !errors.Is(err, driver.ErrEnded) || err.Error() != wantErr {
 		t.Errorf("second Cancel: error %v\nwant %s", err, wantErr)
 	}
 }
@@ -154,7 +154,7 @@ func TestDescribeOfAnEndedExecutionIsOneCall(t *testing.T) {
 	c := &calls{}
 	e := newEngine(t, c)
 	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -167,17 +167,17 @@ func TestDescribeOfAnEndedExecutionIsOneCall(t *testing.T) {
 		t.Errorf("Describe made %d API calls, want 1", n)
 	}
 
-	missing := adapters.Ref{ID: executionARN(echo.Name, "nope-"+randomHex(4))}
+	missing := driver.Ref{ID: executionARN(echo.Name, "nope-"+randomHex(4))}
 	_, err = e.Describe(ctx, echo, missing)
 	if want := "execution not found: Step Functions has no execution " + missing.ID +
-		" (executions are kept 90 days after they end)"; !errors.Is(err, adapters.ErrNotFound) || err.Error() != want {
+		" (executions are kept 90 days after they end)"; !errors.Is(err, driver.ErrNotFound) || err.Error() != want {
 		t.Errorf("Describe of a missing execution: error %v\nwant %s", err, want)
 	}
 
 	before = c.total()
-	foreign := adapters.Ref{ID: strings.Replace(r.ID, ":123456789012:", ":210987654321:", 1)}
+	foreign := driver.Ref{ID: strings.Replace(r.ID, ":123456789012:", ":210987654321:", 1)}
 	_, err = e.Describe(ctx, echo, foreign)
-	if want := "execution not found: " + foreign.ID + " is not an execution of state machine " + echo.Name; !errors.Is(err, adapters.ErrNotFound) || err.Error() != want {
+	if want := "execution not found: " + foreign.ID + " is not an execution of state machine " + echo.Name; !errors.Is(err, driver.ErrNotFound) || err.Error() != want {
 		t.Errorf("Describe of another account's execution: error %v\nwant %s", err, want)
 	}
 	if n := c.total() - before; n != 0 {
@@ -240,7 +240,7 @@ func TestCheck(t *testing.T) {
 				"but this Step Functions engine uses region us-east-1: configure an engine for eu-west-1",
 		},
 	} {
-		if _, err := e.Check(ctx, stateMachine(t, tc.arn)); !errors.Is(err, adapters.ErrInvalid) || err.Error() != tc.want {
+		if _, err := e.Check(ctx, stateMachine(t, tc.arn)); !errors.Is(err, driver.ErrInvalid) || err.Error() != tc.want {
 			t.Errorf("Check(%s): error %v\nwant %s", tc.arn, err, tc.want)
 		}
 	}
@@ -251,7 +251,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("StateMachine(%s): error %v\nwant %s", activity, err, wantARN)
 	}
 	const wantKind = `invalid request: target "arn:aws:states:us-east-1:123456789012:activity:orders" is not a Step Functions state machine: map it as stateMachine: ARN`
-	if _, err := e.Check(ctx, adapters.Target{Name: activity}); !errors.Is(err, adapters.ErrInvalid) || err.Error() != wantKind {
+	if _, err := e.Check(ctx, driver.Target{Name: activity}); !errors.Is(err, driver.ErrInvalid) || err.Error() != wantKind {
 		t.Errorf("Check of a target of no Step Functions state machine: error %v\nwant %s", err, wantKind)
 	}
 	if n := c.total() - before; n != 0 {
@@ -266,7 +266,7 @@ func TestThrottling(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
 	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -277,7 +277,7 @@ func TestThrottling(t *testing.T) {
 		e := newEngine(t, c)
 		_, err := e.Describe(ctx, echo, r)
 		prefix := "engine throttling: reading execution " + r.ID + ": operation error SFN: DescribeExecution, "
-		if !errors.Is(err, adapters.ErrThrottled) || !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) ||
+		if !errors.Is(err, driver.ErrThrottled) || !errors.Is(err, driver.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) ||
 			!strings.HasSuffix(err.Error(), "ThrottlingException: Rate exceeded; retry later") {
 			t.Errorf("Describe throttled: error %v\nwant ErrThrottled, starting with %s", err, prefix)
 		}
@@ -291,7 +291,7 @@ func TestThrottling(t *testing.T) {
 	t.Run("OtherCallsRetried", func(t *testing.T) {
 		t.Parallel()
 		c := &calls{throttleOp: "StartExecution", throttle: 2}
-		if _, err := newEngine(t, c).Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"y"}`)}); err != nil {
+		if _, err := newEngine(t, c).Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"y"}`)}); err != nil {
 			t.Errorf("Start throttled twice: %v", err)
 		}
 		if n := c.count("StartExecution"); n != 3 {
@@ -301,10 +301,10 @@ func TestThrottling(t *testing.T) {
 	t.Run("AlwaysThrottled", func(t *testing.T) {
 		t.Parallel()
 		c := &calls{throttleOp: "StartExecution", throttle: -1}
-		_, err := newEngine(t, c).Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"z"}`)})
+		_, err := newEngine(t, c).Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"z"}`)})
 		prefix := "engine throttling: starting an execution of " + echo.Name + ": operation error SFN: StartExecution, " +
 			"exceeded maximum number of attempts, 8, "
-		if !errors.Is(err, adapters.ErrThrottled) || !strings.HasPrefix(err.Error(), prefix) ||
+		if !errors.Is(err, driver.ErrThrottled) || !strings.HasPrefix(err.Error(), prefix) ||
 			!strings.HasSuffix(err.Error(), "ThrottlingException: Rate exceeded; retry later") {
 			t.Errorf("Start always throttled: error %v\nwant ErrThrottled, starting with %s", err, prefix)
 		}
@@ -324,11 +324,11 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	echo := stateMachine(t, "arn:aws:states:us-east-1:123456789012:stateMachine:orders")
-	r := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	r := driver.Ref{ID: executionARN(echo.Name, uuid.NewString())}
 	_, err = e.Describe(ctx, echo, r)
 	prefix := "engine unavailable: reading execution " + r.ID + ": operation error SFN: DescribeExecution, " +
 		"exceeded maximum number of attempts, 8, https response error StatusCode: 0"
-	if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), "; retry later") {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), "; retry later") {
 		t.Errorf("Describe at an unreachable endpoint: error %v\nwant ErrUnavailable, starting with %s", err, prefix)
 	}
 }
@@ -348,12 +348,12 @@ func TestNoAnswerInTimeIsRetryable(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	echo := stateMachine(t, "arn:aws:states:us-east-1:123456789012:stateMachine:orders")
-	r := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	r := driver.Ref{ID: executionARN(echo.Name, uuid.NewString())}
 	p.Set(faults.Faults{Blackhole: true})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	_, err = e.Describe(ctx, echo, r)
-	if !errors.Is(err, adapters.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, driver.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Describe unanswered before its deadline: %v, want ErrUnavailable and context.DeadlineExceeded", err)
 	}
 }
@@ -373,10 +373,10 @@ func TestFindsASilencedConnectionDead(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	echo := stateMachine(t, "arn:aws:states:us-east-1:123456789012:stateMachine:orders")
-	missing := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	missing := driver.Ref{ID: executionARN(echo.Name, uuid.NewString())}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if _, err := e.Describe(ctx, echo, missing); !errors.Is(err, adapters.ErrNotFound) {
+	if _, err := e.Describe(ctx, echo, missing); !errors.Is(err, driver.ErrNotFound) {
 		t.Fatalf("Describe of a missing execution before the stall: %v, want not found", err)
 	}
 	// The endpoint closes its connections after each answer, so the stall has to catch a call in
@@ -393,7 +393,7 @@ func TestFindsASilencedConnectionDead(t *testing.T) {
 		t.Fatalf("the engine had %d connections to the endpoint in flight, want 1", n)
 	}
 	stalled := time.Now()
-	if err := <-answered; !errors.Is(err, adapters.ErrNotFound) {
+	if err := <-answered; !errors.Is(err, driver.ErrNotFound) {
 		t.Fatalf("Describe over a silenced connection: %v, want not found (after a retry on a new connection)", err)
 	}
 	if d := time.Since(stalled); d > 15*time.Second {
@@ -429,15 +429,15 @@ func TestAssumeRole(t *testing.T) {
 	if _, err := e.Check(ctx, echo); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	r, o, err := runToEnd(ctx, e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
-	if err != nil || o.State != adapters.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r, "") {
+	r, o, err := runToEnd(ctx, e, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"across"}`)})
+	if err != nil || o.State != driver.Succeeded || string(o.Output) != `{"text":"across"}` || !e.Owns(echo, r, "") {
 		t.Errorf("Run in account %s: %v, %+v, %v; want succeeded with {\"text\":\"across\"}", account, r, o, err)
 	}
 }
 
 // proxiedEcho is an engine reaching the endpoint through a fault proxy, and the wait-and-echo
 // example created through it.
-func proxiedEcho(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine, adapters.Target) {
+func proxiedEcho(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine, driver.Target) {
 	t.Helper()
 	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
 	if err != nil {
@@ -460,7 +460,7 @@ func TestAStartWhoseAnswerWasLost(t *testing.T) {
 	ctx := testContext(t)
 	p, e, echo := proxiedEcho(t)
 	p.LoseAnswers("StartExecution", 1, 1500*time.Millisecond) // long enough for the execution to end
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"lost answer"}`)})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"lost answer"}`)})
 	if err != nil {
 		t.Fatalf("Start whose first answer was lost: %v, want the execution it started", err)
 	}
@@ -493,27 +493,27 @@ func TestStartIsOneCallAndReadsWaitForVisibility(t *testing.T) {
 	}
 	p.HideFor(time.Second)
 	before := p.AllCalls()
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"hidden"}`)})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"hidden"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	if diff := callsSince(before, p.AllCalls()); !maps.Equal(diff, map[string]int64{"StartExecution": 1}) {
 		t.Errorf("Start made %v, want one StartExecution", diff)
 	}
-	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
+	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("Describe of the hidden execution: %v, want ErrNotFound", err)
 	}
 	o, err := awaitEnd(ctx, e, echo, r)
-	if err != nil || o.State != adapters.Succeeded {
+	if err != nil || o.State != driver.Succeeded {
 		t.Errorf("Wait through the hidden start: %+v %v, want succeeded", o, err)
 	}
 
-	_, o, err = runToEnd(ctx, e, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"run"}`)})
+	_, o, err = runToEnd(ctx, e, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"run"}`)})
 	if err != nil || string(o.Output) != `{"text":"run"}` {
 		t.Errorf("Run through a hidden start: %s %v", o.Output, err)
 	}
 
-	r, err = e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"stop me"}`)})
+	r, err = e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":600,"text":"stop me"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,11 +521,11 @@ func TestStartIsOneCallAndReadsWaitForVisibility(t *testing.T) {
 		t.Errorf("Cancel of a hidden execution: %v", err)
 	}
 	time.Sleep(time.Second)
-	if st, err := e.Describe(ctx, echo, r); err != nil || st.State != adapters.Cancelled {
+	if st, err := e.Describe(ctx, echo, r); err != nil || st.State != driver.Cancelled {
 		t.Errorf("after Cancel: %v %v, want cancelled", st.State, err)
 	}
-	gone := adapters.Ref{ID: executionARN(echo.Name, uuid.NewString())}
-	if err := e.Cancel(ctx, echo, gone, "no such execution"); !errors.Is(err, adapters.ErrNotFound) {
+	gone := driver.Ref{ID: executionARN(echo.Name, uuid.NewString())}
+	if err := e.Cancel(ctx, echo, gone, "no such execution"); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("Cancel of an execution that does not exist: %v, want ErrNotFound", err)
 	}
 }

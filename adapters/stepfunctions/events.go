@@ -25,7 +25,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // Events is where an engine block hears of its executions' ends as they happen: Step Functions
@@ -37,7 +37,7 @@ import (
 // the replica's mailbox for as long as it runs, and the engine stays the record.
 type Events struct {
 	// TopicARN is the SNS topic the rule publishes the events to, in the engine's region. Empty:
-	// the block names no event source, and Notices answers adapters.ErrUnsupported.
+	// the block names no event source, and Notices answers driver.ErrUnsupported.
 	TopicARN string
 	// QueuePrefix starts the name of each replica's queue (a random suffix follows); it also names
 	// the queues of replicas that ended without deleting theirs, which replicas delete once
@@ -182,7 +182,7 @@ func newEvents(awsCfg aws.Config, cfg Config, log *slog.Logger) (*statusEvents, 
 	}, nil
 }
 
-var _ adapters.EventSource = (*Engine)(nil)
+var _ driver.EventSource = (*Engine)(nil)
 
 // Notices receives the block's status change events (its Events) until ctx ends. The first call
 // creates the replica's queue (QueuePrefix and a random suffix), lets only the topic send to it,
@@ -199,12 +199,12 @@ var _ adapters.EventSource = (*Engine)(nil)
 // again. Failures that retrying may mend are logged and retried, with a backoff of up to 15 s; it
 // returns an error when the topic does not exist or the credentials may not do what it needs. One
 // Notices at a time: another call while one runs is an error. Without Events: an error wrapping
-// adapters.ErrUnsupported.
-func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed []adapters.Listed)) error {
+// driver.ErrUnsupported.
+func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed []driver.Listed)) error {
 	ev := e.events
 	if ev == nil {
 		return fmt.Errorf("%w: notices: this Step Functions engine block names no event source: add events: {topicArn: ARN} "+
-			"with the SNS topic its EventBridge rule publishes status changes to", adapters.ErrUnsupported)
+			"with the SNS topic its EventBridge rule publishes status changes to", driver.ErrUnsupported)
 	}
 	ev.mu.Lock()
 	if ev.receiving || ev.closed {
@@ -225,7 +225,7 @@ func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed [
 	return ev.receive(ctx, heard)
 }
 
-func (ev *statusEvents) receive(ctx context.Context, heard func(at time.Time, changed []adapters.Listed)) error {
+func (ev *statusEvents) receive(ctx context.Context, heard func(at time.Time, changed []driver.Listed)) error {
 	var upkeep sync.WaitGroup
 	defer upkeep.Wait()
 	ctx, stop := context.WithCancel(ctx)
@@ -243,7 +243,7 @@ func (ev *statusEvents) receive(ctx context.Context, heard func(at time.Time, ch
 			return fmt.Errorf("stepfunctions: %s: %w: %s", what, err, why)
 		}
 		ev.log.Warn("stepfunctions: status change events: retrying", "what", what, "topic", ev.topic, "after", backoff, "err", err)
-		if err := adapters.Sleep(ctx, jitter(backoff)); err != nil {
+		if err := driver.Sleep(ctx, jitter(backoff)); err != nil {
 			return err
 		}
 		backoff = min(2*backoff, retryMax)
@@ -381,8 +381,8 @@ type deletion struct {
 
 // notices reads the executions that messages tell of, the latest word on each: an end over a
 // running status, else the later change.
-func (ev *statusEvents) notices(messages []sqstypes.Message) []adapters.Listed {
-	var listed []adapters.Listed
+func (ev *statusEvents) notices(messages []sqstypes.Message) []driver.Listed {
+	var listed []driver.Listed
 	at := map[string]int{}
 	for _, m := range messages {
 		l, err := noticeOf(aws.ToString(m.Body))
@@ -405,7 +405,7 @@ func (ev *statusEvents) notices(messages []sqstypes.Message) []adapters.Listed {
 }
 
 // later reports whether a tells of a later state of an execution than b.
-func later(a, b adapters.Status) bool {
+func later(a, b driver.Status) bool {
 	if a.State.Terminal() != b.State.Terminal() {
 		return a.State.Terminal()
 	}
@@ -417,13 +417,13 @@ var errOtherEvent = errors.New("not a Step Functions status change event")
 
 // noticeOf reads one message: a "Step Functions Execution Status Change" event as EventBridge
 // sends it (raw delivery), or inside the envelope of an SNS notification (without raw delivery).
-func noticeOf(body string) (adapters.Listed, error) {
+func noticeOf(body string) (driver.Listed, error) {
 	var envelope struct {
 		Type    string `json:"Type"`
 		Message string `json:"Message"`
 	}
 	if err := json.Unmarshal([]byte(body), &envelope); err != nil {
-		return adapters.Listed{}, fmt.Errorf("not JSON: %w", err)
+		return driver.Listed{}, fmt.Errorf("not JSON: %w", err)
 	}
 	if envelope.Type == "Notification" && envelope.Message != "" {
 		body = envelope.Message
@@ -440,32 +440,32 @@ func noticeOf(body string) (adapters.Listed, error) {
 		} `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(body), &event); err != nil {
-		return adapters.Listed{}, fmt.Errorf("not an event: %w", err)
+		return driver.Listed{}, fmt.Errorf("not an event: %w", err)
 	}
 	if event.Source != statesSource || event.DetailType != statusChange {
-		return adapters.Listed{}, fmt.Errorf("%w: source %q, detail-type %q", errOtherEvent, event.Source, event.DetailType)
+		return driver.Listed{}, fmt.Errorf("%w: source %q, detail-type %q", errOtherEvent, event.Source, event.DetailType)
 	}
 	d := event.Detail
 	if _, _, ok := parseExecutionARN(d.ExecutionARN); !ok {
-		return adapters.Listed{}, fmt.Errorf("executionArn %q is not the ARN of a Standard execution", d.ExecutionARN)
+		return driver.Listed{}, fmt.Errorf("executionArn %q is not the ARN of a Standard execution", d.ExecutionARN)
 	}
 	if d.Status == "" {
-		return adapters.Listed{}, errors.New("the event has no status")
+		return driver.Listed{}, errors.New("the event has no status")
 	}
 	start, ok := epochMillis(d.StartDate)
 	if !ok || start == nil {
-		return adapters.Listed{}, fmt.Errorf("startDate %s is not a time in epoch milliseconds", d.StartDate)
+		return driver.Listed{}, fmt.Errorf("startDate %s is not a time in epoch milliseconds", d.StartDate)
 	}
 	stop, ok := epochMillis(d.StopDate)
 	if !ok {
-		return adapters.Listed{}, fmt.Errorf("stopDate %s is not a time in epoch milliseconds", d.StopDate)
+		return driver.Listed{}, fmt.Errorf("stopDate %s is not a time in epoch milliseconds", d.StopDate)
 	}
 	redrive, _ := epochMillis(d.RedriveDate) // a later addition of AWS's: read when it can be
 	item := types.ExecutionListItem{
 		ExecutionArn: aws.String(d.ExecutionARN), Status: types.ExecutionStatus(d.Status),
 		StartDate: start, StopDate: stop, RedriveDate: redrive,
 	}
-	return adapters.Listed{Ref: adapters.Ref{ID: d.ExecutionARN}, Status: listedStatus(item)}, nil
+	return driver.Listed{Ref: driver.Ref{ID: d.ExecutionARN}, Status: listedStatus(item)}, nil
 }
 
 // epochMillis reads a time in milliseconds since the epoch, as events write them; nil for null or

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 const noticeARN = "arn:aws:states:us-east-1:123456789012:execution:orders:run-1"
@@ -29,22 +29,22 @@ func TestNoticeOfStatuses(t *testing.T) {
 	stop := time.UnixMilli(1551225017576).UTC()
 	for _, c := range []struct {
 		status, stop string
-		state        adapters.State
+		state        driver.State
 		updated      time.Time
 	}{
-		{"RUNNING", "null", adapters.Working, start},
-		{"SUCCEEDED", "1551225017576", adapters.Succeeded, stop},
-		{"FAILED", "1551225017576", adapters.Failed, stop},
-		{"TIMED_OUT", "1551225017576", adapters.Failed, stop},
-		{"ABORTED", "1551225017576", adapters.Cancelled, stop},
-		{"PENDING_REDRIVE", "1551225017576", adapters.Working, stop},
+		{"RUNNING", "null", driver.Working, start},
+		{"SUCCEEDED", "1551225017576", driver.Succeeded, stop},
+		{"FAILED", "1551225017576", driver.Failed, stop},
+		{"TIMED_OUT", "1551225017576", driver.Failed, stop},
+		{"ABORTED", "1551225017576", driver.Cancelled, stop},
+		{"PENDING_REDRIVE", "1551225017576", driver.Working, stop},
 	} {
 		l, err := noticeOf(statusEvent(c.status, c.stop))
 		if err != nil {
 			t.Errorf("%s: %v", c.status, err)
 			continue
 		}
-		want := adapters.Status{State: c.state, Native: c.status, Started: start, Updated: c.updated}
+		want := driver.Status{State: c.state, Native: c.status, Started: start, Updated: c.updated}
 		if got := l.Status; l.Ref.ID != noticeARN || got.State != want.State || got.Native != want.Native ||
 			!got.Started.Equal(want.Started) || !got.Updated.Equal(want.Updated) || got.Message != "" {
 			t.Errorf("%s: %+v, want %s %+v", c.status, l, noticeARN, want)

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/sfnevents"
@@ -68,7 +68,7 @@ type hearing struct {
 }
 
 type heardNotice struct {
-	listed adapters.Listed
+	listed driver.Listed
 	at     time.Time // when heard was called
 }
 
@@ -86,7 +86,7 @@ func listen(t *testing.T, e *stepfunctions.Engine) *hearing {
 	h := &hearing{wake: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel}
 	go func() {
 		defer close(h.done)
-		err := e.Notices(ctx, func(at time.Time, changed []adapters.Listed) {
+		err := e.Notices(ctx, func(at time.Time, changed []driver.Listed) {
 			now := time.Now()
 			h.mu.Lock()
 			h.receives++
@@ -141,7 +141,7 @@ func (h *hearing) until(t *testing.T, d time.Duration, what string, cond func() 
 
 // end waits for the notice of r's end, and checks that it came at most noticeDelay after the end
 // (the stop date the notice tells, as the endpoint's clock, this machine's, read it).
-func (h *hearing) end(t *testing.T, r adapters.Ref) heardNotice {
+func (h *hearing) end(t *testing.T, r driver.Ref) heardNotice {
 	t.Helper()
 	var found heardNotice
 	h.until(t, 30*time.Second, "notice of the end of "+r.ID, func() bool {
@@ -232,19 +232,19 @@ func TestEventsReachEveryReplica(t *testing.T) {
 	timeout := stateMachine(t, arns[sfnexamples.Timeout])
 	for _, c := range []struct {
 		name   string
-		target adapters.Target
+		target driver.Target
 		input  string
 		stop   bool
-		state  adapters.State
+		state  driver.State
 		native string
 	}{
-		{"succeeded", echo, `{"seconds":0,"text":"hi"}`, false, adapters.Succeeded, "SUCCEEDED"},
-		{"failed", fail, `{"seconds":0,"reason":"no"}`, false, adapters.Failed, "FAILED"},
-		{"aborted", echo, `{"seconds":300,"text":"never"}`, true, adapters.Cancelled, "ABORTED"},
-		{"timed out", timeout, `{"seconds":300}`, false, adapters.Failed, "TIMED_OUT"},
+		{"succeeded", echo, `{"seconds":0,"text":"hi"}`, false, driver.Succeeded, "SUCCEEDED"},
+		{"failed", fail, `{"seconds":0,"reason":"no"}`, false, driver.Failed, "FAILED"},
+		{"aborted", echo, `{"seconds":300,"text":"never"}`, true, driver.Cancelled, "ABORTED"},
+		{"timed out", timeout, `{"seconds":300}`, false, driver.Failed, "TIMED_OUT"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ref, err := starter.Start(ctx, c.target, adapters.StartRequest{Input: json.RawMessage(c.input)})
+			ref, err := starter.Start(ctx, c.target, driver.StartRequest{Input: json.RawMessage(c.input)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func TestEventsCloseDeletesQueue(t *testing.T) {
 	if q, s := queuesOf(t, sq, prefix), subscriptionsOf(t, sn, src.TopicARN); len(q) != 0 || len(s) != 0 {
 		t.Errorf("after Close: queues %v, subscriptions %v; want none", q, s)
 	}
-	if err := e.Notices(t.Context(), func(time.Time, []adapters.Listed) {}); err == nil || !strings.Contains(err.Error(), "closed") {
+	if err := e.Notices(t.Context(), func(time.Time, []driver.Listed) {}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Notices after Close: %v, want an error saying the engine is closed", err)
 	}
 }
@@ -423,11 +423,11 @@ func TestEventsSkipMalformedMessages(t *testing.T) {
 	h.mu.Lock()
 	heard := slices.Clone(h.heard)
 	h.mu.Unlock()
-	got := map[string]adapters.Status{}
+	got := map[string]driver.Status{}
 	for _, n := range heard {
 		got[n.listed.Ref.ID] = n.listed.Status
 	}
-	if len(heard) != 2 || got[raw].State != adapters.Succeeded || got[enveloped].State != adapters.Failed || got[enveloped].Native != "TIMED_OUT" {
+	if len(heard) != 2 || got[raw].State != driver.Succeeded || got[enveloped].State != driver.Failed || got[enveloped].Native != "TIMED_OUT" {
 		t.Errorf("heard %+v, want %s SUCCEEDED and %s TIMED_OUT", heard, raw, enveloped)
 	}
 	if st := got[raw]; !st.Started.Equal(time.UnixMilli(1767322800000)) || !st.Updated.Equal(time.UnixMilli(1767322805000)) {
@@ -457,7 +457,7 @@ func TestEventsMissingTopic(t *testing.T) {
 	e := eventsEngine(t, "arn:aws:sns:us-east-1:123456789012:taskgate-no-such-topic-"+randomHex(4), prefix)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err := e.Notices(ctx, func(time.Time, []adapters.Listed) {})
+	err := e.Notices(ctx, func(time.Time, []driver.Listed) {})
 	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "the topic does not exist") {
 		t.Errorf("Notices on a missing topic: %v, want an error saying the topic does not exist", err)
 	}
@@ -473,7 +473,7 @@ func TestEventsOneNoticesAtATime(t *testing.T) {
 	src := provision(t)
 	e := eventsEngine(t, src.TopicARN, testPrefix())
 	listen(t, e)
-	if err := e.Notices(t.Context(), func(time.Time, []adapters.Listed) {}); err == nil || !strings.Contains(err.Error(), "one at a time") {
+	if err := e.Notices(t.Context(), func(time.Time, []driver.Listed) {}); err == nil || !strings.Contains(err.Error(), "one at a time") {
 		t.Errorf("a second Notices: %v, want an error", err)
 	}
 }
@@ -496,13 +496,13 @@ func TestEventsConfig(t *testing.T) {
 	if got := set.Engines["aws"].Config.(stepfunctions.Config).Events; got != want {
 		t.Errorf("events decoded as %+v, want %+v", got, want)
 	}
-	conn, err := set.Engines["plain"].Config.Open(t.Context(), adapters.OpenOptions{Env: adapters.Env{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x"}})
+	conn, err := set.Engines["plain"].Config.Open(t.Context(), driver.OpenOptions{Env: driver.Env{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	err = conn.(adapters.EventSource).Notices(t.Context(), func(time.Time, []adapters.Listed) { t.Error("heard something") })
-	if !errors.Is(err, adapters.ErrUnsupported) || !strings.Contains(err.Error(), "add events: {topicArn: ARN}") {
+	err = conn.(driver.EventSource).Notices(t.Context(), func(time.Time, []driver.Listed) { t.Error("heard something") })
+	if !errors.Is(err, driver.ErrUnsupported) || !strings.Contains(err.Error(), "add events: {topicArn: ARN}") {
 		t.Errorf("Notices without events: %v, want ErrUnsupported saying what to add", err)
 	}
 }
@@ -522,7 +522,7 @@ func TestEventsNewErrors(t *testing.T) {
 		{stepfunctions.Events{TopicARN: "arn:aws:sqs:us-east-1:123456789012:t"},
 			`events: "arn:aws:sqs:us-east-1:123456789012:t" is not an SNS topic ARN: want arn:PARTITION:sns:REGION:ACCOUNT:NAME`},
 	} {
-		_, err := stepfunctions.New(t.Context(), stepfunctions.Config{Env: adapters.Env{"AWS_REGION=us-east-1"}, Events: c.events})
+		_, err := stepfunctions.New(t.Context(), stepfunctions.Config{Env: driver.Env{"AWS_REGION=us-east-1"}, Events: c.events})
 		if err == nil || err.Error() != c.want {
 			t.Errorf("New with %+v: %v\nwant %s", c.events, err, c.want)
 		}

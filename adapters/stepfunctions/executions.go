@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 const (
@@ -38,7 +38,7 @@ const (
 
 // Owns reports whether r is a Standard execution of t's state machine (same partition, region,
 // account and state machine name) named as Start names the caller's. It makes no API call.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	name, ok := executionOf(t, r)
 	return ok && callersName(name, caller)
 }
@@ -47,19 +47,19 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 // then "-" and a UUID, or "-k-" and 40 hex digits (keyName). A mere prefix is not enough: anyone
 // who may start executions on the engine could name one after a caller's tag.
 func callersName(name, caller string) bool {
-	rest, ok := strings.CutPrefix(name, adapters.CallerTag(caller)+"-")
-	return ok && adapters.StartedSuffix(rest, "k-", 40)
+	rest, ok := strings.CutPrefix(name, driver.CallerTag(caller)+"-")
+	return ok && driver.StartedSuffix(rest, "k-", 40)
 }
 
 // ownsTarget reports whether r is an execution of t's state machine, whoever started it.
-func ownsTarget(t adapters.Target, r adapters.Ref) bool {
+func ownsTarget(t driver.Target, r driver.Ref) bool {
 	_, ok := executionOf(t, r)
 	return ok
 }
 
 // executionOf reads r as an execution of t's state machine (same partition, region, account and
 // state machine name), and gives its execution name.
-func executionOf(t adapters.Target, r adapters.Ref) (name string, ok bool) {
+func executionOf(t driver.Target, r driver.Ref) (name string, ok bool) {
 	m, err := machineOf(t)
 	if err != nil {
 		return "", false
@@ -71,24 +71,24 @@ func executionOf(t adapters.Target, r adapters.Ref) (name string, ok bool) {
 // Start starts one execution of a Standard state machine. Without a key the execution name is a
 // fresh UUID; with one it is derived from the key, so Step Functions itself refuses a second
 // execution under the same key.
-func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	m, input, err := e.prepare(t, req)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	typ, err := e.machineType(ctx, m)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	if typ == types.StateMachineTypeExpress {
-		return adapters.Ref{}, fmt.Errorf("state machine %s is an Express state machine, whose executions cannot be "+
+		return driver.Ref{}, fmt.Errorf("state machine %s is an Express state machine, whose executions cannot be "+
 			"described later: serve it through Run (a synchronous tool)", t.Name)
 	}
 	return e.start(ctx, t, m, input, req)
 }
 
-func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, input string, req adapters.StartRequest) (adapters.Ref, error) {
-	name := adapters.CallerTag(req.Caller) + "-" + adapters.NewSuffix(req.Caller)
+func (e *Engine) start(ctx context.Context, t driver.Target, m machineARN, input string, req driver.StartRequest) (driver.Ref, error) {
+	name := driver.CallerTag(req.Caller) + "-" + driver.NewSuffix(req.Caller)
 	if req.Key != "" {
 		name = keyName(req.Key, req.Caller)
 	}
@@ -106,29 +106,29 @@ func (e *Engine) start(ctx context.Context, t adapters.Target, m machineARN, inp
 		// way the execution of the same input is the one to answer with.
 		return e.existing(ctx, m.execution(name), input)
 	case err != nil:
-		return adapters.Ref{}, startError(m.String(), err)
+		return driver.Ref{}, startError(m.String(), err)
 	}
-	return adapters.Ref{ID: aws.ToString(out.ExecutionArn)}, nil
+	return driver.Ref{ID: aws.ToString(out.ExecutionArn)}, nil
 }
 
 // prepare checks a request against Step Functions' limits before any API call.
-func (e *Engine) prepare(t adapters.Target, req adapters.StartRequest) (machineARN, string, error) {
+func (e *Engine) prepare(t driver.Target, req driver.StartRequest) (machineARN, string, error) {
 	m, err := e.machine(t)
 	if err != nil {
 		return machineARN{}, "", err
 	}
 	if len(req.Input) > maxPayload {
 		advice := "pass large data by reference (for example an S3 URI) instead"
-		return machineARN{}, "", adapters.Refuse(
+		return machineARN{}, "", driver.Refuse(
 			fmt.Sprintf("the input is too large: %d bytes, over the engine's limit of %d bytes (256 KiB) of UTF-8: %s", len(req.Input), maxPayload, advice),
 			fmt.Errorf("%w: the execution input is %d bytes, over the Step Functions limit of %d bytes (256 KiB) of UTF-8: %s",
-				adapters.ErrInvalid, len(req.Input), maxPayload, advice))
+				driver.ErrInvalid, len(req.Input), maxPayload, advice))
 	}
 	if len(req.Input) == 0 {
 		return m, "{}", nil
 	}
 	if !json.Valid(req.Input) {
-		return machineARN{}, "", adapters.Refuse("the input is not valid JSON", fmt.Errorf("%w: the execution input is not valid JSON", adapters.ErrInvalid))
+		return machineARN{}, "", driver.Refuse("the input is not valid JSON", fmt.Errorf("%w: the execution input is not valid JSON", driver.ErrInvalid))
 	}
 	return m, string(req.Input), nil
 }
@@ -140,9 +140,9 @@ func startError(machine string, err error) error {
 	var deleting *types.StateMachineDeleting
 	switch {
 	case errors.As(err, &badInput):
-		return adapters.Refuse("the engine refused the input: "+badInput.ErrorMessage(), fmt.Errorf("%w: Step Functions refused the execution: %w", adapters.ErrInvalid, err))
+		return driver.Refuse("the engine refused the input: "+badInput.ErrorMessage(), fmt.Errorf("%w: Step Functions refused the execution: %w", driver.ErrInvalid, err))
 	case errors.As(err, &badName):
-		return fmt.Errorf("%w: Step Functions refused the execution: %w", adapters.ErrInvalid, err)
+		return fmt.Errorf("%w: Step Functions refused the execution: %w", driver.ErrInvalid, err)
 	case errors.As(err, &missing), errors.As(err, &deleting):
 		return fmt.Errorf("starting an execution of %s: the state machine is gone or being deleted; "+
 			"check the mapping and run taskgate validate: %w", machine, err)
@@ -152,16 +152,16 @@ func startError(machine string, err error) error {
 
 // existing answers a Start whose key-derived name is taken: the same execution if it was started
 // with the same input, whether it still runs or not.
-func (e *Engine) existing(ctx context.Context, arn, input string) (adapters.Ref, error) {
+func (e *Engine) existing(ctx context.Context, arn, input string) (driver.Ref, error) {
 	d, err := e.visible(ctx, arn)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	if !sameJSON(aws.ToString(d.Input), input) {
-		return adapters.Ref{}, fmt.Errorf("%w: the key was used before with other arguments; send the same "+
-			"arguments to get that call's task, or use a new key", adapters.ErrKeyConflict)
+		return driver.Ref{}, fmt.Errorf("%w: the key was used before with other arguments; send the same "+
+			"arguments to get that call's task, or use a new key", driver.ErrKeyConflict)
 	}
-	return adapters.Ref{ID: arn}, nil
+	return driver.Ref{ID: arn}, nil
 }
 
 // sameJSON compares two JSON texts as values: Step Functions may hand back the input reformatted.
@@ -185,9 +185,9 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 			return nil, apiError("reading execution "+arn+" after starting it", err)
 		case time.Now().Add(delay).After(deadline):
 			return nil, fmt.Errorf("%w: execution %s was started, but Step Functions still does not show it after %v; "+
-				"it may appear later", adapters.ErrUnavailable, arn, visibleWithin)
+				"it may appear later", driver.ErrUnavailable, arn, visibleWithin)
 		}
-		if err := adapters.Sleep(ctx, delay); err != nil {
+		if err := driver.Sleep(ctx, delay); err != nil {
 			return nil, fmt.Errorf("waiting for execution %s to become visible: %w", arn, err)
 		}
 		delay = min(delay*2, time.Second)
@@ -197,10 +197,10 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 // Describe reads the execution's status with one DescribeExecution and, for a state machine that
 // can ask or has progress to report (readsHistory), a running execution's questions and progress
 // from its newest events with one GetExecutionHistory: two calls while it runs, one otherwise.
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
-		return adapters.Status{}, err
+		return driver.Status{}, err
 	}
 	if d.Status != types.ExecutionStatusRunning || !e.readsHistory(t) {
 		return statusOf(d), nil
@@ -208,7 +208,7 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 	return e.withHistory(ctx, r, statusOf(d))
 }
 
-func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref) (*sfn.DescribeExecutionOutput, error) {
+func (e *Engine) describe(ctx context.Context, t driver.Target, r driver.Ref) (*sfn.DescribeExecutionOutput, error) {
 	if !ownsTarget(t, r) {
 		return nil, notOwned(t, r)
 	}
@@ -223,8 +223,8 @@ func (e *Engine) describe(ctx context.Context, t adapters.Target, r adapters.Ref
 }
 
 // notOwned is the error of a Ref that is no execution of t's state machine.
-func notOwned(t adapters.Target, r adapters.Ref) error {
-	return fmt.Errorf("%w: %s is not an execution of state machine %s", adapters.ErrNotFound, r, t.Name)
+func notOwned(t driver.Target, r driver.Ref) error {
+	return fmt.Errorf("%w: %s is not an execution of state machine %s", driver.ErrNotFound, r, t.Name)
 }
 
 // missingExecution is the contract's ErrNotFound when err says that Step Functions has no
@@ -234,18 +234,18 @@ func missingExecution(arn string, err error) error {
 	if !errors.As(err, &missing) {
 		return nil
 	}
-	return fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)", adapters.ErrNotFound, arn)
+	return fmt.Errorf("%w: Step Functions has no execution %s (executions are kept 90 days after they end)", driver.ErrNotFound, arn)
 }
 
 // Outcome reads how the execution ended.
-func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
-		return adapters.Outcome{}, err
+		return driver.Outcome{}, err
 	}
 	o, ended := outcomeOf(d)
 	if !ended {
-		return adapters.Outcome{}, fmt.Errorf("%w: execution %s is %s", adapters.ErrNotEnded, r.ID, d.Status)
+		return driver.Outcome{}, fmt.Errorf("%w: execution %s is %s", driver.ErrNotEnded, r.ID, d.Status)
 	}
 	return e.withStopDetails(ctx, r.ID, o), nil
 }
@@ -254,8 +254,8 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 // when DescribeExecution leaves them out (as some Step Functions implementations do). Failing to
 // read the history leaves them empty rather than failing the outcome: it needs another IAM
 // permission (states:GetExecutionHistory) that a deployment may not grant.
-func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Outcome) adapters.Outcome {
-	if o.State != adapters.Cancelled || o.Error != "" || o.Cause != "" {
+func (e *Engine) withStopDetails(ctx context.Context, arn string, o driver.Outcome) driver.Outcome {
+	if o.State != driver.Cancelled || o.Error != "" || o.Cause != "" {
 		return o
 	}
 	h, err := e.reader.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
@@ -281,35 +281,35 @@ func (e *Engine) withStopDetails(ctx context.Context, arn string, o adapters.Out
 // StartSyncExecution, which answers when the execution ends. Step Functions does not deduplicate
 // Express executions, so it refuses an idempotency key; a Standard state machine is refused too:
 // its executions start and are read.
-func (e *Engine) Run(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+func (e *Engine) Run(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, driver.Outcome, error) {
 	m, input, err := e.prepare(t, req)
 	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, err
+		return driver.Ref{}, driver.Outcome{}, err
 	}
 	typ, err := e.machineType(ctx, m)
 	switch {
 	case err != nil:
-		return adapters.Ref{}, adapters.Outcome{}, err
+		return driver.Ref{}, driver.Outcome{}, err
 	case typ != types.StateMachineTypeExpress:
-		return adapters.Ref{}, adapters.Outcome{}, fmt.Errorf("%w: %s is a %s state machine: start its executions, Run is for Express ones", adapters.ErrInvalid, t.Name, typ)
+		return driver.Ref{}, driver.Outcome{}, fmt.Errorf("%w: %s is a %s state machine: start its executions, Run is for Express ones", driver.ErrInvalid, t.Name, typ)
 	case req.Key != "":
-		return adapters.Ref{}, adapters.Outcome{}, adapters.Refuse("this tool takes no idempotency key: call it without one",
+		return driver.Ref{}, driver.Outcome{}, driver.Refuse("this tool takes no idempotency key: call it without one",
 			fmt.Errorf("%w: %s is an Express state machine, and Step Functions does not deduplicate Express executions: "+
-				"call it without an idempotency key", adapters.ErrInvalid, t.Name))
+				"call it without an idempotency key", driver.ErrInvalid, t.Name))
 	}
 	return e.runSync(ctx, m, input, req.Trace)
 }
 
-func (e *Engine) runSync(ctx context.Context, m machineARN, input string, trace map[string]string) (adapters.Ref, adapters.Outcome, error) {
+func (e *Engine) runSync(ctx context.Context, m machineARN, input string, trace map[string]string) (driver.Ref, driver.Outcome, error) {
 	out, err := e.client.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{
 		StateMachineArn: aws.String(m.String()),
 		Input:           aws.String(input),
 		TraceHeader:     xrayHeader(trace),
 	}, e.syncEndpoint)
 	if err != nil {
-		return adapters.Ref{}, adapters.Outcome{}, startError(m.String(), err)
+		return driver.Ref{}, driver.Outcome{}, startError(m.String(), err)
 	}
-	return adapters.Ref{ID: aws.ToString(out.ExecutionArn)}, syncOutcomeOf(out), nil
+	return driver.Ref{ID: aws.ToString(out.ExecutionArn)}, syncOutcomeOf(out), nil
 }
 
 // syncEndpoint keeps a configured endpoint as it is: the SDK sends StartSyncExecution to
@@ -333,15 +333,15 @@ func (e *Engine) syncEndpoint(o *sfn.Options) {
 // execution is read first to answer ErrEnded. An execution that ends between the two calls keeps
 // its own ending and Cancel returns nil. One that the read does not find (just started, not yet
 // visible) is stopped all the same: StopExecution says whether it exists.
-func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
 	d, err := e.describe(ctx, t, r)
 	switch {
-	case errors.Is(err, adapters.ErrNotFound) && ownsTarget(t, r):
+	case errors.Is(err, driver.ErrNotFound) && ownsTarget(t, r):
 		// Not visible yet, or gone: StopExecution tells which.
 	case err != nil:
 		return err
 	case stateOf(d.Status).Terminal():
-		return fmt.Errorf("%w: execution %s ended %s", adapters.ErrEnded, r.ID, d.Status)
+		return fmt.Errorf("%w: execution %s ended %s", driver.ErrEnded, r.ID, d.Status)
 	}
 	_, err = e.client.StopExecution(ctx, &sfn.StopExecutionInput{
 		ExecutionArn: aws.String(r.ID),
@@ -350,7 +350,7 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 	})
 	var missing *types.ExecutionDoesNotExist
 	if errors.As(err, &missing) {
-		return fmt.Errorf("%w: Step Functions has no execution %s", adapters.ErrNotFound, r.ID)
+		return fmt.Errorf("%w: Step Functions has no execution %s", driver.ErrNotFound, r.ID)
 	}
 	if err != nil {
 		return apiError("stopping execution "+r.ID, err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
 
@@ -46,7 +46,7 @@ func TestRunSyncUsesConfiguredEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = e.runSync(t.Context(), m, "{}", nil)
-	if !errors.Is(err, adapters.ErrUnavailable) {
+	if !errors.Is(err, driver.ErrUnavailable) {
 		t.Errorf("runSync against an endpoint without StartSyncExecution: error %v, want ErrUnavailable", err)
 	}
 	if len(h.seen) == 0 {
@@ -69,16 +69,16 @@ func TestExpressRefusals(t *testing.T) {
 	target, _ := StateMachine("arn:aws:states:us-east-1:123456789012:stateMachine:quick:PROD")
 	e.types.Store("arn:aws:states:us-east-1:123456789012:stateMachine:quick", types.StateMachineTypeExpress)
 
-	_, err = e.Start(t.Context(), target, adapters.StartRequest{Input: []byte(`{}`)})
+	_, err = e.Start(t.Context(), target, driver.StartRequest{Input: []byte(`{}`)})
 	want := "state machine " + target.Name + " is an Express state machine, whose executions cannot be described " +
 		"later: serve it through Run (a synchronous tool)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Start of an Express state machine: error %v\nwant %s", err, want)
 	}
-	_, _, err = e.Run(t.Context(), target, adapters.StartRequest{Input: []byte(`{}`), Key: "k"})
+	_, _, err = e.Run(t.Context(), target, driver.StartRequest{Input: []byte(`{}`), Key: "k"})
 	want = "invalid request: " + target.Name + " is an Express state machine, and Step Functions does not " +
 		"deduplicate Express executions: call it without an idempotency key"
-	if !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+	if !errors.Is(err, driver.ErrInvalid) || err.Error() != want {
 		t.Errorf("Run of an Express state machine with a key: error %v\nwant %s", err, want)
 	}
 }

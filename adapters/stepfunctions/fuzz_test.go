@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 const fuzzMachine = "arn:aws:states:us-east-1:123456789012:stateMachine:orders"
@@ -21,7 +21,7 @@ func FuzzOwns(f *testing.F) {
 	e := &Engine{}
 	f.Fuzz(func(t *testing.T, machine, execution string) {
 		target, _ := StateMachine(machine) // no Spec when machine is no state machine ARN
-		owned := e.Owns(target, adapters.Ref{ID: execution}, "alice")
+		owned := e.Owns(target, driver.Ref{ID: execution}, "alice")
 		if !owned {
 			return
 		}
@@ -34,7 +34,7 @@ func FuzzOwns(f *testing.F) {
 			t.Fatalf("%q owned by %q, but not an execution of it", execution, machine)
 		}
 		_, name, _ := parseExecutionARN(execution)
-		if !strings.HasPrefix(name, adapters.CallerTag("alice")+"-") {
+		if !strings.HasPrefix(name, driver.CallerTag("alice")+"-") {
 			t.Fatalf("%q owned for alice, but its name does not carry her tag", execution)
 		}
 		if r, err := (Driver{}).ParseRef(execution); err != nil || r.ID != execution {

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -38,7 +38,7 @@ func newEngine(t *testing.T, hc aws.HTTPClient) *stepfunctions.Engine {
 }
 
 // stateMachine is the target of the state machine arn.
-func stateMachine(t testing.TB, arn string) adapters.Target {
+func stateMachine(t testing.TB, arn string) driver.Target {
 	t.Helper()
 	tg, err := stepfunctions.StateMachine(arn)
 	if err != nil {
@@ -169,7 +169,7 @@ func (c *calls) total() int {
 }
 
 // awaitOutcome waits for the execution with a bound, failing the test if it does not end.
-func awaitOutcome(t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref) adapters.Outcome {
+func awaitOutcome(t *testing.T, e driver.Conn, tg driver.Target, r driver.Ref) driver.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // historyWindow is how many of an execution's newest events one poll reads: one page of
@@ -30,8 +30,8 @@ const (
 	blockKey       = "taskgate"
 	tokenKey       = "taskToken"
 	waitSuffix     = ".waitForTaskToken"
-	declinedError  = adapters.DeclinedError
-	dismissedError = adapters.DismissedError
+	declinedError  = driver.DeclinedError
+	dismissedError = driver.DismissedError
 	// maxBlockDepth bounds how deep in a payload the block is looked for (an EventBridge entry's
 	// Detail is three levels down).
 	maxBlockDepth = 5
@@ -42,7 +42,7 @@ var defaultSchema = json.RawMessage(`{"type":"object"}`)
 
 // wait is an open question: a .waitForTaskToken task that has not ended, with a taskgate block.
 type wait struct {
-	adapters.Question
+	driver.Question
 	token string
 }
 
@@ -114,7 +114,7 @@ func read(events []types.HistoryEvent) reading {
 		parts = append(parts, "running "+strings.Join(running, ", "))
 	}
 	if len(r.waits) > 0 {
-		parts = append(parts, adapters.Awaiting(r.questions()))
+		parts = append(parts, driver.Awaiting(r.questions()))
 	}
 	r.message = strings.Join(append(parts, problems...), "; ")
 	return r
@@ -173,7 +173,7 @@ func question(parameters string, entered *types.HistoryEvent, eventID int64) (w 
 		return wait{}, true, fmt.Errorf(`its taskgate block has no "taskToken.$": "$$.Task.Token" beside it`)
 	}
 	state := stateName(entered)
-	w = wait{Question: adapters.Question{Key: state, Message: fmt.Sprintf("State %s waits for an answer.", state), Schema: defaultSchema}, token: token}
+	w = wait{Question: driver.Question{Key: state, Message: fmt.Sprintf("State %s waits for an answer.", state), Schema: defaultSchema}, token: token}
 	switch {
 	case b.Key != nil && *b.Key == "":
 		return wait{}, true, fmt.Errorf("its taskgate block's key is empty")
@@ -360,8 +360,8 @@ func failed(ev *types.HistoryEvent) (name, cause string, ok bool) {
 }
 
 // questions are the questions of the open waits, in their order.
-func (r reading) questions() []adapters.Question {
-	qs := make([]adapters.Question, len(r.waits))
+func (r reading) questions() []driver.Question {
+	qs := make([]driver.Question, len(r.waits))
 	for i, w := range r.waits {
 		qs[i] = w.Question
 	}

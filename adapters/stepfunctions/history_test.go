@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // events builds a history as Step Functions writes it: ids from 1, each event naming the one
@@ -70,9 +70,9 @@ func TestReadQuestions(t *testing.T) {
 	} {
 		got := read(list)
 		want := []wait{
-			{adapters.Question{Key: "approve", Message: "Deploy?", Schema: json.RawMessage(schema)}, "tok-approve"},
-			{adapters.Question{Key: "Plain", Message: "State Plain waits for an answer.", Schema: defaultSchema}, "tok-plain"},
-			{adapters.Question{Key: "in-text", Message: "State Elsewhere waits for an answer.", Schema: defaultSchema}, "tok-text"},
+			{driver.Question{Key: "approve", Message: "Deploy?", Schema: json.RawMessage(schema)}, "tok-approve"},
+			{driver.Question{Key: "Plain", Message: "State Plain waits for an answer.", Schema: defaultSchema}, "tok-plain"},
+			{driver.Question{Key: "in-text", Message: "State Elsewhere waits for an answer.", Schema: defaultSchema}, "tok-text"},
 		}
 		if !reflect.DeepEqual(got.waits, want) {
 			t.Errorf("%s: waits\n%+v\nwant\n%+v", name, got.waits, want)
@@ -141,7 +141,7 @@ func TestReadKeyOfAWaitEnteredBeforeTheWindow(t *testing.T) {
 	id := b.wait(0, "Approve", body("tok", `{}`))
 	list := b.list[1:] // the state's entered event is older than the events read
 	got := read(list)
-	want := []wait{{adapters.Question{Key: "event-2", Message: "State (entered before the events read) waits for an answer.", Schema: defaultSchema}, "tok"}}
+	want := []wait{{driver.Question{Key: "event-2", Message: "State (entered before the events read) waits for an answer.", Schema: defaultSchema}, "tok"}}
 	if !reflect.DeepEqual(got.waits, want) || id != 4 {
 		t.Errorf("waits %+v, want %+v", got.waits, want)
 	}

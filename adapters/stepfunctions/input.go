@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // recent reads the newest events of an execution: one GetExecutionHistory call.
@@ -35,18 +35,18 @@ func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
 // withHistory adds to a running execution's status what its newest events say: the questions
 // it waits on, the states that run and how far along. Without the IAM permission to read the
 // history, the status says so and stays as DescribeExecution gave it.
-func (e *Engine) withHistory(ctx context.Context, r adapters.Ref, st adapters.Status) (adapters.Status, error) {
+func (e *Engine) withHistory(ctx context.Context, r driver.Ref, st driver.Status) (driver.Status, error) {
 	h, err := e.recent(ctx, r.ID)
 	if denied(err) {
 		st.Message = join(st.Message, "no questions or progress: taskgate may not read the execution history (grant states:GetExecutionHistory)")
 		return st, nil
 	}
 	if err != nil {
-		return adapters.Status{}, err
+		return driver.Status{}, err
 	}
 	st.Message = join(st.Message, h.message)
 	if len(h.waits) > 0 {
-		st.State, st.Inputs = adapters.InputRequired, h.questions()
+		st.State, st.Inputs = driver.InputRequired, h.questions()
 	}
 	return st, nil
 }
@@ -67,18 +67,18 @@ func join(a, b string) string {
 }
 
 // answerLimit: an accepted answer is the waiting task's output, sent as it is.
-var answerLimit = adapters.AnswerLimit{Engine: "Step Functions", Bytes: maxPayload}
+var answerLimit = driver.AnswerLimit{Engine: "Step Functions", Bytes: maxPayload}
 
 // Answer answers the open question key: SendTaskSuccess with the content as the task's output
 // when accepted, else SendTaskFailure with error "taskgate.Declined" (declined) or
 // "taskgate.Dismissed" (cancel). The question is found in the execution's newest events, as
 // Describe finds it.
-func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+func (e *Engine) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	what := fmt.Sprintf("answering %q of execution %s", key, r.ID)
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if a.Action == adapters.ActionAccept {
+	if a.Action == driver.ActionAccept {
 		if err := answerLimit.Check(len(a.Content)); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -91,7 +91,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return err
 	}
 	if h.ended {
-		return fmt.Errorf("%s: %w: the execution has ended, no question is open", what, adapters.ErrNotFound)
+		return fmt.Errorf("%s: %w: the execution has ended, no question is open", what, driver.ErrNotFound)
 	}
 	var w *wait
 	for i := range h.waits {
@@ -100,12 +100,12 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		}
 	}
 	if w == nil {
-		return fmt.Errorf("%s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
+		return fmt.Errorf("%s: %w: no open question %q: it was answered, or never asked", what, driver.ErrNotFound, key)
 	}
 	switch a.Action {
-	case adapters.ActionAccept:
+	case driver.ActionAccept:
 		_, err = e.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(w.token), Output: aws.String(string(a.Content))})
-	case adapters.ActionDecline:
+	case driver.ActionDecline:
 		_, err = e.client.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(w.token),
 			Error: aws.String(declinedError), Cause: aws.String(fmt.Sprintf("the question %q was declined", key))})
 	default:
@@ -125,10 +125,10 @@ func answerError(what string, err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &gone), errors.As(err, &timedOut), errors.As(err, &badToken):
-		return fmt.Errorf("%s: %w: the question is no longer open (answered, or timed out): %w", what, adapters.ErrNotFound, err)
+		return fmt.Errorf("%s: %w: the question is no longer open (answered, or timed out): %w", what, driver.ErrNotFound, err)
 	case errors.As(err, &badOutput):
-		return adapters.Refuse("the engine refused the answer as the task's output: "+badOutput.ErrorMessage(),
-			fmt.Errorf("%s: %w: Step Functions refused the answer as the task's output: %w", what, adapters.ErrInvalid, err))
+		return driver.Refuse("the engine refused the answer as the task's output: "+badOutput.ErrorMessage(),
+			fmt.Errorf("%s: %w: Step Functions refused the answer as the task's output: %w", what, driver.ErrInvalid, err))
 	case denied(err):
 		return fmt.Errorf("%s: taskgate may not: grant it states:SendTaskSuccess and states:SendTaskFailure: %w", what, err)
 	}

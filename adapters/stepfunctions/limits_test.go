@@ -11,21 +11,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 )
 
 // asking starts AskAndEcho and waits until it asks.
-func asking(ctx context.Context, t *testing.T, e *stepfunctions.Engine) (adapters.Target, adapters.Ref) {
+func asking(ctx context.Context, t *testing.T, e *stepfunctions.Engine) (driver.Target, driver.Ref) {
 	t.Helper()
 	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
-	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
+	r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", func(st driver.Status) bool { return st.State == driver.InputRequired })
 	return tg, r
 }
 
@@ -39,24 +39,24 @@ func TestAnswerOverTheLimit(t *testing.T) {
 
 	over, _ := json.Marshal(map[string]any{"confirm": true, "pad": strings.Repeat("x", 256<<10)})
 	before := c.total()
-	err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionAccept, Content: over})
+	err := e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: driver.ActionAccept, Content: over})
 	want := fmt.Sprintf("answering %q of execution %s: invalid request: the answer is 256.0 KiB; Step Functions takes answers of at most 256 KiB (262144 bytes)", "confirm", r.ID)
-	if !errors.Is(err, adapters.ErrInvalid) || err.Error() != want {
+	if !errors.Is(err, driver.ErrInvalid) || err.Error() != want {
 		t.Errorf("an answer of %d bytes: %v\nwant %s", len(over), err, want)
 	}
 	if n := c.total() - before; n != 0 {
 		t.Errorf("an answer over the limit made %d API calls, want none", n)
 	}
-	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: adapters.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
+	if err := e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: driver.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatalf("a normal answer after the refused one: %v", err)
 	}
-	if out := awaitOutcome(t, e, tg, r); out.State != adapters.Succeeded || !sameJSON(out.Output, json.RawMessage(`{"confirm":true}`)) {
+	if out := awaitOutcome(t, e, tg, r); out.State != driver.Succeeded || !sameJSON(out.Output, json.RawMessage(`{"confirm":true}`)) {
 		t.Errorf("outcome %+v, want succeeded with the answer", out)
 	}
 }
 
 // taskToken is the token of the task the execution waits on, from its history.
-func taskToken(ctx context.Context, t *testing.T, c *sfn.Client, r adapters.Ref) string {
+func taskToken(ctx context.Context, t *testing.T, c *sfn.Client, r driver.Ref) string {
 	t.Helper()
 	h, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(r.ID), ReverseOrder: true})
 	if err != nil {
@@ -90,7 +90,7 @@ func TestAnOutputThatIsNotJSONIsAFailure(t *testing.T) {
 		if _, err := e.Client().SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(taskToken(ctx, t, e.Client(), r)), Output: aws.String(tc.sent)}); err != nil {
 			t.Fatalf("SendTaskSuccess %s: %v", tc.sent, err)
 		}
-		want := adapters.Outcome{State: adapters.Failed, Native: "SUCCEEDED", Error: adapters.InvalidOutputError,
+		want := driver.Outcome{State: driver.Failed, Native: "SUCCEEDED", Error: driver.InvalidOutputError,
 			Cause: "the execution succeeded, but taskgate cannot return its output: " + tc.cause}
 		out := awaitOutcome(t, e, tg, r)
 		if out.State != want.State || out.Native != want.Native || out.Error != want.Error || out.Cause != want.Cause || out.Output != nil {

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ adapters.Permissioner = Driver{}
+var _ driver.Permissioner = Driver{}
 
 // Permissions adds the Step Functions driver's part to `taskgate iam-policy`: the IAM policy of
 // taskgate's own identity (StartExecution on the mapped state machines, aliases and versions;
@@ -20,7 +20,7 @@ var _ adapters.Permissioner = Driver{}
 // Standard one: --express names those behind tools that wait, to get StartSyncExecution instead.
 // --human-input adds what answering a workflow's questions takes (SendTaskSuccess,
 // SendTaskFailure).
-func (Driver) Permissions(fs *flag.FlagSet) func(uses []adapters.EngineUse) ([]adapters.Policy, error) {
+func (Driver) Permissions(fs *flag.FlagSet) func(uses []driver.EngineUse) ([]driver.Policy, error) {
 	var express []string
 	fs.Func("express", "an Express state machine `ARN` behind a tool that waits, to get StartSyncExecution instead of StartExecution (repeatable)", func(arn string) error {
 		express = append(express, arn)
@@ -28,7 +28,7 @@ func (Driver) Permissions(fs *flag.FlagSet) func(uses []adapters.EngineUse) ([]a
 	})
 	var humanInput boolValue
 	fs.Var(&humanInput, "human-input", "the workflows ask questions that taskgate answers (SendTaskSuccess, SendTaskFailure)")
-	return func(uses []adapters.EngineUse) ([]adapters.Policy, error) {
+	return func(uses []driver.EngineUse) ([]driver.Policy, error) {
 		return permissions(uses, express, bool(humanInput))
 	}
 }
@@ -52,7 +52,7 @@ func (b *boolValue) IsBoolFlag() bool { return true }
 
 // permissions makes the IAM policies of the engines: the one of taskgate's own identity, and one
 // per role an engine block assumes.
-func permissions(uses []adapters.EngineUse, express []string, humanInput bool) ([]adapters.Policy, error) {
+func permissions(uses []driver.EngineUse, express []string, humanInput bool) ([]driver.Policy, error) {
 	var accesses []Access
 	for _, u := range uses {
 		c, ok := u.Config.(Config)
@@ -80,9 +80,9 @@ func permissions(uses []adapters.EngineUse, express []string, humanInput bool) (
 	if err != nil {
 		return nil, err
 	}
-	policies := []adapters.Policy{{Identity: adapters.OwnIdentity, Document: p.Caller.JSON()}}
+	policies := []driver.Policy{{Identity: driver.OwnIdentity, Document: p.Caller.JSON()}}
 	for _, r := range p.Roles {
-		policies = append(policies, adapters.Policy{Identity: r.RoleARN, Document: r.Policy.JSON()})
+		policies = append(policies, driver.Policy{Identity: r.RoleARN, Document: r.Policy.JSON()})
 	}
 	return policies, nil
 }

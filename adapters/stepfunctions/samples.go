@@ -10,17 +10,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ adapters.Sampler = (*Engine)(nil)
+var _ driver.Sampler = (*Engine)(nil)
 
 // Samples reads the inputs of at most n of the state machine's latest executions, whoever started
 // them and whatever their status, newest first: ListExecutions (one page per 1,000), then one
 // DescribeExecution each. An execution gone between the two (its retention ended), or whose input
 // Step Functions leaves out (InputDetails.Included false), is passed over. An Express state
 // machine's executions are not listed: its samples are an error.
-func (e *Engine) Samples(ctx context.Context, t adapters.Target, n int) ([]json.RawMessage, error) {
+func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
 	m, err := e.machine(t)
 	if err != nil || n <= 0 {
 		return nil, err
@@ -29,7 +29,7 @@ func (e *Engine) Samples(ctx context.Context, t adapters.Target, n int) ([]json.
 	if typ, err := e.machineType(ctx, m); err != nil {
 		return nil, err
 	} else if typ == types.StateMachineTypeExpress {
-		return nil, fmt.Errorf("%w: %s is an Express state machine: Step Functions lists none of its executions, so taskgate cannot read their inputs", adapters.ErrInvalid, arn)
+		return nil, fmt.Errorf("%w: %s is an Express state machine: Step Functions lists none of its executions, so taskgate cannot read their inputs", driver.ErrInvalid, arn)
 	}
 	var inputs []json.RawMessage
 	pages := sfn.NewListExecutionsPaginator(e.reader, &sfn.ListExecutionsInput{StateMachineArn: aws.String(arn), MaxResults: int32(min(n, 1000))})

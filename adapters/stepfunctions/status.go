@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // timeoutError is the error a timed-out execution reports when the engine gives none.
@@ -18,24 +18,24 @@ const timeoutError = "States.Timeout"
 // maxMessageCause bounds how much of a failure cause a status message repeats.
 const maxMessageCause = 200
 
-func stateOf(s types.ExecutionStatus) adapters.State {
+func stateOf(s types.ExecutionStatus) driver.State {
 	switch s {
 	case types.ExecutionStatusSucceeded:
-		return adapters.Succeeded
+		return driver.Succeeded
 	case types.ExecutionStatusFailed, types.ExecutionStatusTimedOut:
-		return adapters.Failed
+		return driver.Failed
 	case types.ExecutionStatusAborted:
-		return adapters.Cancelled
+		return driver.Cancelled
 	default:
 		// RUNNING, PENDING_REDRIVE, and any status AWS adds later: not ended as far as we know.
-		return adapters.Working
+		return driver.Working
 	}
 }
 
 // statusOf maps one DescribeExecution answer. A redriven execution keeps its ARN and reports the
 // status of its latest run, so the message says how often and when it was redriven.
-func statusOf(d *sfn.DescribeExecutionOutput) adapters.Status {
-	st := adapters.Status{
+func statusOf(d *sfn.DescribeExecutionOutput) driver.Status {
+	st := driver.Status{
 		State:   stateOf(d.Status),
 		Native:  string(d.Status),
 		Started: aws.ToTime(d.StartDate),
@@ -49,7 +49,7 @@ func statusOf(d *sfn.DescribeExecutionOutput) adapters.Status {
 		msg = append(msg, fmt.Sprintf("redriven %d %s, last at %s", n, plural(n, "time", "times"),
 			aws.ToTime(d.RedriveDate).UTC().Format(time.RFC3339)))
 	}
-	if st.State == adapters.Failed || st.State == adapters.Cancelled {
+	if st.State == driver.Failed || st.State == driver.Cancelled {
 		if e := failure(aws.ToString(d.Error), aws.ToString(d.Cause)); e != "" {
 			msg = append(msg, e)
 		}
@@ -69,29 +69,29 @@ func latest(started time.Time, times ...*time.Time) time.Time {
 }
 
 // outcomeOf maps one DescribeExecution answer to an outcome; ended is false while it runs.
-func outcomeOf(d *sfn.DescribeExecutionOutput) (o adapters.Outcome, ended bool) {
-	o = adapters.Outcome{State: stateOf(d.Status), Native: string(d.Status)}
+func outcomeOf(d *sfn.DescribeExecutionOutput) (o driver.Outcome, ended bool) {
+	o = driver.Outcome{State: stateOf(d.Status), Native: string(d.Status)}
 	switch d.Status {
 	case types.ExecutionStatusSucceeded:
-		o = adapters.SucceededWith(o.Native, []byte(aws.ToString(d.Output)))
+		o = driver.SucceededWith(o.Native, []byte(aws.ToString(d.Output)))
 	case types.ExecutionStatusFailed, types.ExecutionStatusTimedOut, types.ExecutionStatusAborted:
 		o.Error, o.Cause = aws.ToString(d.Error), aws.ToString(d.Cause)
 		if d.Status == types.ExecutionStatusTimedOut && o.Error == "" {
 			o.Error = timeoutError
 		}
 	default:
-		return adapters.Outcome{}, false
+		return driver.Outcome{}, false
 	}
 	o.Status = statusOf(d)
 	return o, true
 }
 
 // syncOutcomeOf maps a StartSyncExecution answer (Express state machines).
-func syncOutcomeOf(d *sfn.StartSyncExecutionOutput) adapters.Outcome {
+func syncOutcomeOf(d *sfn.StartSyncExecutionOutput) driver.Outcome {
 	if d.Status == types.SyncExecutionStatusSucceeded {
-		return adapters.SucceededWith(string(d.Status), []byte(aws.ToString(d.Output)))
+		return driver.SucceededWith(string(d.Status), []byte(aws.ToString(d.Output)))
 	}
-	o := adapters.Outcome{State: adapters.Failed, Native: string(d.Status), Error: aws.ToString(d.Error), Cause: aws.ToString(d.Cause)}
+	o := driver.Outcome{State: driver.Failed, Native: string(d.Status), Error: aws.ToString(d.Error), Cause: aws.ToString(d.Cause)}
 	if d.Status == types.SyncExecutionStatusTimedOut && o.Error == "" {
 		o.Error = timeoutError
 	}

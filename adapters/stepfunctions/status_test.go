@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // The endpoint the tests run against has no RedriveExecution, so redriven executions are checked
@@ -21,57 +21,57 @@ func TestStatusOf(t *testing.T) {
 	tests := []struct {
 		name string
 		in   sfn.DescribeExecutionOutput
-		want adapters.Status
+		want driver.Status
 	}{
 		{
 			"running",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusRunning, StartDate: &start},
-			adapters.Status{State: adapters.Working, Native: "RUNNING", Started: start, Updated: start},
+			driver.Status{State: driver.Working, Native: "RUNNING", Started: start, Updated: start},
 		},
 		{
 			"pending redrive",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusPendingRedrive, StartDate: &start, StopDate: &redrive,
 				RedriveCount: aws.Int32(1), RedriveDate: &redrive},
-			adapters.Status{State: adapters.Working, Native: "PENDING_REDRIVE", Started: start, Updated: redrive,
+			driver.Status{State: driver.Working, Native: "PENDING_REDRIVE", Started: start, Updated: redrive,
 				Message: "redrive requested, not yet running; redriven 1 time, last at 2026-03-01T11:00:00Z"},
 		},
 		{
 			"redriven, running again",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusRunning, StartDate: &start,
 				RedriveCount: aws.Int32(2), RedriveDate: &redrive},
-			adapters.Status{State: adapters.Working, Native: "RUNNING", Started: start, Updated: redrive,
+			driver.Status{State: driver.Working, Native: "RUNNING", Started: start, Updated: redrive,
 				Message: "redriven 2 times, last at 2026-03-01T11:00:00Z"},
 		},
 		{
 			"redriven, then succeeded",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusSucceeded, StartDate: &start, StopDate: &stop,
 				RedriveCount: aws.Int32(1), RedriveDate: &redrive, Output: aws.String(`{"ok":true}`)},
-			adapters.Status{State: adapters.Succeeded, Native: "SUCCEEDED", Started: start, Updated: stop,
+			driver.Status{State: driver.Succeeded, Native: "SUCCEEDED", Started: start, Updated: stop,
 				Message: "redriven 1 time, last at 2026-03-01T11:00:00Z"},
 		},
 		{
 			"failed",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusFailed, StartDate: &start, StopDate: &stop,
 				Error: aws.String("Example.Failure"), Cause: aws.String("out of stock")},
-			adapters.Status{State: adapters.Failed, Native: "FAILED", Started: start, Updated: stop,
+			driver.Status{State: driver.Failed, Native: "FAILED", Started: start, Updated: stop,
 				Message: "Example.Failure: out of stock"},
 		},
 		{
 			"timed out",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusTimedOut, StartDate: &start, StopDate: &stop},
-			adapters.Status{State: adapters.Failed, Native: "TIMED_OUT", Started: start, Updated: stop},
+			driver.Status{State: driver.Failed, Native: "TIMED_OUT", Started: start, Updated: stop},
 		},
 		{
 			"aborted",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusAborted, StartDate: &start, StopDate: &stop,
 				Error: aws.String("taskgate.Cancelled"), Cause: aws.String("by alice")},
-			adapters.Status{State: adapters.Cancelled, Native: "ABORTED", Started: start, Updated: stop,
+			driver.Status{State: driver.Cancelled, Native: "ABORTED", Started: start, Updated: stop,
 				Message: "taskgate.Cancelled: by alice"},
 		},
 		{
 			"a status AWS may add later",
 			sfn.DescribeExecutionOutput{Status: "PAUSED", StartDate: &start},
-			adapters.Status{State: adapters.Working, Native: "PAUSED", Started: start, Updated: start},
+			driver.Status{State: driver.Working, Native: "PAUSED", Started: start, Updated: start},
 		},
 	}
 	for _, tc := range tests {
@@ -85,45 +85,45 @@ func TestOutcomeOf(t *testing.T) {
 	tests := []struct {
 		name  string
 		in    sfn.DescribeExecutionOutput
-		want  adapters.Outcome
+		want  driver.Outcome
 		ended bool
 	}{
-		{"running", sfn.DescribeExecutionOutput{Status: types.ExecutionStatusRunning}, adapters.Outcome{}, false},
-		{"pending redrive", sfn.DescribeExecutionOutput{Status: types.ExecutionStatusPendingRedrive}, adapters.Outcome{}, false},
+		{"running", sfn.DescribeExecutionOutput{Status: types.ExecutionStatusRunning}, driver.Outcome{}, false},
+		{"pending redrive", sfn.DescribeExecutionOutput{Status: types.ExecutionStatusPendingRedrive}, driver.Outcome{}, false},
 		{
 			"succeeded",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusSucceeded, Output: aws.String(`{"text":"hi"}`)},
-			adapters.Outcome{State: adapters.Succeeded, Native: "SUCCEEDED", Output: []byte(`{"text":"hi"}`)},
+			driver.Outcome{State: driver.Succeeded, Native: "SUCCEEDED", Output: []byte(`{"text":"hi"}`)},
 			true,
 		},
 		{
 			"succeeded without output",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusSucceeded},
-			adapters.Outcome{State: adapters.Succeeded, Native: "SUCCEEDED", Output: []byte(`null`)},
+			driver.Outcome{State: driver.Succeeded, Native: "SUCCEEDED", Output: []byte(`null`)},
 			true,
 		},
 		{
 			"failed",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusFailed, Error: aws.String("Example.Failure"), Cause: aws.String("why")},
-			adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "Example.Failure", Cause: "why"},
+			driver.Outcome{State: driver.Failed, Native: "FAILED", Error: "Example.Failure", Cause: "why"},
 			true,
 		},
 		{
 			"timed out without error",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusTimedOut},
-			adapters.Outcome{State: adapters.Failed, Native: "TIMED_OUT", Error: "States.Timeout"},
+			driver.Outcome{State: driver.Failed, Native: "TIMED_OUT", Error: "States.Timeout"},
 			true,
 		},
 		{
 			"timed out with error",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusTimedOut, Error: aws.String("States.Timeout"), Cause: aws.String("after 2 s")},
-			adapters.Outcome{State: adapters.Failed, Native: "TIMED_OUT", Error: "States.Timeout", Cause: "after 2 s"},
+			driver.Outcome{State: driver.Failed, Native: "TIMED_OUT", Error: "States.Timeout", Cause: "after 2 s"},
 			true,
 		},
 		{
 			"aborted",
 			sfn.DescribeExecutionOutput{Status: types.ExecutionStatusAborted, Error: aws.String("taskgate.Cancelled"), Cause: aws.String("by bob")},
-			adapters.Outcome{State: adapters.Cancelled, Native: "ABORTED", Error: "taskgate.Cancelled", Cause: "by bob"},
+			driver.Outcome{State: driver.Cancelled, Native: "ABORTED", Error: "taskgate.Cancelled", Cause: "by bob"},
 			true,
 		},
 	}
@@ -143,19 +143,19 @@ func TestOutcomeOf(t *testing.T) {
 func TestSyncOutcomeOf(t *testing.T) {
 	tests := []struct {
 		in   sfn.StartSyncExecutionOutput
-		want adapters.Outcome
+		want driver.Outcome
 	}{
 		{
 			sfn.StartSyncExecutionOutput{Status: types.SyncExecutionStatusSucceeded, Output: aws.String(`[1,2]`)},
-			adapters.Outcome{State: adapters.Succeeded, Native: "SUCCEEDED", Output: []byte(`[1,2]`)},
+			driver.Outcome{State: driver.Succeeded, Native: "SUCCEEDED", Output: []byte(`[1,2]`)},
 		},
 		{
 			sfn.StartSyncExecutionOutput{Status: types.SyncExecutionStatusFailed, Error: aws.String("E"), Cause: aws.String("c")},
-			adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "E", Cause: "c"},
+			driver.Outcome{State: driver.Failed, Native: "FAILED", Error: "E", Cause: "c"},
 		},
 		{
 			sfn.StartSyncExecutionOutput{Status: types.SyncExecutionStatusTimedOut},
-			adapters.Outcome{State: adapters.Failed, Native: "TIMED_OUT", Error: "States.Timeout"},
+			driver.Outcome{State: driver.Failed, Native: "TIMED_OUT", Error: "States.Timeout"},
 		},
 	}
 	for _, tc := range tests {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -41,7 +41,7 @@ func TestStartCarriesTheTraceHeader(t *testing.T) {
 	e := newEngine(t, hc)
 	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	for _, trace := range []map[string]string{{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, nil} {
-		if _, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"traced"}`), Trace: trace}); err != nil {
+		if _, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"traced"}`), Trace: trace}); err != nil {
 			t.Fatalf("Start: %v", err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/grpc"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
@@ -53,7 +53,7 @@ func TestCallsPerPoll(t *testing.T) {
 		{temporalexamples.BuildReleaseName, `{"version":"1","stepSeconds":30}`},
 	} {
 		tg := Workflow(tc.workflow, queue, 0)
-		r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(tc.input)})
+		r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(tc.input)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestCallsPerPoll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.State == adapters.InputRequired || st.State == adapters.Working && st.Message != "" {
+			if st.State == driver.InputRequired || st.State == driver.Working && st.Message != "" {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -80,7 +80,7 @@ func TestCallsPerPoll(t *testing.T) {
 		if tc.workflow != temporalexamples.AskAndEchoName {
 			continue
 		}
-		if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
+		if err := e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 			t.Fatal(err)
 		}
 		if got := counted.take(); !reflect.DeepEqual(got, map[string]int{"DescribeWorkflowExecution": 1, "UpdateWorkflowExecution": 1}) {
@@ -125,8 +125,8 @@ func TestAListedEndCostsOneCall(t *testing.T) {
 	e, counted, queue := countedEngine(ctx, t)
 	since := time.Now().Add(-time.Second)
 	type end struct {
-		tg    adapters.Target
-		r     adapters.Ref
+		tg    driver.Target
+		r     driver.Ref
 		event string // the one call its outcome makes
 	}
 	var ends []end
@@ -137,7 +137,7 @@ func TestAListedEndCostsOneCall(t *testing.T) {
 	} {
 		name, cancelled := strings.CutSuffix(tc.workflow, " cancelled")
 		tg := Workflow(name, queue, 0)
-		r, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0.2,"text":"x"}`)})
+		r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"seconds":0.2,"text":"x"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,10 +148,10 @@ func TestAListedEndCostsOneCall(t *testing.T) {
 		}
 		ends = append(ends, end{tg, r, tc.event})
 	}
-	tgs := []adapters.Target{ends[0].tg, ends[1].tg}
-	refs := []adapters.Ref{ends[0].r, ends[1].r, ends[2].r}
+	tgs := []driver.Target{ends[0].tg, ends[1].tg}
+	refs := []driver.Ref{ends[0].r, ends[1].r, ends[2].r}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		listed, _, err := e.SweepEnded(ctx, tgs, refs, since, "")
+		listed, _, err := e.SweepEnded(ctx, driver.SweepOptions{Targets: tgs, Refs: refs, Since: since})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/internal/lru"
 )
 
@@ -17,8 +17,8 @@ type closedRun struct {
 	started, closed int64 // Unix nanoseconds
 }
 
-func (c closedRun) asStatus() adapters.Status {
-	return adapters.Status{State: stateOf(c.status), Native: native(c.status), Started: time.Unix(0, c.started).UTC(), Updated: time.Unix(0, c.closed).UTC()}
+func (c closedRun) asStatus() driver.Status {
+	return driver.Status{State: stateOf(c.status), Native: native(c.status), Started: time.Unix(0, c.started).UTC(), Updated: time.Unix(0, c.closed).UTC()}
 }
 
 // closesKept bounds the closed runs remembered: two pages of ends, so that a page's are still

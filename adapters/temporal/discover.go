@@ -18,12 +18,12 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/contrib/envconfig"
 
-	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/draft"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/temporal/temporalwire"
 )
 
-var _ adapters.Discoverer = Driver{}
+var _ driver.Discoverer = Driver{}
 
 const (
 	// metadataQuery is the query every Temporal SDK's worker answers with what a workflow
@@ -89,7 +89,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	fs.StringVar(&f.keyFile, "tls-key-file", "", "the client key `FILE`, for mutual TLS (with --tls-cert-file)")
 	fs.StringVar(&f.serverName, "tls-server-name", "", "the server name the frontend's certificate must have")
 	fs.Var(checked{&f.block.apiKeyEnv, func(s string) error {
-		if !adapters.ValidEnvName(s) {
+		if !driver.ValidEnvName(s) {
 			return errors.New("want the NAME of the variable that holds the key, like TEMPORAL_API_KEY")
 		}
 		return nil
@@ -125,11 +125,11 @@ func (f *discoverFlags) run(ctx context.Context, w, warn io.Writer) error {
 	if err := f.tlsBlock(); err != nil {
 		return err
 	}
-	var env adapters.Env
+	var env driver.Env
 	if f.profile != "" {
 		env = env.With("TEMPORAL_PROFILE=" + f.profile)
 	}
-	opened, err := f.block.Open(ctx, adapters.OpenOptions{Env: env})
+	opened, err := f.block.Open(ctx, driver.OpenOptions{Env: env})
 	if err != nil {
 		return err
 	}

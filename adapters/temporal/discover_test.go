@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -102,7 +102,7 @@ func TestDiscover(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the draft does not load: %v\n%s", err, d)
 	}
-	e, err := set.Engines["temporal"].Config.Open(ctx, adapters.OpenOptions{})
+	e, err := set.Engines["temporal"].Config.Open(ctx, driver.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

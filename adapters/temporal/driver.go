@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 func init() { adapters.Register("temporal", Driver{}) }
@@ -38,8 +39,8 @@ var schema []byte
 const addressHint = "the Temporal frontend as host:port, like 127.0.0.1:7233"
 
 // Info describes the engine block and the workflow key.
-func (Driver) Info() adapters.DriverInfo {
-	return adapters.DriverInfo{
+func (Driver) Info() driver.DriverInfo {
+	return driver.DriverInfo{
 		Title:         "Temporal",
 		TargetKey:     "workflow",
 		Schema:        schema,
@@ -53,7 +54,7 @@ func (Driver) Info() adapters.DriverInfo {
 // per second; a self-hosted frontend allows 2,400 per namespace and frontend by default): the
 // namespace's workers poll, complete tasks and heartbeat under the same limit, and they are its
 // real work. A poll of a running workflow is one DescribeWorkflowExecution.
-var DefaultBudget = adapters.Budget{ReadsPerSecond: 200, Burst: 400}
+var DefaultBudget = driver.Budget{ReadsPerSecond: 200, Burst: 400}
 
 // engineBlock is a decoded engine block: what it sets over the environment's profile.
 type engineBlock struct {
@@ -65,7 +66,7 @@ type engineBlock struct {
 }
 
 // DecodeEngine reads address, namespace, tls and apiKeyEnv, all optional.
-func (Driver) DecodeEngine(b adapters.Block) adapters.EngineConfig {
+func (Driver) DecodeEngine(b driver.Block) driver.EngineConfig {
 	c := &engineBlock{}
 	if addr, ok := b.String("address"); ok && addr != "" {
 		if validHostPort(addr) {
@@ -103,7 +104,7 @@ func validHostPort(s string) bool {
 // TEMPORAL_API_KEY, TEMPORAL_TLS_*...), with what the block sets over them. It makes no call, so
 // that taskgate can start before its engine: Check finds a frontend that does not answer, and the
 // client connects once it does.
-func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adapters.Conn, error) {
+func (c *engineBlock) Open(ctx context.Context, opts driver.OpenOptions) (driver.Conn, error) {
 	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{EnvLookup: opts.Env})
 	if err != nil {
 		return nil, fmt.Errorf("temporal: reading the Temporal CLI's configuration (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE and TEMPORAL_* variables): %w", err)
@@ -136,10 +137,10 @@ func (c *engineBlock) Open(ctx context.Context, opts adapters.OpenOptions) (adap
 }
 
 // DecodeTarget reads workflow: {type, taskQueue, executionTimeout}.
-func (Driver) DecodeTarget(tool adapters.Block) adapters.Target {
+func (Driver) DecodeTarget(tool driver.Block) driver.Target {
 	wf, ok := tool.Block("workflow", "write workflow: {type: ..., taskQueue: ...}")
 	if !ok {
-		return adapters.Target{}
+		return driver.Target{}
 	}
 	typ, _ := wf.Required("type", "the workflow type to start, as its workers register it")
 	queue, _ := wf.Required("taskQueue", "the task queue that the workflow's workers poll")
@@ -157,8 +158,8 @@ type workflow struct {
 // Workflow returns the target that starts workflows of type typ on task queue queue, each bounded
 // by its workflow execution timeout when timeout is positive: what DecodeTarget reads from
 // workflow: {type, taskQueue, executionTimeout}. Its Name is the workflow type.
-func Workflow(typ, queue string, timeout time.Duration) adapters.Target {
-	return adapters.Target{Name: typ, Spec: workflow{typ: typ, queue: queue, timeout: timeout}}
+func Workflow(typ, queue string, timeout time.Duration) driver.Target {
+	return driver.Target{Name: typ, Spec: workflow{typ: typ, queue: queue, timeout: timeout}}
 }
 
 // A Ref's ID is "WORKFLOW-ID/RUN-ID", the run id being the one of the chain's first run, as the
@@ -166,12 +167,12 @@ func Workflow(typ, queue string, timeout time.Duration) adapters.Target {
 // workflow id's latest chain.
 
 // ref is the Ref of the run chain of workflow id whose first run is run.
-func ref(id, run string) adapters.Ref { return adapters.Ref{ID: id + "/" + run} }
+func ref(id, run string) driver.Ref { return driver.Ref{ID: id + "/" + run} }
 
 // WorkflowOf reads a Ref of a Temporal engine back into the workflow id and the run id of its
 // chain's first run (empty for a KeyRef: the workflow id's latest chain), for callers that go on
 // with Temporal's own client. ok is false for a Ref that no Temporal engine gives.
-func WorkflowOf(r adapters.Ref) (workflowID, runID string, ok bool) {
+func WorkflowOf(r driver.Ref) (workflowID, runID string, ok bool) {
 	i := strings.LastIndexByte(r.ID, '/')
 	if i <= 0 || (i+1 < len(r.ID) && !isUUID(r.ID[i+1:])) {
 		return "", "", false
@@ -180,15 +181,15 @@ func WorkflowOf(r adapters.Ref) (workflowID, runID string, ok bool) {
 }
 
 // FormatRef writes the Ref's ID: "WORKFLOW-ID/RUN-ID".
-func (Driver) FormatRef(r adapters.Ref) string { return r.ID }
+func (Driver) FormatRef(r driver.Ref) string { return r.ID }
 
 // ParseRef accepts "WORKFLOW-ID/RUN-ID" with a run id: workflow ids may hold slashes, run ids are
 // UUIDs.
-func (Driver) ParseRef(id string) (adapters.Ref, error) {
-	if _, run, ok := WorkflowOf(adapters.Ref{ID: id}); !ok || run == "" {
-		return adapters.Ref{}, errors.New("temporal: not a workflow id and run id: want WORKFLOW-ID/RUN-ID, the run id a UUID")
+func (Driver) ParseRef(id string) (driver.Ref, error) {
+	if _, run, ok := WorkflowOf(driver.Ref{ID: id}); !ok || run == "" {
+		return driver.Ref{}, errors.New("temporal: not a workflow id and run id: want WORKFLOW-ID/RUN-ID, the run id a UUID")
 	}
-	return adapters.Ref{ID: id}, nil
+	return driver.Ref{ID: id}, nil
 }
 
 // isUUID accepts only the canonical lowercase form, the one Temporal and uuid.NewString produce.

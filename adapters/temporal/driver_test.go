@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mapping"
@@ -70,7 +70,7 @@ m.yaml:7:16: tools[0].workflow: unknown key "typ" (did you mean "type"?)`},
 }
 
 func TestTarget(t *testing.T) {
-	set, err := mapping.Loader{Env: adapters.Env{"QUEUE=q1"}}.Parse("m.yaml", []byte(`
+	set, err := mapping.Loader{Env: driver.Env{"QUEUE=q1"}}.Parse("m.yaml", []byte(`
 engines: {a: {temporal: {}}}
 tools:
   - name: a
@@ -91,7 +91,7 @@ tools:
 func TestRefs(t *testing.T) {
 	d := temporal.Driver{}
 	id, run := "taskgate/a/b/"+uuid.NewString(), uuid.NewString()
-	ref := adapters.Ref{ID: id + "/" + run}
+	ref := driver.Ref{ID: id + "/" + run}
 	if got := d.FormatRef(ref); got != id+"/"+run {
 		t.Errorf("FormatRef = %q", got)
 	}
@@ -111,7 +111,7 @@ func TestRefs(t *testing.T) {
 }
 
 // open loads an engine block and opens it with env.
-func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
+func open(t *testing.T, block string, env driver.Env) (driver.Conn, error) {
 	t.Helper()
 	set, err := mapping.Parse("m.yaml", []byte("engines: {a: {temporal: "+block+"}}\n"))
 	if err != nil {
@@ -119,7 +119,7 @@ func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	e, err := set.Engines["a"].Config.Open(ctx, adapters.OpenOptions{Env: env})
+	e, err := set.Engines["a"].Config.Open(ctx, driver.OpenOptions{Env: env})
 	if err == nil {
 		t.Cleanup(func() { e.Close() })
 	}
@@ -127,7 +127,7 @@ func open(t *testing.T, block string, env adapters.Env) (adapters.Conn, error) {
 }
 
 // checkNamespace asks the engine to check a target: it reaches the server and its namespace.
-func checkNamespace(t *testing.T, e adapters.Conn) error {
+func checkNamespace(t *testing.T, e driver.Conn) error {
 	t.Helper()
 	_, err := e.Check(t.Context(), temporal.Workflow("A", "q", 0))
 	return err
@@ -140,7 +140,7 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 	noProfile := "TEMPORAL_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none.toml")
 
 	t.Run("address and namespace from variables", func(t *testing.T) {
-		e, err := open(t, "{}", adapters.Env{noProfile, "TEMPORAL_ADDRESS=" + addr, "TEMPORAL_NAMESPACE=no-such-namespace"})
+		e, err := open(t, "{}", driver.Env{noProfile, "TEMPORAL_ADDRESS=" + addr, "TEMPORAL_NAMESPACE=no-such-namespace"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		}
 	})
 	t.Run("the block wins", func(t *testing.T) {
-		e, err := open(t, `{address: "`+addr+`", namespace: default}`, adapters.Env{noProfile, "TEMPORAL_ADDRESS=127.0.0.1:1", "TEMPORAL_NAMESPACE=no-such-namespace"})
+		e, err := open(t, `{address: "`+addr+`", namespace: default}`, driver.Env{noProfile, "TEMPORAL_ADDRESS=127.0.0.1:1", "TEMPORAL_NAMESPACE=no-such-namespace"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		if err := os.WriteFile(file, []byte(toml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		e, err := open(t, "{}", adapters.Env{"TEMPORAL_CONFIG_FILE=" + file, "TEMPORAL_PROFILE=staging"})
+		e, err := open(t, "{}", driver.Env{"TEMPORAL_CONFIG_FILE=" + file, "TEMPORAL_PROFILE=staging"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,21 +172,21 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		}
 	})
 	t.Run("a missing profile", func(t *testing.T) {
-		_, err := open(t, "{}", adapters.Env{noProfile, "TEMPORAL_PROFILE=staging"})
+		_, err := open(t, "{}", driver.Env{noProfile, "TEMPORAL_PROFILE=staging"})
 		const want = "temporal: reading the Temporal CLI's configuration (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE and TEMPORAL_* variables): unable to find profile staging in config data"
 		if err == nil || err.Error() != want {
 			t.Errorf("Open: %v, want %s", err, want)
 		}
 	})
 	t.Run("apiKeyEnv unset", func(t *testing.T) {
-		_, err := open(t, `{address: "`+addr+`", apiKeyEnv: TASKGATE_TEST_KEY}`, adapters.Env{noProfile})
+		_, err := open(t, `{address: "`+addr+`", apiKeyEnv: TASKGATE_TEST_KEY}`, driver.Env{noProfile})
 		const want = "temporal: apiKeyEnv names TASKGATE_TEST_KEY, which is not set: export the Temporal API key in it"
 		if err == nil || err.Error() != want {
 			t.Errorf("Open: %v, want %s", err, want)
 		}
 	})
 	t.Run("a missing CA file", func(t *testing.T) {
-		_, err := open(t, `{address: "`+addr+`", tls: {caFile: /nonexistent/ca.pem}}`, adapters.Env{noProfile})
+		_, err := open(t, `{address: "`+addr+`", tls: {caFile: /nonexistent/ca.pem}}`, driver.Env{noProfile})
 		const want = "temporal: invalid TLS config: failed reading server CA cert path: open /nonexistent/ca.pem: no such file or directory: check the tls files of the engine block, or the TEMPORAL_TLS_* variables"
 		if err == nil || err.Error() != want {
 			t.Errorf("Open: %v, want %s", err, want)
@@ -194,7 +194,7 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 	})
 	t.Run("nothing answers", func(t *testing.T) {
 		// Open makes no call: the frontend may start after taskgate. Check finds it away.
-		e, err := open(t, "{}", adapters.Env{noProfile, "TEMPORAL_ADDRESS=127.0.0.1:1"})
+		e, err := open(t, "{}", driver.Env{noProfile, "TEMPORAL_ADDRESS=127.0.0.1:1"})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -202,7 +202,7 @@ func TestOpenFromTheEnvironment(t *testing.T) {
 		defer cancel()
 		_, err = e.Check(ctx, temporal.Workflow("WaitAndEcho", "q", 0))
 		const want = "temporal: checking namespace default: engine unavailable at 127.0.0.1:1, retry later: "
-		if !errors.Is(err, adapters.ErrUnavailable) || !strings.HasPrefix(err.Error(), want) {
+		if !errors.Is(err, driver.ErrUnavailable) || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("Check: %v, want %s...", err, want)
 		}
 	})

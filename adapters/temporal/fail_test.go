@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // TestFailTellsRetryableFromNot: the server throttling is worth a retry, and is told apart from
@@ -22,20 +22,20 @@ func TestFailTellsRetryableFromNot(t *testing.T) {
 		err  error
 		want error
 	}{
-		{serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT, "namespace rate limit exceeded"), adapters.ErrThrottled},
-		{status.Error(codes.ResourceExhausted, "grpc: received message larger than max (5242880 vs. 4194304)"), adapters.ErrInvalid},
-		{status.Error(codes.Unavailable, "connection refused"), adapters.ErrUnavailable},
-		{serviceerror.NewNotFound("workflow not found"), adapters.ErrNotFound},
+		{serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT, "namespace rate limit exceeded"), driver.ErrThrottled},
+		{status.Error(codes.ResourceExhausted, "grpc: received message larger than max (5242880 vs. 4194304)"), driver.ErrInvalid},
+		{status.Error(codes.Unavailable, "connection refused"), driver.ErrUnavailable},
+		{serviceerror.NewNotFound("workflow not found"), driver.ErrNotFound},
 	} {
 		got := e.fail(context.Background(), "reading", c.err)
 		if !errors.Is(got, c.want) {
 			t.Errorf("%v: %v, want %v", c.err, got, c.want)
 		}
-		retryable := c.want == adapters.ErrUnavailable || c.want == adapters.ErrThrottled
-		if retryable != errors.Is(got, adapters.ErrUnavailable) {
+		retryable := c.want == driver.ErrUnavailable || c.want == driver.ErrThrottled
+		if retryable != errors.Is(got, driver.ErrUnavailable) {
 			t.Errorf("%v: retryable %v, want %v", c.err, !retryable, retryable)
 		}
-		if c.want != adapters.ErrThrottled && errors.Is(got, adapters.ErrThrottled) {
+		if c.want != driver.ErrThrottled && errors.Is(got, driver.ErrThrottled) {
 			t.Errorf("%v is marked throttled", c.err)
 		}
 	}
@@ -47,12 +47,12 @@ func TestFailTellsRetryableFromNot(t *testing.T) {
 func TestNamespaceMissingAfterItWasServed(t *testing.T) {
 	e := &Engine{address: "127.0.0.1:7233", namespace: "default"}
 	missing := serviceerror.NewNamespaceNotFound("default")
-	if got := e.fail(context.Background(), "start WaitAndEcho", missing); errors.Is(got, adapters.ErrUnavailable) ||
+	if got := e.fail(context.Background(), "start WaitAndEcho", missing); errors.Is(got, driver.ErrUnavailable) ||
 		got.Error() != `temporal: start WaitAndEcho: namespace "default" does not exist on 127.0.0.1:7233: create it (temporal operator namespace create) or fix the namespace setting: Namespace default is not found.` {
 		t.Errorf("never served: %v, want the setting to fix, not retryable", got)
 	}
 	e.namespaceSeen.Store(true)
-	if got := e.fail(context.Background(), "start WaitAndEcho", missing); !errors.Is(got, adapters.ErrUnavailable) {
+	if got := e.fail(context.Background(), "start WaitAndEcho", missing); !errors.Is(got, driver.ErrUnavailable) {
 		t.Errorf("served before: %v, want ErrUnavailable", got)
 	}
 }

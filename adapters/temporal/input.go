@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/askwire"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/temporal/temporalwire"
 )
 
@@ -32,14 +32,14 @@ const (
 // running fills in what a running run says about itself, from the DescribeWorkflowExecution
 // answer alone: its open questions and its progress from the memo (package taskgateflow), else
 // its pending activities.
-func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflowExecutionResponse) {
+func (e *Engine) running(st *driver.Status, d *workflowservice.DescribeWorkflowExecutionResponse) {
 	qs, err := e.questions(d)
 	if err != nil {
 		st.Message = err.Error()
 		return
 	}
 	if len(qs.Open) > 0 {
-		st.State = adapters.InputRequired
+		st.State = driver.InputRequired
 		for _, q := range qs.Open {
 			st.Inputs = append(st.Inputs, q.Asked())
 		}
@@ -48,7 +48,7 @@ func (e *Engine) running(st *adapters.Status, d *workflowservice.DescribeWorkflo
 	switch st.Message = e.memoString(fields[temporalwire.MemoProgress]); {
 	case st.Message != "":
 	case len(st.Inputs) > 0:
-		st.Message = adapters.Awaiting(st.Inputs)
+		st.Message = driver.Awaiting(st.Inputs)
 	default:
 		st.Message = e.activities(d.GetPendingActivities())
 	}
@@ -123,7 +123,7 @@ func clip(s string, n int) string {
 // Answer delivers an answer to the open question key of the chain's current run: through the
 // Update temporalwire.UpdateName, waiting until the workflow has taken it (or refused it), or
 // through the signal temporalwire.SignalName when the workflow asks for that.
-func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, key string, a adapters.Answer) error {
+func (e *Engine) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
 	args, err := e.answerPayloads(key, a)
 	if err != nil {
@@ -134,14 +134,14 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return err
 	}
 	if closed(c.status()) {
-		return fmt.Errorf("temporal: %s: %w: the workflow has ended (%s), no question is open", what, adapters.ErrNotFound, native(c.status()))
+		return fmt.Errorf("temporal: %s: %w: the workflow has ended (%s), no question is open", what, driver.ErrNotFound, native(c.status()))
 	}
 	qs, err := e.questions(c.latest)
 	if err != nil {
 		return fmt.Errorf("temporal: %s: %s", what, err)
 	}
 	if !slices.ContainsFunc(qs.Open, func(q askwire.Question) bool { return q.Key == key }) {
-		return fmt.Errorf("temporal: %s: %w: no open question %q: it was answered, or never asked", what, adapters.ErrNotFound, key)
+		return fmt.Errorf("temporal: %s: %w: no open question %q: it was answered, or never asked", what, driver.ErrNotFound, key)
 	}
 	run := &commonpb.WorkflowExecution{WorkflowId: c.id, RunId: c.latest.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
 	if qs.Via == temporalwire.ViaSignal {
@@ -164,7 +164,7 @@ func (e *Engine) Answer(ctx context.Context, t adapters.Target, r adapters.Ref, 
 // (limit.blobSize.error), already makes that message too large, and the worker then fails its
 // workflow task on every retry while the Update waits for good. Half of 4 MiB, less 64 KiB for
 // the rest of the worker's message.
-var answerLimit = adapters.AnswerLimit{Engine: "Temporal", Bytes: 2<<20 - 64<<10}
+var answerLimit = driver.AnswerLimit{Engine: "Temporal", Bytes: 2<<20 - 64<<10}
 
 // answerTaken bounds how long Answer waits for the workflow to take an answer through the Update,
 // when ctx allows longer: a worker that is down, or whose workflow task keeps failing, never
@@ -175,12 +175,12 @@ const answerTaken = 20 * time.Second
 const deadlineSlack = 100 * time.Millisecond
 
 // answerPayloads checks and encodes an answer to the question key as the workflow reads it.
-func (e *Engine) answerPayloads(key string, a adapters.Answer) (*commonpb.Payloads, error) {
+func (e *Engine) answerPayloads(key string, a driver.Answer) (*commonpb.Payloads, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
 	reply := askwire.Reply{Key: key, Action: a.Action}
-	if a.Action == adapters.ActionAccept {
+	if a.Action == driver.ActionAccept {
 		reply.Content = a.Content
 	}
 	args, err := e.dc.ToPayloads(reply)
@@ -237,16 +237,16 @@ func (e *Engine) notTaken(ctx context.Context, what string, err error) error {
 		return e.fail(ctx, what, err)
 	}
 	return fmt.Errorf("temporal: %s: %w: the workflow did not take the answer in time (a worker polls its task queue? its workflow tasks succeed?); it may still take it: read the task before answering again: %w",
-		what, adapters.ErrUnavailable, context.DeadlineExceeded)
+		what, driver.ErrUnavailable, context.DeadlineExceeded)
 }
 
 // refused turns the workflow's refusal of an answer into the contract's error, with its words.
 func refused(what string, f *failurepb.Failure) error {
 	switch f.GetApplicationFailureInfo().GetType() {
 	case temporalwire.NotOpenType:
-		return fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrNotFound, f.GetMessage())
+		return fmt.Errorf("temporal: %s: %w: %s", what, driver.ErrNotFound, f.GetMessage())
 	case temporalwire.InvalidAnswerType:
-		return adapters.Refuse(f.GetMessage(), fmt.Errorf("temporal: %s: %w: %s", what, adapters.ErrInvalid, f.GetMessage()))
+		return driver.Refuse(f.GetMessage(), fmt.Errorf("temporal: %s: %w: %s", what, driver.ErrInvalid, f.GetMessage()))
 	}
 	return fmt.Errorf("temporal: %s: the workflow refused the answer: %s", what, f.GetMessage())
 }

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal/taskgateflow"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -139,7 +139,7 @@ func timedQuestion(ctx workflow.Context) error {
 	return workflow.Sleep(ctx, time.Minute)
 }
 
-func inputRequired(st adapters.Status) bool { return st.State == adapters.InputRequired }
+func inputRequired(st driver.Status) bool { return st.State == driver.InputRequired }
 
 func TestAskAndAnswer(t *testing.T) {
 	t.Parallel()
@@ -149,9 +149,9 @@ func TestAskAndAnswer(t *testing.T) {
 	r := start(ctx, t, e, tg, map[string]any{"message": "Ship it?"}, "")
 
 	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
-	want := adapters.Status{State: adapters.InputRequired, Native: "RUNNING", Message: `waiting for an answer to "confirm"`,
+	want := driver.Status{State: driver.InputRequired, Native: "RUNNING", Message: `waiting for an answer to "confirm"`,
 		Started: st.Started, Updated: st.Updated,
-		Inputs: []adapters.Question{{Key: "confirm", Message: "Ship it?", Schema: temporalexamples.ConfirmSchema}}}
+		Inputs: []driver.Question{{Key: "confirm", Message: "Ship it?", Schema: temporalexamples.ConfirmSchema}}}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("Describe:\n%+v\nwant\n%+v", st, want)
 	}
@@ -159,17 +159,17 @@ func TestAskAndAnswer(t *testing.T) {
 	what := fmt.Sprintf("temporal: answer %q of %v: ", "confirm", r)
 	for _, c := range []struct {
 		key  string
-		a    adapters.Answer
+		a    driver.Answer
 		is   error
 		want string
 	}{
-		{"confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":"yes"}`)}, adapters.ErrInvalid,
+		{"confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":"yes"}`)}, driver.ErrInvalid,
 			what + `invalid request: the answer to "confirm" does not fit its schema: at "/confirm": got string, want boolean`},
-		{"confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{}`)}, adapters.ErrInvalid,
+		{"confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{}`)}, driver.ErrInvalid,
 			what + `invalid request: the answer to "confirm" does not fit its schema: at "/": missing property 'confirm'`},
-		{"confirm", adapters.Answer{Action: "sure"}, adapters.ErrInvalid,
+		{"confirm", driver.Answer{Action: "sure"}, driver.ErrInvalid,
 			what + `invalid request: answer action "sure": want accept, decline or cancel`},
-		{"other", adapters.Answer{Action: "decline"}, adapters.ErrNotFound,
+		{"other", driver.Answer{Action: "decline"}, driver.ErrNotFound,
 			fmt.Sprintf("temporal: answer %q of %v: execution not found: no open question %q: it was answered, or never asked", "other", r, "other")},
 	} {
 		err := e.Answer(ctx, tg, r, c.key, c.a)
@@ -193,22 +193,22 @@ func TestAskAndAnswer(t *testing.T) {
 		t.Errorf("an Update for a question that is not open: %v, want an application error of type %s", err, taskgateflow.NotOpenType)
 	}
 
-	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
+	if err := e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
 	// The Update completes once the workflow removed the question: the very next read shows it.
-	if st, err := e.Describe(ctx, tg, r); err != nil || st.State == adapters.InputRequired || len(st.Inputs) > 0 {
+	if st, err := e.Describe(ctx, tg, r); err != nil || st.State == driver.InputRequired || len(st.Inputs) > 0 {
 		t.Errorf("Describe right after the answer: %+v, %v; want no open question", st, err)
 	}
-	err = e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":false}`)})
-	if !errors.Is(err, adapters.ErrNotFound) {
+	err = e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":false}`)})
+	if !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("a second answer: %v, want ErrNotFound", err)
 	}
 	out, err := awaitEnd(ctx, e, tg, r)
-	if err != nil || out.State != adapters.Succeeded || string(out.Output) != `{"confirm":true}` {
+	if err != nil || out.State != driver.Succeeded || string(out.Output) != `{"confirm":true}` {
 		t.Errorf("Wait: %+v, %v; want succeeded with the answer", out, err)
 	}
-	err = e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "decline"})
+	err = e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: "decline"})
 	if wantEnded := what + "execution not found: the workflow has ended (COMPLETED), no question is open"; err == nil || err.Error() != wantEnded {
 		t.Errorf("an answer after the end: %v, want %q", err, wantEnded)
 	}
@@ -226,15 +226,15 @@ func TestQuestionsOfAnotherRunAreNotOpen(t *testing.T) {
 	if len(first.Inputs) != 1 || first.Inputs[0].Key != "stale" {
 		t.Fatalf("the first run asks %+v", first.Inputs)
 	}
-	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the end of input_required", func(st adapters.Status) bool { return st.State != adapters.InputRequired })
-	if st.State != adapters.Working || len(st.Inputs) > 0 {
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the end of input_required", func(st driver.Status) bool { return st.State != driver.InputRequired })
+	if st.State != driver.Working || len(st.Inputs) > 0 {
 		t.Errorf("the second run: %+v, want working with no question", st)
 	}
 	if latest := describeRun(ctx, t, e, latestRun(t, r)); latest.GetWorkflowExecutionInfo().GetMemo().GetFields()[taskgateflow.MemoQuestions] == nil {
 		t.Errorf("the second run's memo has no questions: the test does not show what it means to")
 	}
-	err := e.Answer(ctx, tg, r, "stale", adapters.Answer{Action: "decline"})
-	if !errors.Is(err, adapters.ErrNotFound) {
+	err := e.Answer(ctx, tg, r, "stale", driver.Answer{Action: "decline"})
+	if !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("an answer to the first run's question: %v, want ErrNotFound", err)
 	}
 }
@@ -248,8 +248,8 @@ func TestPendingActivitiesAreTheDefaultMessage(t *testing.T) {
 	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
 
 	const want = `activity FlakyStep (attempt 3 of 5; last failure: Step.DiskFull: disk full on attempt 2; heartbeat: {"done":40})`
-	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the wanted status message", func(st adapters.Status) bool { return st.Message == want })
-	if st.State != adapters.Working {
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the wanted status message", func(st driver.Status) bool { return st.Message == want })
+	if st.State != driver.Working {
 		t.Errorf("Describe: %+v, want working", st)
 	}
 }
@@ -264,10 +264,10 @@ func TestAnswerBySignal(t *testing.T) {
 
 	// A signal has no answer: an answer that does not fit is logged by the workflow and the
 	// question stays open.
-	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":1}`)}); err != nil {
+	if err := e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":1}`)}); err != nil {
 		t.Fatalf("Answer that does not fit: %v", err)
 	}
-	if err := e.Answer(ctx, tg, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
+	if err := e.Answer(ctx, tg, r, "confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
 	out, err := awaitEnd(ctx, e, tg, r)
@@ -299,13 +299,13 @@ func TestApproveDeployment(t *testing.T) {
 	ctx := testContext(t)
 	e, tg := v.engine, v.target(temporalexamples.ApproveDeploymentName)
 	for _, c := range []struct {
-		a    adapters.Answer
+		a    driver.Answer
 		want string
 	}{
-		{adapters.Answer{Action: "accept", Content: json.RawMessage(`{"approve":true,"reason":"green tests"}`)},
+		{driver.Answer{Action: "accept", Content: json.RawMessage(`{"approve":true,"reason":"green tests"}`)},
 			`{"version":"2.0.1","env":"prod","deployed":true,"reason":"green tests"}`},
-		{adapters.Answer{Action: "accept", Content: json.RawMessage(`{"approve":false}`)}, `{"version":"2.0.1","env":"prod","deployed":false}`},
-		{adapters.Answer{Action: "decline"}, `{"version":"2.0.1","env":"prod","deployed":false,"reason":"declined"}`},
+		{driver.Answer{Action: "accept", Content: json.RawMessage(`{"approve":false}`)}, `{"version":"2.0.1","env":"prod","deployed":false}`},
+		{driver.Answer{Action: "decline"}, `{"version":"2.0.1","env":"prod","deployed":false,"reason":"declined"}`},
 	} {
 		r := start(ctx, t, e, tg, map[string]any{"version": "2.0.1", "env": "prod", "stepSeconds": 0.2}, "")
 		st := enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
@@ -335,7 +335,7 @@ func TestConformanceFixtures(t *testing.T) {
 	if len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" || st.Inputs[0].Message != "Delete mrtr-resume.txt?" {
 		t.Errorf("confirm_delete asks %+v", st.Inputs)
 	}
-	if err := e.Answer(ctx, del, r, "confirm", adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
+	if err := e.Answer(ctx, del, r, "confirm", driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := awaitEnd(ctx, e, del, r); err != nil || string(out.Output) != `{"filename":"mrtr-resume.txt","deleted":true}` {
@@ -344,20 +344,20 @@ func TestConformanceFixtures(t *testing.T) {
 
 	multi := v.target(temporalexamples.MultiInputName)
 	r = start(ctx, t, e, multi, map[string]any{}, "")
-	st = enginetest.AwaitStatus(ctx, t, e, multi, r, "two open questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
+	st = enginetest.AwaitStatus(ctx, t, e, multi, r, "two open questions", func(st driver.Status) bool { return len(st.Inputs) == 2 })
 	keys := []string{st.Inputs[0].Key, st.Inputs[1].Key}
 	if !reflect.DeepEqual(keys, []string{"confirm", "name"}) {
 		t.Errorf("multi_input asks %q, want confirm and name, oldest first", keys)
 	}
 	both := json.RawMessage(`{"name":"partial-1","confirm":true}`)
-	if err := e.Answer(ctx, multi, r, "name", adapters.Answer{Action: "accept", Content: both}); err != nil {
+	if err := e.Answer(ctx, multi, r, "name", driver.Answer{Action: "accept", Content: both}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := e.Describe(ctx, multi, r)
-	if err != nil || st.State != adapters.InputRequired || len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" {
+	if err != nil || st.State != driver.InputRequired || len(st.Inputs) != 1 || st.Inputs[0].Key != "confirm" {
 		t.Errorf("multi_input after one answer: %+v, %v; want only confirm open", st, err)
 	}
-	if err := e.Answer(ctx, multi, r, "confirm", adapters.Answer{Action: "accept", Content: both}); err != nil {
+	if err := e.Answer(ctx, multi, r, "confirm", driver.Answer{Action: "accept", Content: both}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := awaitEnd(ctx, e, multi, r); err != nil || string(out.Output) != `{"name":"partial-1","confirmed":true}` {
@@ -398,13 +398,13 @@ func TestAQuestionPastItsDeadlineIsWithdrawn(t *testing.T) {
 	r := start(ctx, t, e, tg, nil, "")
 	t.Cleanup(func() { _ = e.Cancel(context.Background(), tg, r, "test over") })
 	enginetest.AwaitStatus(ctx, t, e, tg, r, "input_required", inputRequired)
-	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the end of input_required", func(st adapters.Status) bool { return st.State != adapters.InputRequired })
-	if st.State != adapters.Working || len(st.Inputs) > 0 {
+	st := enginetest.AwaitStatus(ctx, t, e, tg, r, "the end of input_required", func(st driver.Status) bool { return st.State != driver.InputRequired })
+	if st.State != driver.Working || len(st.Inputs) > 0 {
 		t.Errorf("after the deadline: %+v, want working with no question", st)
 	}
-	if err := e.Answer(ctx, tg, r, "soon", confirmed); !errors.Is(err, adapters.ErrNotFound) {
+	if err := e.Answer(ctx, tg, r, "soon", confirmed); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("an answer after the deadline: %v, want ErrNotFound", err)
 	}
 }
 
-var confirmed = adapters.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}
+var confirmed = driver.Answer{Action: "accept", Content: json.RawMessage(`{"confirm":true}`)}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -19,9 +19,9 @@ import (
 )
 
 // padded is an answer to AskAndEcho's question whose content is about size bytes.
-func padded(size int) adapters.Answer {
+func padded(size int) driver.Answer {
 	content, _ := json.Marshal(map[string]any{"confirm": true, "pad": strings.Repeat("x", size-len(`{"confirm":true,"pad":""}`))})
-	return adapters.Answer{Action: adapters.ActionAccept, Content: content}
+	return driver.Answer{Action: driver.ActionAccept, Content: content}
 }
 
 // The largest answer Temporal takes is refused at once, before any engine call (an engine whose
@@ -44,10 +44,10 @@ func TestAnswerOverTheLimitIsRefusedAtOnce(t *testing.T) {
 	defer offline.Close()
 	cut()
 	const want = `invalid request: the answer is 3.0 MiB; Temporal takes answers of at most 1.9 MiB (2031616 bytes)`
-	for name, eng := range map[string]adapters.Conn{"the engine": e, "an engine whose frontend is cut": offline} {
+	for name, eng := range map[string]driver.Conn{"the engine": e, "an engine whose frontend is cut": offline} {
 		began := time.Now()
 		err := eng.Answer(ctx, tg, r, "confirm", padded(3<<20))
-		if took := time.Since(began); !errors.Is(err, adapters.ErrInvalid) || !strings.HasSuffix(err.Error(), want) || took > 5*time.Second {
+		if took := time.Since(began); !errors.Is(err, driver.ErrInvalid) || !strings.HasSuffix(err.Error(), want) || took > 5*time.Second {
 			t.Errorf("%s: a 3 MiB answer: %v after %v; want it within 5 s (no engine call): ...%s", name, err, took, want)
 		}
 	}
@@ -59,7 +59,7 @@ func TestAnswerOverTheLimitIsRefusedAtOnce(t *testing.T) {
 		t.Fatalf("an answer just under the limit: %v", err)
 	}
 	out, err := awaitEnd(ctx, e, tg, r)
-	if err != nil || out.State != adapters.Succeeded || string(out.Output) != string(large.Content) {
+	if err != nil || out.State != driver.Succeeded || string(out.Output) != string(large.Content) {
 		t.Errorf("Wait after the answer under the limit: %v, %v (%d bytes of output); want succeeded with the answer", out.State, err, len(out.Output))
 	}
 }
@@ -88,7 +88,7 @@ func TestAnswerWaitsForTheWorkflowAtMost20s(t *testing.T) {
 	began := time.Now()
 	answered := make(chan error, 1)
 	go func() {
-		answered <- e.Answer(context.Background(), tg, r, "confirm", adapters.Answer{Action: adapters.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)})
+		answered <- e.Answer(context.Background(), tg, r, "confirm", driver.Answer{Action: driver.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)})
 	}()
 	select {
 	case err = <-answered:
@@ -96,7 +96,7 @@ func TestAnswerWaitsForTheWorkflowAtMost20s(t *testing.T) {
 		t.Fatal("an answer no worker takes, with no deadline: no return within 40 s")
 	}
 	took := time.Since(began)
-	if !errors.Is(err, adapters.ErrUnavailable) || !strings.Contains(err.Error(), "the workflow did not take the answer in time") || took < 15*time.Second || took > 25*time.Second {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "the workflow did not take the answer in time") || took < 15*time.Second || took > 25*time.Second {
 		t.Errorf("an answer no worker takes: %v after %v; want ErrUnavailable after about 20 s, saying the workflow did not take it", err, took)
 	}
 	_ = e.Cancel(ctx, tg, r, "test over")

@@ -13,13 +13,13 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // Outcome reads how the execution ended, from the close event of the last run of its chain: one
 // call for a run that a listing of this engine lately showed closed (closes), which told the
 // status and times; else the chain's status first.
-func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
 	what := "read the outcome of " + r.String()
 	if c, ok := e.closes.Get(r.ID); ok {
 		id, run, _ := WorkflowOf(r)
@@ -27,7 +27,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 	}
 	c, err := e.chain(ctx, what, r)
 	if err != nil {
-		return adapters.Outcome{}, err
+		return driver.Outcome{}, err
 	}
 	info := c.latest.GetWorkflowExecutionInfo()
 	return e.ended(ctx, what, c.id, info.GetExecution().GetRunId(), info.GetStatus(), c.closedStatus(), c.latest)
@@ -35,7 +35,7 @@ func (e *Engine) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref)
 
 // OutcomeCalls is what Outcome of r costs: the close event alone of a run a listing lately showed
 // closed; else 0, the chain's status as well (TargetInfo.OutcomeCalls).
-func (e *Engine) OutcomeCalls(t adapters.Target, r adapters.Ref) int {
+func (e *Engine) OutcomeCalls(t driver.Target, r driver.Ref) int {
 	if _, ok := e.closes.Get(r.ID); ok {
 		return 1
 	}
@@ -49,44 +49,44 @@ const outcomeCalls = 2
 // ended reads the outcome of the run id/runID that closed with status (st, its chain's Status):
 // from its close event, or from the run's description d for a timeout (nil when a listing told
 // the status: listings do not remember timeouts, whose cause is in the description).
-func (e *Engine) ended(ctx context.Context, what, id, runID string, status enumspb.WorkflowExecutionStatus, st adapters.Status, d *workflowservice.DescribeWorkflowExecutionResponse) (adapters.Outcome, error) {
-	out := adapters.Outcome{Native: native(status)}
+func (e *Engine) ended(ctx context.Context, what, id, runID string, status enumspb.WorkflowExecutionStatus, st driver.Status, d *workflowservice.DescribeWorkflowExecutionResponse) (driver.Outcome, error) {
+	out := driver.Outcome{Native: native(status)}
 	switch status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
-		return adapters.Outcome{}, fmt.Errorf("temporal: %s: %w (%s); wait for it or poll its status", what, adapters.ErrNotEnded, out.Native)
+		return driver.Outcome{}, fmt.Errorf("temporal: %s: %w (%s); wait for it or poll its status", what, driver.ErrNotEnded, out.Native)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		ev, err := e.closeEvent(ctx, what, id, runID)
 		if err != nil {
-			return adapters.Outcome{}, err
+			return driver.Outcome{}, err
 		}
 		result, err := e.jsonResult(ev.GetWorkflowExecutionCompletedEventAttributes().GetResult())
 		if err != nil {
-			return adapters.UnreadableOutput(out.Native, err), nil
+			return driver.UnreadableOutput(out.Native, err), nil
 		}
-		out = adapters.SucceededWith(out.Native, result)
+		out = driver.SucceededWith(out.Native, result)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
 		ev, err := e.closeEvent(ctx, what, id, runID)
 		if err != nil {
-			return adapters.Outcome{}, err
+			return driver.Outcome{}, err
 		}
-		out.State = adapters.Failed
+		out.State = driver.Failed
 		out.Error, out.Cause = failureOf(ev.GetWorkflowExecutionFailedEventAttributes().GetFailure())
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		out.State, out.Error, out.Cause = adapters.Failed, "TimedOut", timeoutCause(d)
+		out.State, out.Error, out.Cause = driver.Failed, "TimedOut", timeoutCause(d)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		out.State = adapters.Cancelled
+		out.State = driver.Cancelled
 		var err error
 		if out.Cause, err = e.cancelReason(ctx, what, id, runID); err != nil {
-			return adapters.Outcome{}, err
+			return driver.Outcome{}, err
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
 		ev, err := e.closeEvent(ctx, what, id, runID)
 		if err != nil {
-			return adapters.Outcome{}, err
+			return driver.Outcome{}, err
 		}
-		out.State, out.Cause = adapters.Cancelled, ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
+		out.State, out.Cause = driver.Cancelled, ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
 	default:
-		return adapters.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, status)
+		return driver.Outcome{}, fmt.Errorf("temporal: %s: unknown workflow status %s", what, status)
 	}
 	out.Status = st
 	return out, nil
@@ -98,7 +98,7 @@ func closed(s enumspb.WorkflowExecutionStatus) bool {
 
 // Cancel requests cancellation of the chain's current run, with reason as the request's reason.
 // The workflow decides how to stop; Describe reads Cancelled once it has.
-func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, reason string) error {
+func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
 	what := "cancel " + r.String()
 	// The server accepts a cancel request for a closed workflow as a no-op, so look first.
 	c, err := e.chain(ctx, what, r)
@@ -106,7 +106,7 @@ func (e *Engine) Cancel(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		return err
 	}
 	if closed(c.status()) {
-		return fmt.Errorf("temporal: %s: %w (%s)", what, adapters.ErrEnded, native(c.status()))
+		return fmt.Errorf("temporal: %s: %w (%s)", what, driver.ErrEnded, native(c.status()))
 	}
 	_, err = e.svc.RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
 		Namespace:           e.namespace,

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
@@ -45,7 +45,7 @@ func TestAResultThatIsNotJSONIsAFailure(t *testing.T) {
 	defer w.Stop()
 	tg := temporal.Workflow(invalidResultName, queue, time.Minute)
 	out, err := awaitEnd(ctx, e, tg, start(ctx, t, e, tg, nil, ""))
-	want := adapters.Outcome{State: adapters.Failed, Native: "COMPLETED", Error: adapters.InvalidOutputError,
+	want := driver.Outcome{State: driver.Failed, Native: "COMPLETED", Error: driver.InvalidOutputError,
 		Cause: "the execution succeeded, but taskgate cannot return its output: it is not valid JSON (invalid character 'N' looking for beginning of value, at byte 12)"}
 	if err != nil || out.State != want.State || out.Native != want.Native || out.Error != want.Error || out.Cause != want.Cause || out.Output != nil {
 		t.Errorf("Wait: %+v, %v\nwant %+v", out, err, want)

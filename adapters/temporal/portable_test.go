@@ -3,17 +3,17 @@ package temporal_test
 import (
 	"context"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal"
 )
 
 // awaitEnd waits for the end of r as taskgate does: through the Engine it serves c with.
-func awaitEnd(ctx context.Context, c adapters.Conn, tg adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
+func awaitEnd(ctx context.Context, c driver.Conn, tg driver.Target, r driver.Ref) (driver.Outcome, error) {
 	return enginetest.Stack(c, temporal.Driver{}.Info()).Wait(ctx, tg, r)
 }
 
 // runToEnd runs an execution as taskgate does: through the Engine it serves c with.
-func runToEnd(ctx context.Context, c adapters.Conn, tg adapters.Target, req adapters.StartRequest) (adapters.Ref, adapters.Outcome, error) {
+func runToEnd(ctx context.Context, c driver.Conn, tg driver.Target, req driver.StartRequest) (driver.Ref, driver.Outcome, error) {
 	return enginetest.Stack(c, temporal.Driver{}.Info()).Run(ctx, tg, req)
 }

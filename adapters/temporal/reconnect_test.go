@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -28,10 +28,10 @@ func prober(t *testing.T, ctx context.Context, addr string) func() (bool, error)
 	}
 	t.Cleanup(func() { e.Close() })
 	target := temporal.Workflow(temporalexamples.WaitAndEchoName, temporalexamples.TaskQueue, 0)
-	missing := adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
+	missing := driver.Ref{ID: "taskgate/WaitAndEcho/" + driver.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
 	return func() (bool, error) {
 		_, err := e.Describe(ctx, target, missing)
-		return errors.Is(err, adapters.ErrNotFound), err
+		return errors.Is(err, driver.ErrNotFound), err
 	}
 }
 
@@ -51,7 +51,7 @@ func TestAnswersSoonAfterTheServerReturns(t *testing.T) {
 
 	cut()
 	for end := time.Now().Add(16 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
-		if ok, err := answers(); ok || !errors.Is(err, adapters.ErrUnavailable) {
+		if ok, err := answers(); ok || !errors.Is(err, driver.ErrUnavailable) {
 			t.Fatalf("Describe while the server is away: %v, want ErrUnavailable", err)
 		}
 	}
@@ -99,7 +99,7 @@ func TestFindsASilencedConnectionDead(t *testing.T) {
 		if ok {
 			break
 		}
-		if !errors.Is(err, adapters.ErrUnavailable) {
+		if !errors.Is(err, driver.ErrUnavailable) {
 			t.Fatalf("Describe over a silenced connection: %v, want ErrUnavailable", err)
 		}
 	}
@@ -129,8 +129,8 @@ func TestNoAnswerInTimeIsRetryable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	_, err = e.Describe(ctx, temporal.Workflow(temporalexamples.WaitAndEchoName, temporalexamples.TaskQueue, 0),
-		adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()})
-	if !errors.Is(err, adapters.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		driver.Ref{ID: "taskgate/WaitAndEcho/" + driver.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()})
+	if !errors.Is(err, driver.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Describe unanswered before its deadline: %v, want ErrUnavailable and context.DeadlineExceeded", err)
 	}
 }
@@ -151,12 +151,12 @@ func TestWaitGoesOnThroughAnOutage(t *testing.T) {
 	defer e.Close()
 	echo := v.target(temporalexamples.WaitAndEchoName)
 	text := "through the outage " + uuid.NewString()
-	r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 3, "text": "` + text + `"}`)})
+	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds": 3, "text": "` + text + `"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan error, 1)
-	var out adapters.Outcome
+	var out driver.Outcome
 	go func() {
 		var err error
 		out, err = awaitEnd(ctx, e, echo, r)
@@ -169,7 +169,7 @@ func TestWaitGoesOnThroughAnOutage(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatalf("Wait across an outage of the frontend: %v", err)
 	}
-	if out.State != adapters.Succeeded || !strings.Contains(string(out.Output), text) {
+	if out.State != driver.Succeeded || !strings.Contains(string(out.Output), text) {
 		t.Errorf("Wait across an outage: %+v, want the echo of %q", out, text)
 	}
 }

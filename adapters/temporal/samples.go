@@ -12,10 +12,10 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ adapters.Sampler = (*Engine)(nil)
+var _ driver.Sampler = (*Engine)(nil)
 
 // Samples reads the inputs of at most n of the latest workflows of t's type on t's task queue,
 // whoever started them and whatever their status, newest first: a visibility listing, then the
@@ -23,14 +23,14 @@ var _ adapters.Sampler = (*Engine)(nil)
 // (taskgate starts a workflow with one). A run that continued another is passed over: its input
 // is what the workflow gave itself, not what its starter gave. Visibility on SQL lists running
 // workflows before closed ones, so the n are the latest in that order, then sorted by start time.
-func (e *Engine) Samples(ctx context.Context, t adapters.Target, n int) ([]json.RawMessage, error) {
+func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
 	w, err := workflowOf(t)
 	if err != nil || n <= 0 {
 		return nil, err
 	}
 	what := "read the inputs of " + w.typ
 	if err := inQuery(w); err != nil {
-		return nil, fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err)
+		return nil, fmt.Errorf("temporal: %s: %w: %w", what, driver.ErrInvalid, err)
 	}
 	runs, err := e.latestRuns(ctx, what, fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", w.typ, w.queue), n)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // maxChain bounds how many continue-as-new links chain follows one by one (only needed when the
@@ -40,16 +40,16 @@ func (c chain) continued() bool {
 // Describe reads the execution's state: one DescribeWorkflowExecution, two when it continued as
 // new (the first run, then the latest one). A running workflow's open questions and progress
 // come from the same answer: its memo (package taskgateflow) and its pending activities.
-func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
 	c, err := e.chain(ctx, "describe "+r.String(), r)
 	if err != nil {
-		return adapters.Status{}, err
+		return driver.Status{}, err
 	}
 	st := c.closedStatus()
 	switch c.status() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		if !c.continued() && submitted(c.latest) {
-			st.State = adapters.Submitted
+			st.State = driver.Submitted
 			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", c.latest.GetWorkflowExecutionInfo().GetTaskQueue())
 		} else {
 			e.running(&st, c.latest)
@@ -61,16 +61,16 @@ func (e *Engine) Describe(ctx context.Context, t adapters.Target, r adapters.Ref
 		st.Message = "paused"
 	}
 	if st.State == 0 {
-		return adapters.Status{}, fmt.Errorf("temporal: describe %v: unknown workflow status %s", r, c.status())
+		return driver.Status{}, fmt.Errorf("temporal: describe %v: unknown workflow status %s", r, c.status())
 	}
 	return st, nil
 }
 
 // closedStatus is the chain's status without what only a running chain tells (questions,
 // progress, why it has not started): all of it, once closed.
-func (c chain) closedStatus() adapters.Status {
+func (c chain) closedStatus() driver.Status {
 	info, latest := c.first.GetWorkflowExecutionInfo(), c.latest.GetWorkflowExecutionInfo()
-	st := adapters.Status{State: stateOf(c.status()), Native: native(c.status()), Started: asTime(info.GetStartTime()), Updated: asTime(latest.GetStartTime())}
+	st := driver.Status{State: stateOf(c.status()), Native: native(c.status()), Started: asTime(info.GetStartTime()), Updated: asTime(latest.GetStartTime())}
 	if closed := latest.GetCloseTime(); closed != nil {
 		st.Updated = asTime(closed)
 	}
@@ -79,16 +79,16 @@ func (c chain) closedStatus() adapters.Status {
 
 // stateOf is a run's status as a State; 0 for CONTINUED_AS_NEW (the chain goes on) and statuses
 // this adapter does not know.
-func stateOf(s enumspb.WorkflowExecutionStatus) adapters.State {
+func stateOf(s enumspb.WorkflowExecutionStatus) driver.State {
 	switch s {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
-		return adapters.Working
+		return driver.Working
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return adapters.Succeeded
+		return driver.Succeeded
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		return adapters.Failed
+		return driver.Failed
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return adapters.Cancelled
+		return driver.Cancelled
 	}
 	return 0
 }
@@ -124,10 +124,10 @@ func asTime(ts *timestamppb.Timestamp) time.Time {
 
 // chain describes the run r names and, when it continued as new, the latest run of its chain.
 // A Ref with no run id names the latest chain of the workflow id.
-func (e *Engine) chain(ctx context.Context, what string, r adapters.Ref) (chain, error) {
+func (e *Engine) chain(ctx context.Context, what string, r driver.Ref) (chain, error) {
 	id, run, ok := WorkflowOf(r)
 	if !ok {
-		return chain{}, fmt.Errorf("temporal: %s: %w: %q is not a workflow id and run id", what, adapters.ErrNotFound, r)
+		return chain{}, fmt.Errorf("temporal: %s: %w: %q is not a workflow id and run id", what, driver.ErrNotFound, r)
 	}
 	first, err := e.describe(ctx, what, id, run)
 	if err != nil {
@@ -193,7 +193,7 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The frontend did not answer within the time the call had: a retry may find it answering.
-		return fmt.Errorf("temporal: %s: %w at %s: no answer in time: %w", what, adapters.ErrUnavailable, e.address, ctx.Err())
+		return fmt.Errorf("temporal: %s: %w at %s: no answer in time: %w", what, driver.ErrUnavailable, e.address, ctx.Err())
 	case ctx.Err() != nil:
 		return fmt.Errorf("temporal: %s: %w", what, ctx.Err())
 	}
@@ -202,25 +202,25 @@ func (e *Engine) fail(ctx context.Context, what string, err error) error {
 	var throttled *serviceerror.ResourceExhausted
 	switch {
 	case errors.As(err, &throttled):
-		return fmt.Errorf("temporal: %s: %w at %s (%s), retry later: %w", what, adapters.ErrThrottled, e.address, throttled.Cause, err)
+		return fmt.Errorf("temporal: %s: %w at %s (%s), retry later: %w", what, driver.ErrThrottled, e.address, throttled.Cause, err)
 	case serviceerror.ToStatus(err).Code() == codes.ResourceExhausted:
 		// Not the server throttling (that is a serviceerror.ResourceExhausted with its cause): gRPC's
 		// own message size limit, which no retry can pass.
-		return adapters.Refuse("the request is larger than the engine's connection takes (4 MiB by default)",
-			fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, adapters.ErrInvalid, err))
+		return driver.Refuse("the request is larger than the engine's connection takes (4 MiB by default)",
+			fmt.Errorf("temporal: %s: %w: the request or its answer is larger than gRPC allows: %w", what, driver.ErrInvalid, err))
 	case errors.As(err, &nsMissing) && e.namespaceSeen.Load():
 		return fmt.Errorf("temporal: %s: %w at %s: namespace %q not found, though it was served before (the frontend's namespace cache may be refreshing), retry later: %w",
-			what, adapters.ErrUnavailable, e.address, e.namespace, err)
+			what, driver.ErrUnavailable, e.address, e.namespace, err)
 	case errors.As(err, &nsMissing):
 		return fmt.Errorf("temporal: %s: namespace %q does not exist on %s: create it (temporal operator namespace create) or fix the namespace setting: %w", what, e.namespace, e.address, err)
 	case errors.As(err, &notFound):
-		return fmt.Errorf("temporal: %s: %w in namespace %q: %w", what, adapters.ErrNotFound, e.namespace, err)
+		return fmt.Errorf("temporal: %s: %w in namespace %q: %w", what, driver.ErrNotFound, e.namespace, err)
 	}
 	switch serviceerror.ToStatus(err).Code() {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
-		return fmt.Errorf("temporal: %s: %w at %s, retry later: %w", what, adapters.ErrUnavailable, e.address, err)
+		return fmt.Errorf("temporal: %s: %w at %s, retry later: %w", what, driver.ErrUnavailable, e.address, err)
 	case codes.InvalidArgument:
-		return adapters.Refuse(invalidReason(err), fmt.Errorf("temporal: %s: %w: %w", what, adapters.ErrInvalid, err))
+		return driver.Refuse(invalidReason(err), fmt.Errorf("temporal: %s: %w: %w", what, driver.ErrInvalid, err))
 	}
 	return fmt.Errorf("temporal: %s: %w", what, err)
 }

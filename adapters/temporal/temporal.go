@@ -1,4 +1,4 @@
-// Package temporal serves Temporal workflows as taskgate executions: an adapters.Conn on
+// Package temporal serves Temporal workflows as taskgate executions: a driver.Conn on
 // go.temporal.io/sdk.
 //
 // A Ref is the workflow id and the run id of the chain's first run (driver.go); every call asks the
@@ -36,7 +36,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/internal/lru"
 )
 
@@ -85,8 +85,8 @@ type Engine struct {
 }
 
 var (
-	_ adapters.Conn             = (*Engine)(nil)
-	_ adapters.VisibilityLagger = (*Engine)(nil)
+	_ driver.Conn             = (*Engine)(nil)
+	_ driver.VisibilityLagger = (*Engine)(nil)
 )
 
 // VisibilityLag is zero: DescribeWorkflowExecution reads the workflow's mutable state, which
@@ -191,14 +191,14 @@ func (e *Engine) Close() error {
 
 // Check verifies that the namespace exists and that t names a workflow type and a task queue. No
 // worker polling the task queue is a warning, not an error: workers may start after taskgate.
-func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetInfo, error) {
+func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
 	w, err := workflowOf(t)
 	if err != nil {
-		return adapters.TargetInfo{}, err
+		return driver.TargetInfo{}, err
 	}
 	ns, err := e.svc.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: e.namespace})
 	if err != nil {
-		return adapters.TargetInfo{}, e.fail(ctx, "checking namespace "+e.namespace, err)
+		return driver.TargetInfo{}, e.fail(ctx, "checking namespace "+e.namespace, err)
 	}
 	e.namespaceSeen.Store(true)
 	resp, err := e.svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
@@ -207,10 +207,10 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
 	})
 	if err != nil {
-		return adapters.TargetInfo{}, e.fail(ctx, "checking task queue "+w.queue, err)
+		return driver.TargetInfo{}, e.fail(ctx, "checking task queue "+w.queue, err)
 	}
 	// An outcome is read with the chain's status, then the close event of its last run.
-	info := adapters.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), OutcomeCalls: outcomeCalls}
+	info := driver.TargetInfo{Retention: ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), OutcomeCalls: outcomeCalls}
 	if len(resp.GetPollers()) == 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"no worker polls task queue %q in namespace %q: executions of %s stay submitted until a worker that registers it polls that queue",
@@ -220,15 +220,15 @@ func (e *Engine) Check(ctx context.Context, t adapters.Target) (adapters.TargetI
 }
 
 // workflowOf reads a target's Spec, which must be a workflow with a type and a task queue.
-func workflowOf(t adapters.Target) (workflow, error) {
+func workflowOf(t driver.Target) (workflow, error) {
 	w, ok := t.Spec.(workflow)
 	switch {
 	case !ok:
-		return workflow{}, fmt.Errorf("temporal: %w: target %q is not a Temporal workflow: map it as workflow: {type: ..., taskQueue: ...}", adapters.ErrInvalid, t.Name)
+		return workflow{}, fmt.Errorf("temporal: %w: target %q is not a Temporal workflow: map it as workflow: {type: ..., taskQueue: ...}", driver.ErrInvalid, t.Name)
 	case w.typ == "":
-		return workflow{}, fmt.Errorf("temporal: %w: the target has no workflow type: set its name", adapters.ErrInvalid)
+		return workflow{}, fmt.Errorf("temporal: %w: the target has no workflow type: set its name", driver.ErrInvalid)
 	case w.queue == "":
-		return workflow{}, fmt.Errorf("temporal: %w: target %s has no task queue: set the queue its workers poll", adapters.ErrInvalid, w.typ)
+		return workflow{}, fmt.Errorf("temporal: %w: target %s has no task queue: set the queue its workers poll", driver.ErrInvalid, w.typ)
 	}
 	return w, nil
 }
@@ -236,27 +236,27 @@ func workflowOf(t adapters.Target) (workflow, error) {
 // Start starts one workflow execution. With a Key, the workflow id comes from the key, and a
 // second Start with the same key (and caller, which the workflow id holds) returns the first
 // execution (running or ended) if the input matches, else an error wrapping
-// adapters.ErrKeyConflict.
-func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+// driver.ErrKeyConflict.
+func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	w, err := workflowOf(t)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	input, sum, err := canonicalInput(req.Input)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	payloads, err := e.dc.ToPayloads(input)
 	if err != nil {
-		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the input: %w", w.typ, err)
+		return driver.Ref{}, fmt.Errorf("temporal: start %s: encoding the input: %w", w.typ, err)
 	}
 	memo, err := e.memo(sum, req.Caller)
 	if err != nil {
-		return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the memo: %w", w.typ, err)
+		return driver.Ref{}, fmt.Errorf("temporal: start %s: encoding the memo: %w", w.typ, err)
 	}
 	sreq := &workflowservice.StartWorkflowExecutionRequest{
 		Namespace:    e.namespace,
-		WorkflowId:   idPrefix + w.typ + "/" + adapters.CallerTag(req.Caller) + "/" + adapters.NewSuffix(req.Caller),
+		WorkflowId:   idPrefix + w.typ + "/" + driver.CallerTag(req.Caller) + "/" + driver.NewSuffix(req.Caller),
 		WorkflowType: &commonpb.WorkflowType{Name: w.typ},
 		TaskQueue:    &taskqueuepb.TaskQueue{Name: w.queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:        payloads,
@@ -270,7 +270,7 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	if len(req.Trace) > 0 {
 		p, err := e.dc.ToPayload(req.Trace)
 		if err != nil {
-			return adapters.Ref{}, fmt.Errorf("temporal: start %s: encoding the trace context: %w", w.typ, err)
+			return driver.Ref{}, fmt.Errorf("temporal: start %s: encoding the trace context: %w", w.typ, err)
 		}
 		sreq.Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{traceHeader: p}}
 	}
@@ -292,19 +292,19 @@ func (e *Engine) Start(ctx context.Context, t adapters.Target, req adapters.Star
 	case errors.As(err, &started) && req.Key != "":
 		return e.existing(ctx, w, sreq.WorkflowId, started.RunId, sum)
 	case err == nil:
-		return adapters.Ref{}, fmt.Errorf("temporal: start %s: the server did not start workflow %s and gave no reason", w.typ, sreq.WorkflowId)
+		return driver.Ref{}, fmt.Errorf("temporal: start %s: the server did not start workflow %s and gave no reason", w.typ, sreq.WorkflowId)
 	default:
-		return adapters.Ref{}, e.fail(ctx, "start "+w.typ, err)
+		return driver.Ref{}, e.fail(ctx, "start "+w.typ, err)
 	}
 }
 
 // existing checks that the execution an idempotency key already names was started with the same
 // input, and returns its Ref. runID is any run of its chain.
-func (e *Engine) existing(ctx context.Context, w workflow, id, runID, sum string) (adapters.Ref, error) {
+func (e *Engine) existing(ctx context.Context, w workflow, id, runID, sum string) (driver.Ref, error) {
 	what := "start " + w.typ
 	d, err := e.describe(ctx, what, id, runID)
 	if err != nil {
-		return adapters.Ref{}, err
+		return driver.Ref{}, err
 	}
 	first := d.GetWorkflowExecutionInfo().GetFirstRunId()
 	if first == "" {
@@ -313,13 +313,13 @@ func (e *Engine) existing(ctx context.Context, w workflow, id, runID, sum string
 	// The memo is read from the first run: the one Start wrote it on.
 	if first != runID {
 		if d, err = e.describe(ctx, what, id, first); err != nil {
-			return adapters.Ref{}, err
+			return driver.Ref{}, err
 		}
 	}
-	// The workflow id already depends on the caller (adapters.ScopedKey): only the input can differ.
+	// The workflow id already depends on the caller (driver.ScopedKey): only the input can differ.
 	fields := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
 	if e.memoString(fields[MemoInputSHA256]) != sum {
-		return adapters.Ref{}, fmt.Errorf("temporal: %s: %w: workflow %s was started under this key with other arguments; repeat those arguments, or use a new key", what, adapters.ErrKeyConflict, id)
+		return driver.Ref{}, fmt.Errorf("temporal: %s: %w: workflow %s was started under this key with other arguments; repeat those arguments, or use a new key", what, driver.ErrKeyConflict, id)
 	}
 	return ref(id, first), nil
 }
@@ -332,14 +332,14 @@ func canonicalInput(in json.RawMessage) (json.RawMessage, string, error) {
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, in); err != nil {
-		return nil, "", adapters.Refuse("the input is not valid JSON", fmt.Errorf("temporal: %w: the input is not valid JSON: %w", adapters.ErrInvalid, err))
+		return nil, "", driver.Refuse("the input is not valid JSON", fmt.Errorf("temporal: %w: the input is not valid JSON: %w", driver.ErrInvalid, err))
 	}
 	sum := sha256.Sum256(b.Bytes())
 	return b.Bytes(), hex.EncodeToString(sum[:]), nil
 }
 
 func keyWorkflowID(w workflow, key, caller string) string {
-	return idPrefix + w.typ + "/" + adapters.CallerTag(caller) + "/" + adapters.KeySuffix(key, caller, keyIDPrefix, 32)
+	return idPrefix + w.typ + "/" + driver.CallerTag(caller) + "/" + driver.KeySuffix(key, caller, keyIDPrefix, 32)
 }
 
 func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
@@ -369,7 +369,7 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 
 // Owns reports whether r is shaped like an execution Start returns for t and caller: a workflow
 // id of t's workflow type and the caller's tag with a UUID or key suffix, and a UUID run id.
-func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
+func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	w, err := workflowOf(t)
 	id, run, ok := WorkflowOf(r)
 	return err == nil && ok && run != "" && callersWorkflowID(w, id, caller)
@@ -379,6 +379,6 @@ func (e *Engine) Owns(t adapters.Target, r adapters.Ref, caller string) bool {
 // tag, then a UUID or a key's hash. A mere prefix is not enough: anyone who may start workflows on
 // the namespace could name one after a caller's tag.
 func callersWorkflowID(w workflow, id, caller string) bool {
-	rest, ok := strings.CutPrefix(id, idPrefix+w.typ+"/"+adapters.CallerTag(caller)+"/")
-	return ok && adapters.StartedSuffix(rest, keyIDPrefix, 32)
+	rest, ok := strings.CutPrefix(id, idPrefix+w.typ+"/"+driver.CallerTag(caller)+"/")
+	return ok && driver.StartedSuffix(rest, keyIDPrefix, 32)
 }

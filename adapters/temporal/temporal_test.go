@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -51,7 +51,7 @@ func newEnv(t *testing.T) *env {
 	return &env{engine: e, queue: queue, unpolled: "taskgate-unpolled-" + uuid.NewString()}
 }
 
-func (v *env) target(name string) adapters.Target {
+func (v *env) target(name string) driver.Target {
 	return temporal.Workflow(name, v.queue, 0)
 }
 
@@ -60,13 +60,13 @@ type harness struct {
 	*env
 }
 
-func (h *harness) Conn() adapters.Conn { return h.engine }
+func (h *harness) Conn() driver.Conn { return h.engine }
 
-func (h *harness) Driver() adapters.Driver { return temporal.Driver{} }
+func (h *harness) Driver() driver.Driver { return temporal.Driver{} }
 
 // Unreachable dials the server through a proxy, then cuts the proxy: New checks that the server
 // answers, so an engine for a closed port cannot be made directly.
-func (h *harness) Unreachable() adapters.Conn {
+func (h *harness) Unreachable() driver.Conn {
 	addr, cut, _ := enginetest.Switch(h.t, testenv.TemporalAddress(h.t))
 	e, err := temporal.New(h.t.Context(), temporal.Config{Address: addr})
 	if err != nil {
@@ -76,7 +76,7 @@ func (h *harness) Unreachable() adapters.Conn {
 	return e
 }
 
-func (h *harness) Target(name string) adapters.Target {
+func (h *harness) Target(name string) driver.Target {
 	switch name {
 	case "echo":
 		return h.target(temporalexamples.WaitAndEchoName)
@@ -97,18 +97,18 @@ func (h *harness) Target(name string) adapters.Target {
 		return h.target(temporalexamples.BuildReleaseName)
 	}
 	h.t.Fatalf("the harness has no target %q", name)
-	return adapters.Target{}
+	return driver.Target{}
 }
 
-func (h *harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
+func (h *harness) Missing() driver.Ref {
+	return driver.Ref{ID: "taskgate/WaitAndEcho/" + driver.CallerTag("") + "/" + uuid.NewString() + "/" + uuid.NewString()}
 }
 
-func (h *harness) Foreign() []adapters.Ref { return foreignRefs() }
+func (h *harness) Foreign() []driver.Ref { return foreignRefs() }
 
-func foreignRefs() []adapters.Ref {
+func foreignRefs() []driver.Ref {
 	id, run := uuid.NewString(), uuid.NewString()
-	return []adapters.Ref{
+	return []driver.Ref{
 		{ID: "taskgate/WaitAndFail/" + id + "/" + run},
 		{ID: "taskgate/WaitAndEchoAgain/" + id + "/" + run},
 		{ID: "taskgate/WaitAndEcho/" + id + "/x/" + run},
@@ -123,7 +123,7 @@ func foreignRefs() []adapters.Ref {
 		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("A", 32) + "/" + run},
 		{ID: "taskgate/WaitAndEcho/k-" + strings.Repeat("g", 32) + "/" + run},
 		{ID: "taskgate/WaitAndEcho//" + run},
-		{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("") + "/" + id + "/"},
+		{ID: "taskgate/WaitAndEcho/" + driver.CallerTag("") + "/" + id + "/"},
 		{ID: run + "/" + run},
 	}
 }
@@ -143,13 +143,13 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func start(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, in any, key string) adapters.Ref {
+func start(ctx context.Context, t *testing.T, e driver.Conn, tg driver.Target, in any, key string) driver.Ref {
 	t.Helper()
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: b, Key: key})
+	r, err := e.Start(ctx, tg, driver.StartRequest{Input: b, Key: key})
 	if err != nil {
 		t.Fatalf("Start %s: %v", tg.Name, err)
 	}
@@ -157,7 +157,7 @@ func start(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Targe
 }
 
 // workflowOf reads a Ref the engine gave as its workflow id and first run id.
-func workflowOf(t *testing.T, r adapters.Ref) (id, run string) {
+func workflowOf(t *testing.T, r driver.Ref) (id, run string) {
 	t.Helper()
 	id, run, ok := temporal.WorkflowOf(r)
 	if !ok {
@@ -167,13 +167,13 @@ func workflowOf(t *testing.T, r adapters.Ref) (id, run string) {
 }
 
 // latestRun is the Ref of r's workflow id's latest run chain.
-func latestRun(t *testing.T, r adapters.Ref) adapters.Ref {
+func latestRun(t *testing.T, r driver.Ref) driver.Ref {
 	id, _ := workflowOf(t, r)
-	return adapters.Ref{ID: id + "/"}
+	return driver.Ref{ID: id + "/"}
 }
 
 // describeRun reads one run as the server reports it, bypassing the adapter.
-func describeRun(ctx context.Context, t *testing.T, e *temporal.Engine, r adapters.Ref) *workflowservice.DescribeWorkflowExecutionResponse {
+func describeRun(ctx context.Context, t *testing.T, e *temporal.Engine, r driver.Ref) *workflowservice.DescribeWorkflowExecutionResponse {
 	t.Helper()
 	id, run := workflowOf(t, r)
 	d, err := e.Client().DescribeWorkflow(ctx, id, run)
@@ -194,7 +194,7 @@ func TestContinueAsNewFollowsTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	want := adapters.Outcome{State: adapters.Succeeded, Native: "COMPLETED", Output: json.RawMessage(`{"text":"chained"}`)}
+	want := driver.Outcome{State: driver.Succeeded, Native: "COMPLETED", Output: json.RawMessage(`{"text":"chained"}`)}
 	if !reflect.DeepEqual(withoutEnd(out), want) {
 		t.Errorf("Wait: %+v, want %+v", out, want)
 	}
@@ -206,7 +206,7 @@ func TestContinueAsNewFollowsTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
 	}
-	if st.State != adapters.Succeeded || st.Native != "COMPLETED" {
+	if st.State != driver.Succeeded || st.Native != "COMPLETED" {
 		t.Errorf("Describe: state %v native %q, want succeeded COMPLETED", st.State, st.Native)
 	}
 	if began := first.GetWorkflowExecutionInfo().GetStartTime().AsTime().Truncate(time.Microsecond); !st.Started.Equal(began) {
@@ -216,7 +216,7 @@ func TestContinueAsNewFollowsTheChain(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(withoutEnd(again), want) {
 		t.Errorf("Outcome: %+v, %v; want %+v", again, err, want)
 	}
-	if err := e.Cancel(ctx, tg, r, "late"); !errors.Is(err, adapters.ErrEnded) {
+	if err := e.Cancel(ctx, tg, r, "late"); !errors.Is(err, driver.ErrEnded) {
 		t.Errorf("Cancel of the ended chain: %v, want ErrEnded", err)
 	}
 }
@@ -243,7 +243,7 @@ func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
 	}
-	if st.State != adapters.Working || st.Native != "RUNNING" {
+	if st.State != driver.Working || st.Native != "RUNNING" {
 		t.Fatalf("Describe of the continued chain: state %v native %q, want working RUNNING", st.State, st.Native)
 	}
 	if err := e.Cancel(ctx, tg, r, "stop the second run"); err != nil {
@@ -253,7 +253,7 @@ func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	want := adapters.Outcome{State: adapters.Cancelled, Native: "CANCELED", Cause: "stop the second run"}
+	want := driver.Outcome{State: driver.Cancelled, Native: "CANCELED", Cause: "stop the second run"}
 	if !reflect.DeepEqual(withoutEnd(out), want) {
 		t.Errorf("Wait: %+v, want %+v", out, want)
 	}
@@ -261,7 +261,7 @@ func TestContinueAsNewDescribesTheCurrentRun(t *testing.T) {
 
 // awaitWorking polls Describe until a worker has picked the execution up: Submitted may come
 // before Working, and nothing else may.
-func awaitWorking(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Target, r adapters.Ref) {
+func awaitWorking(ctx context.Context, t *testing.T, e driver.Conn, tg driver.Target, r driver.Ref) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -270,9 +270,9 @@ func awaitWorking(ctx context.Context, t *testing.T, e adapters.Conn, tg adapter
 			t.Fatalf("Describe: %v", err)
 		}
 		switch {
-		case st.State == adapters.Working && st.Native == "RUNNING":
+		case st.State == driver.Working && st.Native == "RUNNING":
 			return
-		case st.State != adapters.Submitted:
+		case st.State != driver.Submitted:
 			t.Fatalf("Describe before Working: state %v native %q", st.State, st.Native)
 		case time.Now().After(deadline):
 			t.Fatalf("still submitted after 10s, though a worker polls the task queue of %s", tg.Name)
@@ -297,14 +297,14 @@ func TestTerminatedReadsCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
 	}
-	if st.State != adapters.Cancelled || st.Native != "TERMINATED" {
+	if st.State != driver.Cancelled || st.Native != "TERMINATED" {
 		t.Errorf("Describe: state %v native %q, want cancelled TERMINATED", st.State, st.Native)
 	}
 	out, err := e.Outcome(ctx, tg, r)
 	if err != nil {
 		t.Fatalf("Outcome: %v", err)
 	}
-	want := adapters.Outcome{State: adapters.Cancelled, Native: "TERMINATED", Cause: "operator stopped it"}
+	want := driver.Outcome{State: driver.Cancelled, Native: "TERMINATED", Cause: "operator stopped it"}
 	if !reflect.DeepEqual(withoutEnd(out), want) {
 		t.Errorf("Outcome: %+v, want %+v", out, want)
 	}
@@ -322,7 +322,7 @@ func TestSubmittedSurvivesACancelRequest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
 	}
-	want := adapters.Status{State: adapters.Submitted, Native: "RUNNING", Message: fmt.Sprintf("waiting for a worker on task queue %q", v.unpolled), Started: st.Started, Updated: st.Started}
+	want := driver.Status{State: driver.Submitted, Native: "RUNNING", Message: fmt.Sprintf("waiting for a worker on task queue %q", v.unpolled), Started: st.Started, Updated: st.Started}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("Describe: %+v, want %+v", st, want)
 	}
@@ -387,14 +387,14 @@ func TestCheck(t *testing.T) {
 	t.Run("no queue", func(t *testing.T) {
 		_, err := v.engine.Check(ctx, temporal.Workflow("WaitAndEcho", "", 0))
 		const want = "temporal: invalid request: target WaitAndEcho has no task queue: set the queue its workers poll"
-		if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
+		if err == nil || err.Error() != want || !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("Check without a queue: error %v, want %q", err, want)
 		}
 	})
 	t.Run("another engine's target", func(t *testing.T) {
-		_, err := v.engine.Check(ctx, adapters.Target{Name: "echo"})
+		_, err := v.engine.Check(ctx, driver.Target{Name: "echo"})
 		const want = `temporal: invalid request: target "echo" is not a Temporal workflow: map it as workflow: {type: ..., taskQueue: ...}`
-		if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
+		if err == nil || err.Error() != want || !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("Check of a target of no workflow: error %v, want %q", err, want)
 		}
 	})
@@ -415,30 +415,30 @@ func TestOwns(t *testing.T) {
 	t.Parallel()
 	var e *temporal.Engine // Owns makes no call
 	echo := temporal.Workflow("WaitAndEcho", "q", 0)
-	tag := adapters.CallerTag("alice") + "/"
+	tag := driver.CallerTag("alice") + "/"
 	id, run := tag+uuid.NewString(), uuid.NewString()
 	key := tag + "k-0123456789abcdef0123456789abcdef"
 	tests := []struct {
 		name string
-		t    adapters.Target
-		r    adapters.Ref
+		t    driver.Target
+		r    driver.Ref
 		want bool
 	}{
-		{"fresh", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id + "/" + run}, true},
-		{"keyed", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + key + "/" + run}, true},
-		{"type with a slash", temporal.Workflow("a/b", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id + "/" + run}, true},
-		{"other type's ref under a prefix type", temporal.Workflow("a", "q", 0), adapters.Ref{ID: "taskgate/a/b/" + id + "/" + run}, false},
-		{"empty target name", temporal.Workflow("", "q", 0), adapters.Ref{ID: "taskgate//" + id + "/" + run}, false},
-		{"zero ref", echo, adapters.Ref{}, false},
-		{"not a workflow target", adapters.Target{Name: "WaitAndEcho"}, adapters.Ref{ID: "taskgate/WaitAndEcho/" + id + "/" + run}, false},
-		{"another caller's", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + adapters.CallerTag("bob") + "/" + uuid.NewString() + "/" + run}, false},
-		{"no caller tag", echo, adapters.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString() + "/" + run}, false},
+		{"fresh", echo, driver.Ref{ID: "taskgate/WaitAndEcho/" + id + "/" + run}, true},
+		{"keyed", echo, driver.Ref{ID: "taskgate/WaitAndEcho/" + key + "/" + run}, true},
+		{"type with a slash", temporal.Workflow("a/b", "q", 0), driver.Ref{ID: "taskgate/a/b/" + id + "/" + run}, true},
+		{"other type's ref under a prefix type", temporal.Workflow("a", "q", 0), driver.Ref{ID: "taskgate/a/b/" + id + "/" + run}, false},
+		{"empty target name", temporal.Workflow("", "q", 0), driver.Ref{ID: "taskgate//" + id + "/" + run}, false},
+		{"zero ref", echo, driver.Ref{}, false},
+		{"not a workflow target", driver.Target{Name: "WaitAndEcho"}, driver.Ref{ID: "taskgate/WaitAndEcho/" + id + "/" + run}, false},
+		{"another caller's", echo, driver.Ref{ID: "taskgate/WaitAndEcho/" + driver.CallerTag("bob") + "/" + uuid.NewString() + "/" + run}, false},
+		{"no caller tag", echo, driver.Ref{ID: "taskgate/WaitAndEcho/" + uuid.NewString() + "/" + run}, false},
 	}
 	for i, r := range foreignRefs() {
 		tests = append(tests, struct {
 			name string
-			t    adapters.Target
-			r    adapters.Ref
+			t    driver.Target
+			r    driver.Ref
 			want bool
 		}{fmt.Sprintf("foreign %d", i), echo, r, false})
 	}
@@ -456,7 +456,7 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 	e, tg := v.engine, v.target(temporalexamples.WaitAndEchoName)
 	in := json.RawMessage(`{ "seconds": 0, "text": "memo" }`)
 	key := "memo-" + uuid.NewString()
-	r, err := e.Start(ctx, tg, adapters.StartRequest{Input: in, Key: key, Caller: "alice"})
+	r, err := e.Start(ctx, tg, driver.StartRequest{Input: in, Key: key, Caller: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,20 +477,20 @@ func TestStartRecordsInputAndCaller(t *testing.T) {
 		t.Errorf("memo %v, want %v", memo, want)
 	}
 	wid, _ := workflowOf(t, r)
-	if !strings.HasPrefix(wid, "taskgate/WaitAndEcho/"+adapters.CallerTag("alice")+"/k-") {
+	if !strings.HasPrefix(wid, "taskgate/WaitAndEcho/"+driver.CallerTag("alice")+"/k-") {
 		t.Errorf("keyed workflow id %q", wid)
 	}
 
 	// Whitespace does not change the input; another caller does not get alice's execution.
-	same, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"memo"}`), Key: key, Caller: "alice"})
+	same, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"memo"}`), Key: key, Caller: "alice"})
 	if err != nil || same != r {
 		t.Errorf("same key, same input, compacted: %v, %v; want %v", same, err, r)
 	}
-	bob, err := e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"bob's"}`), Key: key, Caller: "bob"})
+	bob, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"bob's"}`), Key: key, Caller: "bob"})
 	if err != nil || bob == r {
 		t.Errorf("same key, other caller: %v, %v; want an execution of bob's own", bob, err)
 	}
-	_, err = e.Start(ctx, tg, adapters.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"other"}`), Key: key, Caller: "alice"})
+	_, err = e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"other"}`), Key: key, Caller: "alice"})
 	wantOther := "temporal: start WaitAndEcho: idempotency key already used with other input: workflow " + wid + " was started under this key with other arguments; repeat those arguments, or use a new key"
 	if err == nil || err.Error() != wantOther {
 		t.Errorf("same key, other input: %v, want %q", err, wantOther)
@@ -501,9 +501,9 @@ func TestStartRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
 	ctx := testContext(t)
-	_, err := v.engine.Start(ctx, v.target("WaitAndEcho"), adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)})
+	_, err := v.engine.Start(ctx, v.target("WaitAndEcho"), driver.StartRequest{Input: json.RawMessage(`{"seconds":`)})
 	const want = "temporal: invalid request: the input is not valid JSON: unexpected end of JSON input"
-	if err == nil || err.Error() != want || !errors.Is(err, adapters.ErrInvalid) {
+	if err == nil || err.Error() != want || !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("Start with broken JSON: %v, want %q", err, want)
 	}
 }
@@ -516,10 +516,10 @@ func TestAnInputOverTheServersLimit(t *testing.T) {
 	v := newEnv(t)
 	ctx := testContext(t)
 	input, _ := json.Marshal(map[string]any{"seconds": 0, "text": strings.Repeat("x", 2560<<10)})
-	_, err := v.engine.Start(ctx, v.target("WaitAndEcho"), adapters.StartRequest{Input: input})
+	_, err := v.engine.Start(ctx, v.target("WaitAndEcho"), driver.StartRequest{Input: input})
 	const reason = "the request is too large: the engine takes at most 2 MiB in one payload by default"
-	if !errors.Is(err, adapters.ErrInvalid) || adapters.ReasonOf(err, "") != reason || !strings.Contains(err.Error(), "size exceeds limit") {
-		t.Errorf("Start with 2.5 MiB of input: %v, reason for the caller %q; want ErrInvalid with the server's words, and %q", err, adapters.ReasonOf(err, ""), reason)
+	if !errors.Is(err, driver.ErrInvalid) || driver.ReasonOf(err, "") != reason || !strings.Contains(err.Error(), "size exceeds limit") {
+		t.Errorf("Start with 2.5 MiB of input: %v, reason for the caller %q; want ErrInvalid with the server's words, and %q", err, driver.ReasonOf(err, ""), reason)
 	}
 }
 
@@ -531,11 +531,11 @@ func TestSummarizeDataset(t *testing.T) {
 
 	t.Run("summary", func(t *testing.T) {
 		in := json.RawMessage(`{"name":"latency","values":[12,7,3,9,14,3],"stepSeconds":0.2}`)
-		_, out, err := runToEnd(ctx, e, tg, adapters.StartRequest{Input: in})
+		_, out, err := runToEnd(ctx, e, tg, driver.StartRequest{Input: in})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.State != adapters.Succeeded {
+		if out.State != driver.Succeeded {
 			t.Fatalf("outcome %+v, want succeeded", out)
 		}
 		var got map[string]any
@@ -551,11 +551,11 @@ func TestSummarizeDataset(t *testing.T) {
 		}
 	})
 	t.Run("no values", func(t *testing.T) {
-		_, out, err := runToEnd(ctx, e, tg, adapters.StartRequest{Input: json.RawMessage(`{"name":"empty","values":[]}`)})
+		_, out, err := runToEnd(ctx, e, tg, driver.StartRequest{Input: json.RawMessage(`{"name":"empty","values":[]}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := adapters.Outcome{State: adapters.Failed, Native: "FAILED", Error: "Dataset.Invalid",
+		want := driver.Outcome{State: driver.Failed, Native: "FAILED", Error: "Dataset.Invalid",
 			Cause: `dataset "empty" has no values: pass at least one number in values`}
 		if !reflect.DeepEqual(withoutEnd(out), want) {
 			t.Errorf("outcome %+v, want %+v", out, want)
@@ -564,7 +564,7 @@ func TestSummarizeDataset(t *testing.T) {
 }
 
 // withoutEnd drops the outcome's Status, which the conformance suite checks.
-func withoutEnd(o adapters.Outcome) adapters.Outcome {
-	o.Status = adapters.Status{}
+func withoutEnd(o driver.Outcome) driver.Outcome {
+	o.Status = driver.Status{}
 	return o
 }

@@ -18,7 +18,7 @@ func TestCountCountsSweeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed, _, err := eng.Sweep(t.Context(), []adapters.Target{job}, []adapters.Ref{r}, "")
+	listed, _, err := eng.Sweep(t.Context(), adapters.SweepOptions{Targets: []adapters.Target{job}, Refs: []adapters.Ref{r}})
 	if err != nil || len(listed) != 1 {
 		t.Fatalf("Sweep: %v, %v, want the execution", listed, err)
 	}

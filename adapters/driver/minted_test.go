@@ -1,19 +1,19 @@
-package adapters_test
+package driver_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 func TestMinted(t *testing.T) {
-	tag := adapters.CallerTag("alice")
-	fresh, keyed := adapters.NewSuffix("alice"), adapters.KeySuffix("order-7", "alice", "k-", 40)
-	if !adapters.StartedSuffix(fresh, "k-", 40) || !adapters.StartedSuffix(keyed, "k-", 40) {
+	tag := driver.CallerTag("alice")
+	fresh, keyed := driver.NewSuffix("alice"), driver.KeySuffix("order-7", "alice", "k-", 40)
+	if !driver.StartedSuffix(fresh, "k-", 40) || !driver.StartedSuffix(keyed, "k-", 40) {
 		t.Fatalf("suffixes %q and %q are not of the shape StartedSuffix takes", fresh, keyed)
 	}
-	if again := adapters.KeySuffix("order-7", "alice", "k-", 40); again != keyed {
+	if again := driver.KeySuffix("order-7", "alice", "k-", 40); again != keyed {
 		t.Errorf("KeySuffix gave %q, then %q for the same key and caller", keyed, again)
 	}
 	flip := func(s string) string { // the last hex digit changed
@@ -28,14 +28,14 @@ func TestMinted(t *testing.T) {
 		"p/" + tag + "/" + flip(fresh):                                                 false,
 		"p/" + tag + "/" + flip(keyed):                                                 false,
 		"p/" + tag + "/" + strings.ToUpper(fresh):                                      false,
-		"p/" + tag + "/" + adapters.NewSuffix("bob"):                                   false,
-		"p/" + adapters.CallerTag("bob") + "/" + fresh:                                 false,
+		"p/" + tag + "/" + driver.NewSuffix("bob"):                                     false,
+		"p/" + driver.CallerTag("bob") + "/" + fresh:                                   false,
 		"p/" + tag + "/3f2b8c1e-9d4a-4b7e-8c2f-1a2b3c4d5e6f":                           false, // made up after the tag
 		"p/" + tag + fresh:                                                             false,
 		"p/" + tag + "/":                                                               false,
 		"":                                                                             false,
 	} {
-		if got := adapters.Minted(id, "alice"); got != want {
+		if got := driver.Minted(id, "alice"); got != want {
 			t.Errorf("Minted(%q, alice) = %v, want %v", id, got, want)
 		}
 	}

@@ -1,10 +1,10 @@
-package adapters_test
+package driver_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 func TestStartedSuffix(t *testing.T) {
@@ -20,7 +20,7 @@ func TestStartedSuffix(t *testing.T) {
 		"planted":                                false,
 		"":                                       false,
 	} {
-		if got := adapters.StartedSuffix(s, "k-", 32); got != want {
+		if got := driver.StartedSuffix(s, "k-", 32); got != want {
 			t.Errorf("StartedSuffix(%q) = %v, want %v", s, got, want)
 		}
 	}
