@@ -16,9 +16,6 @@
 package adapters
 
 import (
-	"context"
-	"time"
-
 	"github.com/taskgate/taskgate/adapters/driver"
 )
 
@@ -94,60 +91,3 @@ var (
 	ErrThrottled   = driver.ErrThrottled
 	ErrUnsupported = driver.ErrUnsupported
 )
-
-// KeyOf is driver.KeyOf.
-func KeyOf(t Target, r Ref) ExecKey { return driver.KeyOf(t, r) }
-
-// Awaiting is driver.Awaiting.
-func Awaiting(qs []Question) string { return driver.Awaiting(qs) }
-
-// SweepChunk is driver.SweepChunk.
-func SweepChunk(refs []Ref, page string) (chunk []Ref, next string, err error) {
-	return driver.SweepChunk(refs, page)
-}
-
-// ScopedKey is driver.ScopedKey.
-func ScopedKey(key, caller string) string { return driver.ScopedKey(key, caller) }
-
-// CallerTag is driver.CallerTag.
-func CallerTag(caller string) string { return driver.CallerTag(caller) }
-
-// StartedSuffix is driver.StartedSuffix.
-func StartedSuffix(s, keyed string, hexLen int) bool { return driver.StartedSuffix(s, keyed, hexLen) }
-
-// Refuse is driver.Refuse.
-func Refuse(reason string, err error) error { return driver.Refuse(reason, err) }
-
-// ReasonOf is driver.ReasonOf.
-func ReasonOf(err error, otherwise string) string { return driver.ReasonOf(err, otherwise) }
-
-// RetryAfter is driver.RetryAfter.
-func RetryAfter(err error) time.Duration { return driver.RetryAfter(err) }
-
-// Sleep is driver.Sleep.
-func Sleep(ctx context.Context, d time.Duration) error { return driver.Sleep(ctx, d) }
-
-// SleepUntil is driver.SleepUntil.
-func SleepUntil(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
-	return driver.SleepUntil(ctx, d, wake)
-}
-
-// ValidEnvName is driver.ValidEnvName.
-func ValidEnvName(name string) bool { return driver.ValidEnvName(name) }
-
-// NewSuffix is driver.NewSuffix.
-func NewSuffix(caller string) string { return driver.NewSuffix(caller) }
-
-// KeySuffix is driver.KeySuffix.
-func KeySuffix(key, caller, keyed string, hexLen int) string {
-	return driver.KeySuffix(key, caller, keyed, hexLen)
-}
-
-// Minted is driver.Minted.
-func Minted(id, caller string) bool { return driver.Minted(id, caller) }
-
-// SucceededWith is driver.SucceededWith.
-func SucceededWith(native string, output []byte) Outcome { return driver.SucceededWith(native, output) }
-
-// UnreadableOutput is driver.UnreadableOutput.
-func UnreadableOutput(native string, why error) Outcome { return driver.UnreadableOutput(native, why) }

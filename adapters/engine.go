@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/pace"
 )
 
@@ -294,11 +295,11 @@ func (e *Engine) Wait(ctx context.Context, t Target, r Ref) (Outcome, error) {
 		case errors.Is(err, ErrNotFound) && time.Now().Before(young):
 			next = 200 * time.Millisecond
 		case errors.Is(err, ErrUnavailable) && ctx.Err() == nil:
-			next = RetryAfter(err)
+			next = driver.RetryAfter(err)
 		default:
 			return Outcome{}, err
 		}
-		if err := SleepUntil(ctx, max(next, 10*time.Millisecond), e.Changes(t, r)); err != nil {
+		if err := driver.SleepUntil(ctx, max(next, 10*time.Millisecond), e.Changes(t, r)); err != nil {
 			return Outcome{}, err
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // Auth is how HTTP callers authenticate: the auth: block, which one mapping file of a set holds.
@@ -236,7 +236,7 @@ func (d *doc) apiKeys(e entry) []APIKey {
 			okP = false
 		}
 		v, ve, okV := o.need("keyEnv", "the name of the environment variable that holds the key, like TASKGATE_KEY_CI", false)
-		if okV && !adapters.ValidEnvName(v) {
+		if okV && !driver.ValidEnvName(v) {
 			d.errorf(ve.value, "letters, digits and _, not starting with a digit", "%s: %q is not an environment variable name", ve.path, v)
 			okV = false
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 const envHint = "write ${VAR} or ${VAR:-default} for an environment variable, $$ for a literal $"
@@ -38,7 +39,7 @@ func expandEnv(s string, env adapters.Env) (string, *envError) {
 			ref := s[1:end]
 			s = s[end+1:]
 			name, def, hasDefault := strings.Cut(ref, ":-")
-			if !adapters.ValidEnvName(name) {
+			if !driver.ValidEnvName(name) {
 				return "", &envError{fmt.Sprintf("%q is not a valid environment variable name", name), envHint}
 			}
 			if strings.Contains(def, "${") {

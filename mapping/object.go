@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // object is a mapping of a file whose keys were checked against the keys it allows.
@@ -189,7 +190,7 @@ func (b *block) EnvName(key, hint string) (string, bool) {
 	switch {
 	case !ok || name == "":
 		return "", false
-	case !adapters.ValidEnvName(name):
+	case !driver.ValidEnvName(name):
 		// The value is not repeated: it may be the secret itself.
 		b.o.d.errorf(e.value, hint, "%s: must be the name of an environment variable", e.path)
 		return "", false

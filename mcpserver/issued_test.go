@@ -47,7 +47,7 @@ type issued struct {
 
 // TestIDsIssuedBeforeOneIDRefs: every sealed id b842327 issued still names its execution: it
 // resolves to its tool, and its task is completed with that execution's output. Its native ids
-// are not found: their suffixes carry no MAC (adapters.Minted), so they cannot be told from ids a
+// are not found: their suffixes carry no MAC (driver.Minted), so they cannot be told from ids a
 // client made up, and such executions are read through their sealed ids only.
 func TestIDsIssuedBeforeOneIDRefs(t *testing.T) {
 	const dir = "testdata/issued-b842327"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks"
 	"github.com/taskgate/taskgate/tasks/token"
@@ -207,7 +208,7 @@ func TestCallersAreKeyedAndRotate(t *testing.T) {
 	before := s.service(t, token.Native{Refs: s.set, Keys: keys(t, old)})
 	task := startAs(t, before, as("alice"), length, `{"seconds": 60, "text": "x"}`)
 	sum := sha256.Sum256([]byte("alice")) // the caller before callers were keyed
-	if unkeyed := adapters.CallerTag(base64.RawURLEncoding.EncodeToString(sum[:16])); strings.Contains(task.Ref().ID, unkeyed) {
+	if unkeyed := driver.CallerTag(base64.RawURLEncoding.EncodeToString(sum[:16])); strings.Contains(task.Ref().ID, unkeyed) {
 		t.Fatalf("the execution id %s carries alice's unkeyed tag %s", task.Ref().ID, unkeyed)
 	}
 	if _, err := s.service(t, token.Native{Refs: s.set, Keys: keys(t, next)}).Read(as("alice"), task.ID); tasks.KindOf(err) != tasks.NotFound {
@@ -257,7 +258,7 @@ func TestMadeUpNativeIDsCostNoRead(t *testing.T) {
 	}
 	i := strings.LastIndexByte(task.ID, '/')
 	before := s.mem.describes.Load()
-	for _, suffix := range []string{"3f2b8c1e-9d4a-4b7e-8c2f-1a2b3c4d5e6f", adapters.NewSuffix("alice"), "k-" + strings.Repeat("0a", 16)} {
+	for _, suffix := range []string{"3f2b8c1e-9d4a-4b7e-8c2f-1a2b3c4d5e6f", driver.NewSuffix("alice"), "k-" + strings.Repeat("0a", 16)} {
 		if _, err := svc.Read(as("alice"), task.ID[:i+1]+suffix); tasks.KindOf(err) != tasks.NotFound {
 			t.Errorf("a made-up id with alice's tag and suffix %s: %v, want not found", suffix, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -134,7 +135,7 @@ func (s *Service) Answer(ctx context.Context, t *Task, answers Answers) ([]strin
 		case errors.Is(err, adapters.ErrNotFound) || errors.Is(err, adapters.ErrEnded):
 			// answered meanwhile, or the execution went on without it
 		case errors.Is(err, adapters.ErrInvalid):
-			return delivered, Invalidf("the answer to %q was refused: %s", d.key, adapters.ReasonOf(err, "the engine refused it as invalid"))
+			return delivered, Invalidf("the answer to %q was refused: %s", d.key, driver.ReasonOf(err, "the engine refused it as invalid"))
 		case err != nil:
 			return delivered, engineError("Failed to deliver the answer to "+d.key, err)
 		default:

@@ -9,7 +9,7 @@ import (
 	"github.com/taskgate/taskgate/mapping"
 )
 
-// The caller recorded in an execution (the drivers write adapters.CallerTag of it into the
+// The caller recorded in an execution (the drivers write driver.CallerTag of it into the
 // engine's id) is a MAC of the principal and the tool that started it, under a secret of the
 // deployment. So an execution's id confirms no principal to anyone who can list the engine, and
 // it binds the execution to its tool: a native id reads through that tool alone, and a listing

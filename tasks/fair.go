@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/budget"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // A block's read budget is everyone's: a principal that reads as fast as its rate limit lets it
@@ -49,7 +50,7 @@ func (f *fairShare) Hook(ctx context.Context, c *adapters.Call) (context.Context
 	if r == nil || c.Op != adapters.OpDescribe && c.Op != adapters.OpList {
 		return ctx, nil, nil
 	}
-	k := adapters.KeyOf(c.Target, c.Ref)
+	k := driver.KeyOf(c.Target, c.Ref)
 	if wait, ok := f.take(Principal(ctx), k, float64(max(c.Calls, 1))); !ok {
 		return ctx, nil, &adapters.Throttle{RetryAfter: wait}
 	}

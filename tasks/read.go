@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -71,7 +72,7 @@ func (s *Service) callerOf(ctx context.Context, tool *mapping.Tool, caller strin
 
 // nativeTool is the tool whose driver reads id as a Ref of its target that the request's caller
 // started through that tool, with the Ref and the caller it was recorded under; nil when none. A
-// native id carries nothing a client cannot make up but the MAC of its suffix (adapters.Minted),
+// native id carries nothing a client cannot make up but the MAC of its suffix (driver.Minted),
 // so it is checked before the id reaches any engine: an execution recorded before suffixes were
 // minted, or before callers were keyed, reads only through a sealed id.
 func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, adapters.Ref, string) {
@@ -82,7 +83,7 @@ func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, ada
 			continue
 		}
 		for gen := range s.callers.generations() {
-			if who := s.callers.of(principal, t.Name, gen); s.engines[t.Engine].Owns(t.Target, ref, who) && adapters.Minted(ref.ID, who) {
+			if who := s.callers.of(principal, t.Name, gen); s.engines[t.Engine].Owns(t.Target, ref, who) && driver.Minted(ref.ID, who) {
 				return t, ref, who
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -128,7 +129,7 @@ func waitError(what string, tool *mapping.Tool, err error) error {
 // startRefused is the error of a start the engine refused: the reason in the caller's words, which
 // name the tool and nothing of the engine (the audit line has the engine's whole error).
 func startRefused(tool *mapping.Tool, err error) *Error {
-	return refusedf("Could not start %s: %s", tool.Name, adapters.ReasonOf(err, "the engine refused the request as invalid"))
+	return refusedf("Could not start %s: %s", tool.Name, driver.ReasonOf(err, "the engine refused the request as invalid"))
 }
 
 // Cancel asks the engine to stop t's execution; by says who asks, for the engine's records. Its

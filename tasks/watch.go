@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // MaxWatched bounds the task ids one Watch follows; a listener asks for more in several.
@@ -102,5 +103,5 @@ const followMin, followMax = 200 * time.Millisecond, 2 * time.Second
 // within [followMin, followMax]; reads before then are answered from the same reading.
 func (s *Service) untilChanged(ctx context.Context, t *Task) bool {
 	changed := s.engines[t.Tool.Engine].Changes(t.Tool.Target, t.claims.Ref)
-	return adapters.SleepUntil(ctx, min(max(time.Until(t.Status.NextReadAt), followMin), followMax), changed) == nil
+	return driver.SleepUntil(ctx, min(max(time.Until(t.Status.NextReadAt), followMin), followMax), changed) == nil
 }

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/pace"
 )
 
@@ -329,7 +330,7 @@ func (e *Budget) makeRead(ctx context.Context, n int) error {
 	wait := e.until(e.made, n)
 	e.made -= float64(n)
 	e.mu.Unlock()
-	if err := adapters.Sleep(ctx, wait); err != nil {
+	if err := driver.Sleep(ctx, wait); err != nil {
 		e.mu.Lock()
 		e.made += float64(n)
 		e.mu.Unlock()
@@ -354,7 +355,7 @@ func (e *Budget) spend(ctx context.Context, n int) error {
 		}
 		wait := max(e.until(e.tokens, n), e.until(e.made, n))
 		e.mu.Unlock()
-		if err := adapters.Sleep(ctx, wait); err != nil {
+		if err := driver.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
@@ -406,7 +407,7 @@ func (e *Budget) admitOutcome(ctx context.Context, n int) error {
 	wait := time.Duration(max(0, float64(n)-e.ends) / e.endsRate(now) * float64(time.Second))
 	e.ends -= float64(n)
 	e.mu.Unlock()
-	if err := adapters.Sleep(ctx, wait); err != nil {
+	if err := driver.Sleep(ctx, wait); err != nil {
 		e.mu.Lock()
 		e.ends += float64(n)
 		e.mu.Unlock()
@@ -433,7 +434,7 @@ func (e *Budget) ended(err error) error {
 func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
 	switch c.Op {
 	case adapters.OpDescribe:
-		k := adapters.KeyOf(c.Target, c.Ref)
+		k := driver.KeyOf(c.Target, c.Ref)
 		if err := e.admit(ctx, k, c.Calls, false); err != nil {
 			e.describedAs(ctx, k, adapters.Status{}, err)
 			return ctx, nil, err

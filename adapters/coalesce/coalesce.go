@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/internal/lru"
 )
@@ -235,7 +236,7 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // read, and NextReadAt when the engine will next be read for it.
 func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, describe func(context.Context) (adapters.Status, error)) (adapters.Status, error) {
 	p, paced := pace.Of(ctx)
-	k := adapters.KeyOf(t, r)
+	k := driver.KeyOf(t, r)
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
@@ -271,7 +272,7 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.follow(ctx, t, r, p, paced, true)
 			return v.status, nil
 		}
-		after := adapters.RetryAfter(err)
+		after := driver.RetryAfter(err)
 		if e.sweeps != nil {
 			after = min(after, time.Until(deadline))
 		} else if time.Now().Add(after).After(deadline) {
@@ -284,7 +285,7 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.follow(ctx, t, r, p, paced, false)
 			e.hurry(t)
 		}
-		if adapters.SleepUntil(ctx, after, e.Changes(t, r)) != nil { // or a sweep records it
+		if driver.SleepUntil(ctx, after, e.Changes(t, r)) != nil { // or a sweep records it
 			return adapters.Status{}, ctx.Err()
 		}
 	}
@@ -348,7 +349,7 @@ func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, 
 		case errors.Is(err, adapters.ErrNotFound) && e.opts.Fresh >= 0 && !(paced && at.Sub(p.Created) < e.opts.VisibilityLag):
 			e.missing.Update(k, func(until *time.Time) { *until = at.Add(e.opts.notFoundFor(p, paced)) })
 		case errors.Is(err, adapters.ErrThrottled):
-			hold := time.Now().Add(adapters.RetryAfter(err))
+			hold := time.Now().Add(driver.RetryAfter(err))
 			e.cache.Update(k, func(v *entry) { v.hold = hold })
 		}
 		return st, err
@@ -405,7 +406,7 @@ func latest(ts ...time.Time) time.Time {
 // engine or a budget) is tried again after its retry-after, within outcomeWait: the outcome is
 // read once, and the caller has the end in hand.
 func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref, read func(context.Context) (adapters.Outcome, error)) (adapters.Outcome, error) {
-	k := adapters.KeyOf(t, r)
+	k := driver.KeyOf(t, r)
 	deadline := time.Now().Add(outcomeWait)
 	for {
 		if v, ok := e.cache.Get(k); ok && v.outcome != nil {
@@ -429,10 +430,10 @@ func (e *Readings) Outcome(ctx context.Context, t adapters.Target, r adapters.Re
 		if answered && err == nil {
 			e.outcome.flown(own)
 		}
-		if !answered || !errors.Is(err, adapters.ErrThrottled) || time.Now().Add(adapters.RetryAfter(err)).After(deadline) {
+		if !answered || !errors.Is(err, adapters.ErrThrottled) || time.Now().Add(driver.RetryAfter(err)).After(deadline) {
 			return o, err
 		}
-		if adapters.Sleep(ctx, adapters.RetryAfter(err)) != nil {
+		if driver.Sleep(ctx, driver.RetryAfter(err)) != nil {
 			return o, ctx.Err()
 		}
 	}
@@ -462,14 +463,14 @@ func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref,
 // submitted, as of now, good for the curve's first interval. (A keyed start may have found an
 // execution that is older, or ended.) Either way, the execution is no longer missing.
 func (e *Readings) Started(ctx context.Context, t adapters.Target, r adapters.Ref, req adapters.StartRequest) {
-	e.missing.DeleteIf(adapters.KeyOf(t, r), func(time.Time) bool { return true })
+	e.missing.DeleteIf(driver.KeyOf(t, r), func(time.Time) bool { return true })
 	if req.Key != "" || e.opts.Fresh < 0 {
 		return
 	}
 	now := time.Now()
 	p, paced := pace.Of(ctx)
 	v := e.reading(adapters.Status{State: adapters.Submitted, Native: "STARTED", Message: "Started.", Started: now, Updated: now, ReadAt: now}, p, paced)
-	e.cache.Update(adapters.KeyOf(t, r), func(old *entry) {
+	e.cache.Update(driver.KeyOf(t, r), func(old *entry) {
 		if !endKnown(*old) {
 			*old = v
 		}
@@ -487,7 +488,7 @@ func (e *Readings) Ran(ctx context.Context, t adapters.Target, r adapters.Ref, s
 // next read sees the cancellation, or no longer shows the question answered (what is known of an
 // end stays), and wakes whoever waits on Changes.
 func (e *Readings) Changed(t adapters.Target, r adapters.Ref) {
-	k := adapters.KeyOf(t, r)
+	k := driver.KeyOf(t, r)
 	e.cache.DeleteIf(k, unended)
 	e.changed(k)
 }

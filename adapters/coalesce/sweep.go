@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/pace"
 )
 
@@ -345,7 +346,7 @@ func (e *Readings) sweepRounds(ctx context.Context) {
 		case <-timer.C:
 		case <-s.kick:
 			timer.Stop()
-			if adapters.Sleep(ctx, s.every/4) != nil {
+			if driver.Sleep(ctx, s.every/4) != nil {
 				return
 			}
 		}
@@ -680,7 +681,7 @@ func (e *Readings) confirm(ctx context.Context, g string, t adapters.Target, x e
 			case !errors.Is(err, adapters.ErrUnavailable) || !e.following(g, x):
 				return
 			}
-			if adapters.Sleep(ctx, max(adapters.RetryAfter(err), s.every)) != nil {
+			if driver.Sleep(ctx, max(driver.RetryAfter(err), s.every)) != nil {
 				return
 			}
 		}
@@ -758,7 +759,7 @@ func (e *Readings) receiveNotices(ctx context.Context) {
 	s := e.sweeps
 	for {
 		err := s.engine.Notices(ctx, func(at time.Time, changed []adapters.Listed) { e.heard(ctx, at, changed) })
-		if errors.Is(err, adapters.ErrUnsupported) || adapters.Sleep(ctx, noticesRetry) != nil {
+		if errors.Is(err, adapters.ErrUnsupported) || driver.Sleep(ctx, noticesRetry) != nil {
 			return
 		}
 	}
@@ -812,7 +813,7 @@ func (e *Readings) followers(r adapters.Ref) []follower {
 // an answer asked. Whoever follows a task waits on it rather than polling (adapters.Changes). It
 // may also be closed when the execution leaves the cache: waiters read again when woken.
 func (e *Readings) Changes(t adapters.Target, r adapters.Ref) <-chan struct{} {
-	k := adapters.KeyOf(t, r)
+	k := driver.KeyOf(t, r)
 	e.watchMu.Lock()
 	defer e.watchMu.Unlock()
 	c, ok := e.watchers[k]

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // RunConformanceTests runs the suite against the engine that newHarness sets up: through the
@@ -684,9 +685,9 @@ func testCallerBinding(t *testing.T, h *suite) {
 		t.Errorf("Owns of alice's unkeyed %v: alice %v, bob %v", unkeyed, e.Owns(echo, unkeyed, "alice"), e.Owns(echo, unkeyed, "bob"))
 	}
 	for _, r := range []adapters.Ref{alice, unkeyed, e.KeyRef(echo, key, "alice")} {
-		if !adapters.Minted(r.ID, "alice") || adapters.Minted(r.ID, "bob") {
-			t.Errorf("%v: Minted for alice %v, for bob %v; want its suffix minted for alice alone (adapters.NewSuffix, KeySuffix)",
-				r, adapters.Minted(r.ID, "alice"), adapters.Minted(r.ID, "bob"))
+		if !driver.Minted(r.ID, "alice") || driver.Minted(r.ID, "bob") {
+			t.Errorf("%v: Minted for alice %v, for bob %v; want its suffix minted for alice alone (driver.NewSuffix, KeySuffix)",
+				r, driver.Minted(r.ID, "alice"), driver.Minted(r.ID, "bob"))
 		}
 	}
 	for caller, ref := range map[string]adapters.Ref{"alice": alice, "bob": bob} {

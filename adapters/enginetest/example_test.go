@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
 	"github.com/taskgate/taskgate/adapters/memengine"
 )
@@ -47,7 +48,7 @@ func (harness) Target(name string) adapters.Target {
 }
 
 func (harness) Missing() adapters.Ref {
-	return adapters.Ref{ID: memengine.Echo + "/" + adapters.CallerTag("") + "/" + uuid.NewString()}
+	return adapters.Ref{ID: memengine.Echo + "/" + driver.CallerTag("") + "/" + uuid.NewString()}
 }
 
 func (harness) Foreign() []adapters.Ref {

@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
@@ -197,7 +197,7 @@ func refusalWords(t *testing.T, r *results, d *dev) {
 // of a principal can compute it (the task service hands adapters a hash of the principal).
 func tagOf(principal string) string {
 	sum := sha256.Sum256([]byte(principal))
-	return adapters.CallerTag(base64.RawURLEncoding.EncodeToString(sum[:16]))
+	return driver.CallerTag(base64.RawURLEncoding.EncodeToString(sum[:16]))
 }
 
 func containsAny(s string, words ...string) bool {

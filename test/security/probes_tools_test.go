@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mcpserver/bearer/bearertest"
 )
@@ -136,7 +136,7 @@ func scopesOnEveryRequest(t *testing.T, r *results, d *dev, is *bearertest.Issue
 func keyedTags(t *testing.T, r *results, d *dev) {
 	id := startTask(t, d.url, aliceKey, "summarize_count_only", map[string]any{"seconds": 0, "text": "x"})
 	sum := sha256.Sum256([]byte("alice"))
-	guessed := adapters.CallerTag(base64.RawURLEncoding.EncodeToString(sum[:16]))
+	guessed := driver.CallerTag(base64.RawURLEncoding.EncodeToString(sum[:16]))
 	r.add(t, "7 caller tag", "alice's native task id (the workflow id) against the tag that her name gives, unkeyed",
 		"no such tag", id, !strings.Contains(id, guessed))
 }
