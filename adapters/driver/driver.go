@@ -366,10 +366,9 @@ type OutcomeCoster interface {
 // VisibilityLagger is a Conn that declares its engine's visibility lag: how long after Start
 // returned a Describe of the execution may still answer ErrNotFound, a start the engine does not
 // show yet (Step Functions' reads are eventually consistent; Temporal's describe of a workflow
-// just started is not). Every driver declares it (adapters/enginetest checks that it does, and
-// that a driver declaring none finds its executions at once); adapters.Engine.VisibilityLag reads it, for
-// Wait, the Readings and the task service alike. A Conn that declares none is given
-// adapters.DefaultVisibilityLag.
+// just started is not). Every driver declares it (adapters/enginetest fails one that does not);
+// adapters.VisibilityLagOf reads it, for adapters.Engine.Wait, the Readings and the task service
+// alike. A Conn that declares none is given adapters.DefaultVisibilityLag.
 type VisibilityLagger interface {
 	// VisibilityLag is how long after a start "not found" may be that start, not yet visible;
 	// zero when a start is visible as soon as Start returns. No engine call.
