@@ -276,7 +276,7 @@ const DefaultVisibilityLag = 10 * time.Second
 // say when.
 const unpaced = 100 * time.Millisecond
 
-// Wait polls Describe at the task's pace (the readings' NextReadAt, else the pace of ctx) until
+// Wait polls Describe at the task's pace (the readings' NextReadAt, else p's) until
 // the execution ends, then reads its outcome. Throttled reads and, within the engine's
 // VisibilityLag of its beginning, "not found" (a start the engine does not show yet) do not end
 // it; ctx does.
@@ -503,3 +503,7 @@ func (e *Engine) Answer(ctx context.Context, t Target, r Ref, key string, a Answ
 
 // Close closes the Conn.
 func (e *Engine) Close() error { return e.conn.Close() }
+
+// As sets target to an engine SDK client that the Conn holds, as driver.As does: the escape hatch
+// to what the contract does not do, tied to one driver.
+func (e *Engine) As(target any) bool { return driver.As(e.conn, target) }

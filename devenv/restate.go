@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/restate"
 	restateexamples "github.com/taskgate/taskgate/examples/restate"
 )
@@ -116,7 +117,7 @@ func healthy(ctx context.Context, url string) bool {
 // deployRestateExamples serves the example deployment in this process and registers it, unless
 // the server already has the examples (a server scripts/with-engines started with its own
 // deployment).
-func (e *Env) deployRestateExamples(ctx context.Context, engine *restate.Engine, logTo io.Writer) error {
+func (e *Env) deployRestateExamples(ctx context.Context, engine driver.Conn, logTo io.Writer) error {
 	served := true
 	for _, s := range restateexamples.Definitions() {
 		if _, err := engine.Check(ctx, restate.Handler(s.Name(), restateexamples.RunHandler, restate.Cancel)); err != nil {
@@ -138,7 +139,9 @@ func (e *Env) deployRestateExamples(ctx context.Context, engine *restate.Engine,
 	done := make(chan error, 1)
 	go func() { done <- restateexamples.Serve(sctx, ln, log, restateexamples.Definitions()) }()
 	e.stop = append(e.stop, func() { cancel(); <-done })
-	if err := engine.Register(ctx, "http://"+ln.Addr().String()); err != nil {
+	var ep restate.Endpoints
+	driver.As(engine, &ep)
+	if err := restate.Register(ctx, ep, "http://"+ln.Addr().String()); err != nil {
 		return fmt.Errorf("registering the Restate example deployment: %w", err)
 	}
 	fmt.Fprintf(logTo, "taskgate: the Restate example deployment is registered from %s\n", ln.Addr())

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 )
@@ -27,7 +30,9 @@ func (e *Env) ensureSFNExamples(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	arns, err := sfnexamples.Ensure(ctx, engine.Client(), o.SFNRole)
+	var client *sfn.Client
+	driver.As(engine, &client)
+	arns, err := sfnexamples.Ensure(ctx, client, o.SFNRole)
 	if err != nil {
 		return fmt.Errorf("creating the Step Functions examples in %s: %w", o.SFNEndpoint, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -58,7 +59,7 @@ type env struct {
 	srv    *mcpserver.Server
 	svc    *tasks.Service
 	url    string
-	engine *temporal.Engine
+	engine adapters.Conn
 	count  *counting
 	tokens token.Codec
 }
@@ -117,7 +118,7 @@ func newEnvConfig(t *testing.T, edit func(*tasks.Config, *mcpserver.Config)) *en
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := worker.New(we.Client(), temporalexamples.TaskQueue, worker.Options{})
+		w := worker.New(testenv.As[client.Client](t, we), temporalexamples.TaskQueue, worker.Options{})
 		temporalexamples.Register(w)
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
@@ -230,7 +231,7 @@ func TestCancelCancelsTheWorkflow(t *testing.T) {
 	}
 	waitFor(t, c, id, "cancelled")
 	wf, run := e.workflow(t, id)
-	d, err := e.engine.Client().DescribeWorkflow(context.Background(), wf, run)
+	d, err := testenv.As[client.Client](t, e.engine).DescribeWorkflow(context.Background(), wf, run)
 	if err != nil {
 		t.Fatal(err)
 	}

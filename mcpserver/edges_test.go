@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/temporal"
@@ -240,7 +241,7 @@ func TestOperationStatusesSubmittedAndExpired(t *testing.T) {
 		t.Fatalf("no worker has picked it up: %v, want submitted", st)
 	}
 	wf, run := e.workflow(t, tok)
-	e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
+	testenv.As[client.Client](t, e.engine).TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 
 	// A keepAlive longer than the poll interval (1s), within which a poll sees the end.
 	res = sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 0, "text": "short-lived"}, "operation": map[string]any{"keepAlive": 2}})
@@ -262,7 +263,7 @@ func TestKeepAliveIsTheEngineRetention(t *testing.T) {
 	if _, err := e.svc.CheckTargets(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ns, err := e.engine.Client().WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+	ns, err := testenv.As[client.Client](t, e.engine).WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestKeepAliveIsTheEngineRetention(t *testing.T) {
 			t.Errorf("keepAlive asked %v: got %v, want %v (retention %s)", tc.keepAlive, got["keepAlive"], tc.want, retention)
 		}
 		wf, run := e.workflow(t, got["token"].(string))
-		e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
+		testenv.As[client.Client](t, e.engine).TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	}
 }
 
@@ -297,7 +298,7 @@ func TestOperationResultBeforeTheEnd(t *testing.T) {
 	res := sep.Decode(t, "tools/call", map[string]any{"name": "wait_and_echo", "arguments": map[string]any{"seconds": 60, "text": "early"}, "operation": map[string]any{"token": uuid.NewString()}})
 	tok := res["operation"].(map[string]any)["token"].(string)
 	wf, run := e.workflow(t, tok)
-	defer e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
+	defer testenv.As[client.Client](t, e.engine).TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	_, rerr := sep.Call(t, "tools/async/result", map[string]any{"token": tok})
 	// submitted until the worker picks it up, then working.
 	if rerr == nil || rerr.Code != -32602 || !regexp.MustCompile(

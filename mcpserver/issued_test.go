@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/rpctest"
@@ -87,7 +86,7 @@ func TestIDsIssuedBeforeOneIDRefs(t *testing.T) {
 		}
 		t.Cleanup(func() { engines[name].Close() })
 	}
-	startAgain(ctx, t, engines["aws-ids"].(*stepfunctions.Engine), ids)
+	startAgain(ctx, t, testenv.As[*sfn.Client](t, engines["aws-ids"]), ids)
 
 	keys, err := token.ParseKeys(ids.TokenKeys)
 	if err != nil {
@@ -164,9 +163,9 @@ func unzip(t *testing.T, name string) string {
 
 // startAgain starts the Step Functions executions of ids under their names and input (the same
 // ARNs), unless the endpoint already has them, and waits until they have succeeded.
-func startAgain(ctx context.Context, t *testing.T, e *stepfunctions.Engine, ids issued) {
+func startAgain(ctx context.Context, t *testing.T, c *sfn.Client, ids issued) {
 	t.Helper()
-	arns, err := sfnexamples.Ensure(ctx, e.Client(), "arn:aws:iam::123456789012:role/taskgate-examples")
+	arns, err := sfnexamples.Ensure(ctx, c, "arn:aws:iam::123456789012:role/taskgate-examples")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +173,14 @@ func startAgain(ctx context.Context, t *testing.T, e *stepfunctions.Engine, ids 
 		if id.ExecutionARN == "" {
 			continue
 		}
-		_, err := e.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arns[sfnexamples.WaitAndEcho]),
+		_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arns[sfnexamples.WaitAndEcho]),
 			Name: aws.String(id.ExecutionName), Input: aws.String(id.Input)})
 		var exists *types.ExecutionAlreadyExists
 		if err != nil && !errors.As(err, &exists) {
 			t.Fatal(err)
 		}
 		for {
-			d, err := e.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(id.ExecutionARN)})
+			d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(id.ExecutionARN)})
 			if err != nil {
 				t.Fatalf("execution %s: %v", id.ExecutionARN, err)
 			}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/taskgate/taskgate/internal/testenv"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/tasks"
 )
@@ -66,7 +69,7 @@ func TestNothingIsKeptPerTask(t *testing.T) {
 	}
 	for _, id := range ids {
 		wf, run := e.workflow(t, id)
-		e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
+		testenv.As[client.Client](t, e.engine).TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	}
 }
 

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/taskgate/taskgate/internal/rpctest"
+	"github.com/taskgate/taskgate/internal/testenv"
 )
 
 // TestPollIntervalGrowsWithTheTaskAge reads one running task through ids created at other times
@@ -16,7 +19,7 @@ func TestPollIntervalGrowsWithTheTaskAge(t *testing.T) {
 	c := e.client(ext)
 	id := call(t, c, "echo_unpolled", map[string]any{"seconds": 3600, "text": "aging"})["taskId"].(string)
 	wf, run := e.workflow(t, id)
-	defer e.engine.Client().TerminateWorkflow(context.Background(), wf, run, "test cleanup")
+	defer testenv.As[client.Client](t, e.engine).TerminateWorkflow(context.Background(), wf, run, "test cleanup")
 	claims, err := e.tokens.Open(id, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func (a *awsCalls) count(action string) int {
 
 type sfnEnv struct {
 	set    *mapping.Set
-	engine *stepfunctions.Engine
+	engine adapters.Conn
 	calls  *awsCalls
 	tokens token.Codec
 }
@@ -84,7 +84,7 @@ func newSFNEnv(t *testing.T) *sfnEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sfnexamples.Ensure(context.Background(), eng.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+	if _, err := sfnexamples.Ensure(context.Background(), testenv.As[*sfn.Client](t, eng), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
 		t.Fatal(err)
 	}
 	set, err := mapping.Load("../examples/stepfunctions/tools.yaml")
@@ -102,7 +102,7 @@ func (e *sfnEnv) describe(t *testing.T, id string) *sfn.DescribeExecutionOutput 
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := e.engine.Client().DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.Ref.ID)})
+	d, err := testenv.As[*sfn.Client](t, e.engine).DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(c.Ref.ID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestQuestionSchemasFromWorkflowsLoadNothing(t *testing.T) {
 	def := sfnexamples.Definitions()["taskgate-sfn-ask-and-echo"]
 	def = strings.Replace(def, `"schema": {`, `"schema": `+schema+`, "unused": {`, 1)
 	name := "taskgate-test-bad-question-" + uuid.NewString()[:8]
-	out, err := e.engine.Client().CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String(name),
+	out, err := testenv.As[*sfn.Client](t, e.engine).CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String(name),
 		Definition: aws.String(def), RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-examples")})
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func TestJustStartedExecutionReadsAsSubmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sfnexamples.Ensure(t.Context(), eng.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+	if _, err := sfnexamples.Ensure(t.Context(), testenv.As[*sfn.Client](t, eng), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
 		t.Fatal(err)
 	}
 	keys, _ := token.ParseKeys(token.NewKey("s1"))
@@ -496,7 +496,7 @@ func TestStepFunctionsThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sfnexamples.Ensure(t.Context(), eng.Client(), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
+	if _, err := sfnexamples.Ensure(t.Context(), testenv.As[*sfn.Client](t, eng), "arn:aws:iam::123456789012:role/taskgate-examples"); err != nil {
 		t.Fatal(err)
 	}
 	keys, _ := token.ParseKeys(token.NewKey("s1"))

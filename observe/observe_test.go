@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -44,7 +45,7 @@ func startWorker(t *testing.T, addr string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := worker.New(we.Client(), temporalexamples.TaskQueue, worker.Options{})
+		w := worker.New(testenv.As[client.Client](t, we), temporalexamples.TaskQueue, worker.Options{})
 		temporalexamples.Register(w)
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
@@ -58,7 +59,7 @@ type served struct {
 	url     string // of /mcp
 	metrics string
 	srv     *mcpserver.Server
-	engine  *temporal.Engine
+	engine  adapters.Conn
 	tokens  token.Codec
 	drift   *drift.Monitor
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
@@ -61,7 +62,7 @@ func TestOneTraceFromTheAgentIntoTheActivities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := worker.New(we.Client(), tracedQueue, worker.Options{Interceptors: []interceptor.WorkerInterceptor{tracing}})
+	w := worker.New(testenv.As[client.Client](t, we), tracedQueue, worker.Options{Interceptors: []interceptor.WorkerInterceptor{tracing}})
 	temporalexamples.Register(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestOneTraceFromTheAgentIntoTheActivities(t *testing.T) {
 	// The workflow's start header holds the engine call's span, as the interceptor reads it.
 	claims, _ := s.tokens.Open(id, time.Now())
 	wf, run, _ := temporal.WorkflowOf(claims.Ref)
-	history := s.engine.Client().GetWorkflowHistory(context.Background(), wf, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	history := testenv.As[client.Client](t, s.engine).GetWorkflowHistory(context.Background(), wf, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	first, err := history.Next()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
@@ -27,7 +29,7 @@ func TestBlocksOfOneAccountShareOneBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arns, err := sfnexamples.Ensure(t.Context(), sfnEngine.Client(), "arn:aws:iam::123456789012:role/taskgate-test")
+	arns, err := sfnexamples.Ensure(t.Context(), testenv.As[*sfn.Client](t, sfnEngine), "arn:aws:iam::123456789012:role/taskgate-test")
 	if err != nil {
 		t.Fatal(err)
 	}

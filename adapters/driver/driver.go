@@ -411,6 +411,20 @@ type Accounted interface {
 	Account(ctx context.Context) (string, error)
 }
 
+// Aser is a Conn that hands out the engine SDK clients it holds, for what the contract does not
+// do (running a worker on the same connection, making a state machine in a test), as gocloud.dev's
+// As does: As sets target, a pointer to one of the types the driver's doc lists, and reports
+// whether it did. It is optional, and code that uses it is tied to that driver.
+type Aser interface {
+	As(target any) bool
+}
+
+// As calls c's As (Aser); false when c has none.
+func As(c Conn, target any) bool {
+	a, ok := c.(Aser)
+	return ok && a.As(target)
+}
+
 // SweepIDs is how many executions one page of a sweep by id names (a visibility query, an SQL
 // IN list).
 const SweepIDs = 100

@@ -36,6 +36,10 @@
 //
 // It is also the smallest complete engine in taskgate: docs/adding-an-engine.md walks
 // through it.
+//
+// Unlike the other drivers, whose New returns only the driver.Conn, it exports its Engine: tests
+// embed a *Engine to change one method and keep every capability it has, which a Conn interface
+// would hide.
 package memengine
 
 import (

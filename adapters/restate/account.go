@@ -3,4 +3,4 @@ package restate
 import "context"
 
 // Account is the Restate cluster, named by its admin API.
-func (e *Engine) Account(context.Context) (string, error) { return "restate:" + e.admin, nil }
+func (e *conn) Account(context.Context) (string, error) { return "restate:" + e.admin, nil }

@@ -17,7 +17,7 @@ const maxBody = 64 << 20
 
 // call sends one request to the ingress or the admin API and returns the answer's status and
 // body. Its error is only for an answer it could not have: the context's, or ErrUnavailable.
-func (e *Engine) call(ctx context.Context, what, method, url string, header http.Header, body []byte) (int, []byte, error) {
+func (e *conn) call(ctx context.Context, what, method, url string, header http.Header, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -52,7 +52,7 @@ func (e *Engine) call(ctx context.Context, what, method, url string, header http
 }
 
 // unreachable is the error of a request that got no answer.
-func (e *Engine) unreachable(ctx context.Context, what, url string, err error) error {
+func (e *conn) unreachable(ctx context.Context, what, url string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("restate: %s: %w", what, ctx.Err())
 	}
@@ -93,7 +93,7 @@ func refused(what string, status int, body []byte) error {
 }
 
 // query runs one SQL query on the admin API and decodes its rows into rows (a pointer to a slice).
-func (e *Engine) query(ctx context.Context, what, sql string, rows any) error {
+func (e *conn) query(ctx context.Context, what, sql string, rows any) error {
 	body, err := json.Marshal(map[string]string{"query": sql})
 	if err != nil {
 		return err

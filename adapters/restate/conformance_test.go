@@ -30,7 +30,7 @@ import (
 // invocations). Their names end with a suffix of this process's, so that test processes running
 // at once do not replace each other's deployments.
 type env struct {
-	engine                             *restate.Engine
+	engine                             driver.Conn
 	flaky, counter, workflow, unpolled string
 }
 
@@ -70,7 +70,7 @@ func newEnv(t *testing.T) *env {
 
 // deploy serves services as a deployment of their own and registers it; gone stops serving it
 // once registered.
-func deploy(t *testing.T, e *restate.Engine, gone bool, services ...sdk.ServiceDefinition) {
+func deploy(t *testing.T, e driver.Conn, gone bool, services ...sdk.ServiceDefinition) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -83,7 +83,11 @@ func deploy(t *testing.T, e *restate.Engine, gone bool, services ...sdk.ServiceD
 	t.Cleanup(down)
 	rctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if err := e.Register(rctx, "http://"+ln.Addr().String()); err != nil {
+	var ep restate.Endpoints
+	if !driver.As(e, &ep) {
+		t.Fatal("As(*restate.Endpoints) = false")
+	}
+	if err := restate.Register(rctx, ep, "http://"+ln.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
 	if gone {

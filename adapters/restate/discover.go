@@ -33,7 +33,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 		if err != nil {
 			return err
 		}
-		e := opened.(*Engine)
+		e := opened.(*conn)
 		defer e.Close()
 		services, err := e.listServices(ctx)
 		if err != nil {
@@ -50,7 +50,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 }
 
 // listServices reads every registered service, sorted by name.
-func (e *Engine) listServices(ctx context.Context) ([]service, error) {
+func (e *conn) listServices(ctx context.Context) ([]service, error) {
 	what := "list the services"
 	status, body, err := e.call(ctx, what, http.MethodGet, e.admin+"/services", nil, nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package restate_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -108,6 +109,24 @@ func TestRefs(t *testing.T) {
 	const want = "restate: not a task's invocation: want SERVICE/HANDLER/TASK-KEY/INVOCATION-ID, the invocation id like inv_1gdJBtdVEcM942bjcDmb1c1khoaJe11Hbz"
 	if _, err := d.ParseRef("a/b"); err == nil || err.Error() != want {
 		t.Errorf("ParseRef error %v, want %s", err, want)
+	}
+}
+
+// TestAs: a Conn answers its Endpoints, and nothing else.
+func TestAs(t *testing.T) {
+	hc := &http.Client{}
+	e, err := restate.New(restate.Config{Ingress: "http://127.0.0.1:1/", Admin: "http://127.0.0.1:2", Token: "t", HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ep restate.Endpoints
+	want := restate.Endpoints{Ingress: "http://127.0.0.1:1", Admin: "http://127.0.0.1:2", Token: "t", HTTP: hc}
+	if !driver.As(e, &ep) || ep != want {
+		t.Errorf("As(*restate.Endpoints) = %+v, want %+v", ep, want)
+	}
+	other := &http.Client{}
+	if driver.As(e, &other) || other == nil {
+		t.Errorf("As(**http.Client) = true, or it changed its target")
 	}
 }
 

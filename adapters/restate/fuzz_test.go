@@ -24,7 +24,7 @@ func FuzzOwns(f *testing.F) {
 	} {
 		f.Add("WaitAndEcho", "run", id)
 	}
-	e := &Engine{}
+	e := &conn{}
 	f.Fuzz(func(t *testing.T, service, handler, id string) {
 		if !e.Owns(Handler(service, handler, Cancel), driver.Ref{ID: id}, "alice") {
 			return

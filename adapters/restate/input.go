@@ -47,7 +47,7 @@ const answerTaken = 10 * time.Second
 // then waits (up to answerTaken) until the handler has taken it: until the question is no longer
 // open, so that the next read shows it answered. The handler may be suspended, and Restate then
 // has to invoke it again first; an answer it has not taken by then is still delivered.
-func (e *Engine) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
+func (e *conn) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
 	body, err := answerBody(a)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // List reads one page of the caller's invocations of t from sys_invocation, newest first, by
 // their task keys (which carry the caller's tag). A page is where the one before ended: the
 // creation time and id of its last invocation, "MILLISECONDS.INVOCATION-ID".
-func (e *Engine) List(ctx context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
+func (e *conn) List(ctx context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
 	t, caller, page, limit := o.Target, o.Caller, o.Page, o.Limit
 	h, err := handlerOf(t)
 	if err != nil {
@@ -76,27 +76,27 @@ func sweptIDs(byInvocation, byKey map[string]driver.Ref) string {
 
 // SweepGroup puts every target of the deployment in one group: one SQL query lists the
 // invocations of all their handlers.
-func (e *Engine) SweepGroup(driver.Target) string { return "every handler" }
+func (e *conn) SweepGroup(driver.Target) string { return "every handler" }
 
 // Sweep reads one page of the invocations of o.Targets' handlers that have not completed
 // (sys_invocation, up to sweepPage, in the order of their ids; a page is the last id of the one
 // before) and shows those of o.Refs it holds; a KeyRef stands for the newest invocation that carries
 // its task key. An invocation of refs that no page shows has completed: Describe reads how. It
 // costs a query per sweepPage invocations in flight, whatever the number of refs or handlers.
-func (e *Engine) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+func (e *conn) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
 	return e.sweep(ctx, o.Targets, o.Refs, o.Page, "status != 'completed'")
 }
 
 // SweepEnded reads one page of the invocations of o.Targets' handlers that completed after o.Since
 // (as Sweep reads the others) and shows those of o.Refs it holds: a query per sweepPage ends,
 // however many are in flight.
-func (e *Engine) SweepEnded(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+func (e *conn) SweepEnded(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
 	return e.sweep(ctx, o.Targets, o.Refs, o.Page, "status = 'completed' AND completed_at > CAST("+literal(o.Since.UTC().Format(time.RFC3339Nano))+" AS TIMESTAMP)")
 }
 
 // sweep reads one page of the invocations of ts's handlers that match condition, and shows those
 // of refs it holds.
-func (e *Engine) sweep(ctx context.Context, ts []driver.Target, refs []driver.Ref, page, condition string) ([]driver.Listed, string, error) {
+func (e *conn) sweep(ctx context.Context, ts []driver.Target, refs []driver.Ref, page, condition string) ([]driver.Listed, string, error) {
 	if len(ts) == 0 {
 		return nil, "", nil
 	}

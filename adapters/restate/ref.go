@@ -91,7 +91,7 @@ func notBase64URL(c rune) bool {
 
 // Owns reports whether r is shaped like a Ref Start gives for t and caller: t's service and
 // handler, a task key with the caller's tag, and an invocation id.
-func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
+func (e *conn) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	h, err := handlerOf(t)
 	p, ok := parseRef(r)
 	return err == nil && ok && p.invocation != "" && p.service == h.service && p.handler == h.handler &&
@@ -101,7 +101,7 @@ func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
 // KeyRef returns the Ref of the task Start gives for key and caller, with no invocation id: reads
 // find the invocation by its task key. A target that is no Restate handler has none: its KeyRef is
 // empty and reads as not found.
-func (e *Engine) KeyRef(t driver.Target, key, caller string) driver.Ref {
+func (e *conn) KeyRef(t driver.Target, key, caller string) driver.Ref {
 	h, err := handlerOf(t)
 	if err != nil {
 		return driver.Ref{}

@@ -35,8 +35,8 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Engine is a connection to one Restate server. It is safe for concurrent use.
-type Engine struct {
+// conn is a connection to one Restate server. It is safe for concurrent use.
+type conn struct {
 	ingress, admin string
 	token          string
 	hc             *http.Client
@@ -46,8 +46,9 @@ type Engine struct {
 }
 
 var (
-	_ driver.Conn             = (*Engine)(nil)
-	_ driver.VisibilityLagger = (*Engine)(nil)
+	_ driver.Conn             = (*conn)(nil)
+	_ driver.VisibilityLagger = (*conn)(nil)
+	_ driver.Aser             = (*conn)(nil)
 )
 
 // visibilityLag is how long after a send its invocation may not be found. The ingress answers a
@@ -60,10 +61,10 @@ var (
 const visibilityLag = time.Second
 
 // VisibilityLag declares visibilityLag.
-func (e *Engine) VisibilityLag() time.Duration { return visibilityLag }
+func (e *conn) VisibilityLag() time.Duration { return visibilityLag }
 
-// New configures an engine; it makes no call.
-func New(cfg Config) (*Engine, error) {
+// New configures a Conn; it makes no call.
+func New(cfg Config) (driver.Conn, error) {
 	for _, u := range []struct{ what, url string }{{"ingress", cfg.Ingress}, {"admin API", cfg.Admin}} {
 		if !validURL(u.url) {
 			return nil, fmt.Errorf("restate: the %s URL %q is not an http:// or https:// URL", u.what, u.url)
@@ -73,11 +74,31 @@ func New(cfg Config) (*Engine, error) {
 	if hc == nil {
 		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true}}
 	}
-	return &Engine{ingress: trimSlash(cfg.Ingress), admin: trimSlash(cfg.Admin), token: cfg.Token, hc: hc}, nil
+	return &conn{ingress: trimSlash(cfg.Ingress), admin: trimSlash(cfg.Admin), token: cfg.Token, hc: hc}, nil
+}
+
+// Endpoints is how a Conn of this package reaches its Restate server, which its As answers
+// (*Endpoints): for what taskgate does not do itself, such as registering a deployment (Register).
+type Endpoints struct {
+	// Ingress and Admin are the URLs of the ingress and of the admin API, without a trailing /.
+	Ingress, Admin string
+	// Token is the bearer token sent to both; empty for none.
+	Token string
+	// HTTP sends the requests; nil is http.DefaultClient.
+	HTTP *http.Client
+}
+
+// As answers the server's Endpoints (*Endpoints).
+func (e *conn) As(target any) bool {
+	ep, ok := target.(*Endpoints)
+	if ok {
+		*ep = Endpoints{Ingress: e.ingress, Admin: e.admin, Token: e.token, HTTP: e.hc}
+	}
+	return ok
 }
 
 // Close releases idle connections.
-func (e *Engine) Close() error {
+func (e *conn) Close() error {
 	e.hc.CloseIdleConnections()
 	return nil
 }
@@ -96,7 +117,7 @@ type sendResponse struct {
 // the caller, and a second Start with the same ones is the first invocation (running or ended,
 // within the service's retention) if the input matches, else an error wrapping
 // driver.ErrKeyConflict.
-func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
+func (e *conn) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	h, err := handlerOf(t)
 	if err != nil {
 		return driver.Ref{}, err
@@ -170,7 +191,7 @@ type journalInput struct {
 
 // sameInput checks that the invocation a repeated key names was started with the input of hash
 // sum, from the input header its journal kept.
-func (e *Engine) sameInput(ctx context.Context, what, invocation, sum string) error {
+func (e *conn) sameInput(ctx context.Context, what, invocation, sum string) error {
 	var rows []struct {
 		EntryJSON string `json:"entry_json"`
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ driver.Sampler = (*Engine)(nil)
+var _ driver.Sampler = (*conn)(nil)
 
 // Samples reads the inputs of at most n of the handler's latest invocations, whoever made them
 // and whatever their status, newest first: one query of sys_invocation for their ids, one of
@@ -20,7 +20,7 @@ var _ driver.Sampler = (*Engine)(nil)
 // service's journal retention once it completes (a day by default on Restate 1.7): an
 // invocation past it, or one still in a virtual object's inbox (its journal not begun), has no
 // input to read and is passed over. The input is the request body as JSON; an empty body is null.
-func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
+func (e *conn) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
 	h, err := handlerOf(t)
 	if err != nil || n <= 0 {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/restate"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
@@ -33,7 +34,7 @@ func TestSamples(t *testing.T) {
 	v := newEnv(t)
 	ctx := testContext(t)
 	add := restate.Handler(v.counter, "add", restate.Cancel)
-	if got, err := v.engine.Samples(ctx, add, 5); err != nil || len(got) != 0 {
+	if got, err := v.engine.(driver.Sampler).Samples(ctx, add, 5); err != nil || len(got) != 0 {
 		t.Fatalf("Samples of a handler never invoked: %s, %v; want none", got, err)
 	}
 	var want []string
@@ -42,18 +43,18 @@ func TestSamples(t *testing.T) {
 		want = append([]string{fmt.Sprint(10 + i)}, want...)
 		time.Sleep(5 * time.Millisecond) // invocations are ordered by their creation, in milliseconds
 	}
-	got, err := v.engine.Samples(ctx, add, 3)
+	got, err := v.engine.(driver.Sampler).Samples(ctx, add, 3)
 	if err != nil || joinRaw(got) != strings.Join(want[:3], " ") {
 		t.Errorf("Samples(3) = %s, %v\nwant %s", joinRaw(got), err, strings.Join(want[:3], " "))
 	}
-	if got, err := v.engine.Samples(ctx, add, 10); err != nil || joinRaw(got) != strings.Join(want, " ") {
+	if got, err := v.engine.(driver.Sampler).Samples(ctx, add, 10); err != nil || joinRaw(got) != strings.Join(want, " ") {
 		t.Errorf("Samples(10) = %s, %v\nwant %s", joinRaw(got), err, strings.Join(want, " "))
 	}
 
 	const stuck = `{"seconds":1,"text":"nobody serves this"}`
 	send(t, v.unpolled+"/run", stuck)
 	run := restate.Handler(v.unpolled, "run", restate.Cancel)
-	if got, err := v.engine.Samples(ctx, run, 5); err != nil || joinRaw(got) != stuck {
+	if got, err := v.engine.(driver.Sampler).Samples(ctx, run, 5); err != nil || joinRaw(got) != stuck {
 		t.Errorf("Samples of an invocation that backs off: %s, %v; want %s", joinRaw(got), err, stuck)
 	}
 }

@@ -95,7 +95,7 @@ func (s service) retention() time.Duration {
 }
 
 // service reads a service's metadata, once.
-func (e *Engine) service(ctx context.Context, what, name string) (service, error) {
+func (e *conn) service(ctx context.Context, what, name string) (service, error) {
 	if v, ok := e.services.Load(name); ok {
 		return v.(service), nil
 	}
@@ -108,7 +108,7 @@ func (e *Engine) service(ctx context.Context, what, name string) (service, error
 }
 
 // describeService asks the admin API for a service's metadata.
-func (e *Engine) describeService(ctx context.Context, what, name string) (service, error) {
+func (e *conn) describeService(ctx context.Context, what, name string) (service, error) {
 	status, body, err := e.call(ctx, what, http.MethodGet, e.admin+"/services/"+url.PathEscape(name), nil, nil)
 	if err != nil {
 		return service{}, err
@@ -129,7 +129,7 @@ func (e *Engine) describeService(ctx context.Context, what, name string) (servic
 
 // Check verifies that the target's service is registered and that its handler can back a task.
 // The service's type is read again: a deployment registered since may have changed it.
-func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
+func (e *conn) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
 	h, err := handlerOf(t)
 	if err != nil {
 		return driver.TargetInfo{}, err
@@ -178,10 +178,16 @@ func parseRetention(s string) time.Duration {
 	return d
 }
 
-// Register registers (or registers again, replacing) the deployment at uri with the admin API, so
+// Register registers (or registers again, replacing) the deployment at uri with ep's admin API, so
 // that Restate discovers its services and sends their invocations there: what `restate
-// deployments register URI --force` does. The services' metadata is read again after.
-func (e *Engine) Register(ctx context.Context, uri string) error {
+// deployments register URI --force` does. A Conn that read a service's metadata before keeps what
+// it read: register before serving a deployment whose handlers changed.
+func Register(ctx context.Context, ep Endpoints, uri string) error {
+	hc := ep.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	e := &conn{admin: trimSlash(ep.Admin), token: ep.Token, hc: hc}
 	what := "register the deployment " + uri
 	body, err := json.Marshal(map[string]any{"uri": uri, "force": true})
 	if err != nil {
@@ -194,6 +200,5 @@ func (e *Engine) Register(ctx context.Context, uri string) error {
 	if status != http.StatusOK && status != http.StatusCreated {
 		return refused(what, status, resp)
 	}
-	e.services.Clear()
 	return nil
 }

@@ -58,7 +58,7 @@ const invocationColumns = "id, target_service_name, target_service_key, target_h
 // query (and, once per service, its type). A Ref with an
 // invocation id reads that invocation, and only if it is the task's; a KeyRef finds the
 // invocation by its task key (an idempotency key, or a workflow's or object's key).
-func (e *Engine) read(ctx context.Context, what string, t driver.Target, r driver.Ref) (invocation, error) {
+func (e *conn) read(ctx context.Context, what string, t driver.Target, r driver.Ref) (invocation, error) {
 	h, err := handlerOf(t)
 	if err != nil {
 		return invocation{}, err
@@ -106,7 +106,7 @@ func (inv invocation) taskKey() string {
 
 // Describe reads the invocation's status, and a workflow's or object's questions and progress,
 // with one query.
-func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
+func (e *conn) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
 	inv, err := e.read(ctx, "describe "+r.String(), t, r)
 	if err != nil {
 		return driver.Status{}, err
@@ -259,7 +259,7 @@ func clip(s string, n int) string {
 
 // Outcome reads how the invocation ended: its status from the admin API, its output (or its
 // failure's name and message) from the ingress.
-func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
+func (e *conn) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
 	what := "read the outcome of " + r.String()
 	inv, err := e.read(ctx, what, t, r)
 	if err != nil {
@@ -294,7 +294,7 @@ func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (dr
 // Cancel stops the invocation as its target says: Restate's cancel (the handler sees it at its
 // next step) or kill. Restate's cancel takes no reason: it is not kept. ErrEnded once it has
 // completed.
-func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
+func (e *conn) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
 	what := "cancel " + r.String()
 	h, err := handlerOf(t)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // engine's own credentials, the role's when it assumes one. A role ARN's text is not taken for it:
 // it names an account whether or not the engine can be the role. STS is reached as the standard
 // chain says (AWS_ENDPOINT_URL_STS replaces its endpoint).
-func (e *Engine) Account(ctx context.Context) (string, error) {
+func (e *conn) Account(ctx context.Context) (string, error) {
 	who, err := e.identity.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
 		return "", apiError(e.askingIdentity(), err)
@@ -21,7 +21,7 @@ func (e *Engine) Account(ctx context.Context) (string, error) {
 }
 
 // askingIdentity says what Account asks, for its error.
-func (e *Engine) askingIdentity() string {
+func (e *conn) askingIdentity() string {
 	if e.role == "" {
 		return "asking STS which account the credentials are of"
 	}

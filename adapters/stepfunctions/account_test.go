@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
@@ -26,7 +27,7 @@ func TestAccountNamesTheQuota(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := e.Account(t.Context()); err != nil || got != c.want {
+		if got, err := e.(driver.Accounted).Account(t.Context()); err != nil || got != c.want {
 			t.Errorf("Account with role %q: %q, %v; want %q", c.role, got, err, c.want)
 		}
 	}
@@ -41,7 +42,7 @@ func TestAccountNamesTheQuota(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second) // as long as the start waits, about
 		defer cancel()
-		if got, err := e.Account(ctx); err == nil || !strings.Contains(err.Error(), want) {
+		if got, err := e.(driver.Accounted).Account(ctx); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Account with role %q and STS unreachable: %q, %v; want an error saying %q", role, got, err, want)
 		}
 	}

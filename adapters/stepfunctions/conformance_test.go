@@ -14,7 +14,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	e := newEngine(t, nil)
-	arns := createExamples(t, e.Client(), sfnexamples.WaitAndEcho, sfnexamples.WaitAndFail, sfnexamples.Timeout,
+	arns := createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho, sfnexamples.WaitAndFail, sfnexamples.Timeout,
 		sfnexamples.AskAndEcho, sfnexamples.AskTwoAndEcho, sfnexamples.BuildRelease)
 	// As taskgate does before it offers a tool; this also tells the engine each state machine's type.
 	for _, arn := range arns {
@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 // harness shares one engine and one set of state machines among all subtests.
 type harness struct {
 	t      *testing.T
-	engine *stepfunctions.Engine
+	engine driver.Conn
 	arns   map[string]string
 }
 

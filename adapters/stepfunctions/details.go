@@ -70,7 +70,7 @@ const (
 
 // readsHistory reports whether a Describe of a running execution of t reads its history: as the
 // target says, else as Check found from its definition, else (not checked yet) it does.
-func (e *Engine) readsHistory(t driver.Target) bool {
+func (e *conn) readsHistory(t driver.Target) bool {
 	s, _ := t.Spec.(spec)
 	switch s.history {
 	case historyRead:

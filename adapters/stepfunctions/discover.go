@@ -36,12 +36,12 @@ type Discovered struct {
 }
 
 // Discover lists the state machines whose name starts with prefix and that carry every tag in
-// tags with the same value, sorted by name. It reads every page of ListStateMachines, the tags of
-// each state machine the prefix selects, and the definition of those whose tags do not already
-// give a description and a schema.
-func (e *Engine) Discover(ctx context.Context, prefix string, tags map[string]string) ([]Discovered, error) {
+// tags with the same value, sorted by name, with c (a Conn's, through its As). It reads every page
+// of ListStateMachines, the tags of each state machine the prefix selects, and the definition of
+// those whose tags do not already give a description and a schema.
+func Discover(ctx context.Context, c *sfn.Client, prefix string, tags map[string]string) ([]Discovered, error) {
 	var found []Discovered
-	pages := sfn.NewListStateMachinesPaginator(e.client, &sfn.ListStateMachinesInput{})
+	pages := sfn.NewListStateMachinesPaginator(c, &sfn.ListStateMachinesInput{})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
@@ -51,7 +51,7 @@ func (e *Engine) Discover(ctx context.Context, prefix string, tags map[string]st
 			if !strings.HasPrefix(aws.ToString(sm.Name), prefix) {
 				continue
 			}
-			d, ok, err := e.discover(ctx, sm, tags)
+			d, ok, err := discover(ctx, c, sm, tags)
 			if err != nil {
 				return nil, err
 			}
@@ -64,9 +64,9 @@ func (e *Engine) Discover(ctx context.Context, prefix string, tags map[string]st
 	return found, nil
 }
 
-func (e *Engine) discover(ctx context.Context, sm types.StateMachineListItem, want map[string]string) (Discovered, bool, error) {
+func discover(ctx context.Context, c *sfn.Client, sm types.StateMachineListItem, want map[string]string) (Discovered, bool, error) {
 	d := Discovered{Name: aws.ToString(sm.Name), ARN: aws.ToString(sm.StateMachineArn), Type: string(sm.Type)}
-	t, err := e.client.ListTagsForResource(ctx, &sfn.ListTagsForResourceInput{ResourceArn: sm.StateMachineArn})
+	t, err := c.ListTagsForResource(ctx, &sfn.ListTagsForResourceInput{ResourceArn: sm.StateMachineArn})
 	if err != nil {
 		return Discovered{}, false, apiError("reading the tags of state machine "+d.ARN, err)
 	}
@@ -89,7 +89,7 @@ func (e *Engine) discover(ctx context.Context, sm types.StateMachineListItem, wa
 	if d.Type != "" && d.Description != "" && d.InputSchema != nil {
 		return d, true, nil
 	}
-	out, err := e.client.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: sm.StateMachineArn})
+	out, err := c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: sm.StateMachineArn})
 	if err != nil {
 		return Discovered{}, false, apiError("reading state machine "+d.ARN, err)
 	}

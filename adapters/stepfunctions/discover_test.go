@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/taskgate/taskgate/adapters/stepfunctions"
 )
 
 // passDefinition is a one-state definition with the given Comment.
@@ -39,7 +41,7 @@ func createMachine(t *testing.T, c *sfn.Client, name, definition string, tags ma
 func TestDiscover(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
-	e := newEngine(t, c)
+	sc := sfnClient(t, newEngine(t, c))
 	run := randomHex(4)
 	prefix := "taskgate-disc-" + run + "-"
 	const n = 105
@@ -59,12 +61,12 @@ func TestDiscover(t *testing.T) {
 		if i%10 == 0 {
 			tags["team"] = team["team"]
 		}
-		arns[i] = createMachine(t, e.Client(), name, passDefinition(t, comment), tags)
+		arns[i] = createMachine(t, sc, name, passDefinition(t, comment), tags)
 	}
-	createMachine(t, e.Client(), "taskgate-other-"+run, passDefinition(t, ""), team)
+	createMachine(t, sc, "taskgate-other-"+run, passDefinition(t, ""), team)
 
 	before := c.count("ListStateMachines")
-	all, err := e.Discover(ctx, prefix, nil)
+	all, err := stepfunctions.Discover(ctx, sc, prefix, nil)
 	if err != nil {
 		t.Fatalf("Discover(%q, nil): %v", prefix, err)
 	}
@@ -90,7 +92,7 @@ func TestDiscover(t *testing.T) {
 	checkDiscovered(1, "Ships an order.", schema)
 	checkDiscovered(2, "Plain state machine.", "")
 
-	tagged, err := e.Discover(ctx, prefix, team)
+	tagged, err := stepfunctions.Discover(ctx, sc, prefix, team)
 	if err != nil {
 		t.Fatalf("Discover with tags: %v", err)
 	}
@@ -101,14 +103,14 @@ func TestDiscover(t *testing.T) {
 	if got, want := strings.Join(names, " "), "000 010 020 030 040 050 060 070 080 090 100"; got != want {
 		t.Errorf("Discover(%q, %v) found %s, want %s", prefix, team, got, want)
 	}
-	if none, err := e.Discover(ctx, prefix, map[string]string{"team": "nobody"}); err != nil || len(none) != 0 {
+	if none, err := stepfunctions.Discover(ctx, sc, prefix, map[string]string{"team": "nobody"}); err != nil || len(none) != 0 {
 		t.Errorf("Discover with a tag value nobody has: %d found, %v; want none", len(none), err)
 	}
 }
 
 func TestDiscoverBadSchema(t *testing.T) {
 	ctx := testContext(t)
-	e := newEngine(t, nil)
+	sc := sfnClient(t, newEngine(t, nil))
 	run := randomHex(4)
 	tests := []struct {
 		name, comment string
@@ -130,8 +132,8 @@ func TestDiscoverBadSchema(t *testing.T) {
 	}
 	for _, tc := range tests {
 		prefix := "taskgate-bad-" + run + "-" + tc.name
-		arn := createMachine(t, e.Client(), prefix, passDefinition(t, tc.comment), tc.tags)
-		_, err := e.Discover(ctx, prefix, nil)
+		arn := createMachine(t, sc, prefix, passDefinition(t, tc.comment), tc.tags)
+		_, err := stepfunctions.Discover(ctx, sc, prefix, nil)
 		if want := "state machine " + arn + ": " + tc.want; err == nil || err.Error() != want {
 			t.Errorf("Discover of a state machine with a bad schema in its %s: error %v\nwant %s", tc.name, err, want)
 		}
@@ -140,10 +142,10 @@ func TestDiscoverBadSchema(t *testing.T) {
 
 func TestDiscoverSchemaIsJSON(t *testing.T) {
 	ctx := testContext(t)
-	e := newEngine(t, nil)
+	sc := sfnClient(t, newEngine(t, nil))
 	name := "taskgate-schema-" + randomHex(4)
-	createMachine(t, e.Client(), name, passDefinition(t, `taskgate:inputSchema {"type": "object"}`), nil)
-	found, err := e.Discover(ctx, name, nil)
+	createMachine(t, sc, name, passDefinition(t, `taskgate:inputSchema {"type": "object"}`), nil)
+	found, err := stepfunctions.Discover(ctx, sc, name, nil)
 	if err != nil || len(found) != 1 {
 		t.Fatalf("Discover: %v, %v", found, err)
 	}

@@ -3,7 +3,7 @@
 // A target's Name is a state machine ARN, optionally qualified by a version number or an alias:
 // arn:aws:states:REGION:ACCOUNT:stateMachine:NAME[:VERSION-OR-ALIAS]. A Ref's ID is the execution
 // ARN, arn:aws:states:REGION:ACCOUNT:execution:NAME:EXECUTION: executions started through a version
-// or alias belong to the state machine itself, so their ARNs carry no qualifier. One Engine serves
+// or alias belong to the state machine itself, so their ARNs carry no qualifier. One Conn serves
 // one region; RoleARN reaches state machines in another account.
 //
 // # Idempotency
@@ -51,7 +51,7 @@
 // # Express state machines
 //
 // Express executions cannot be described after they start, so Check reports them SyncOnly and only
-// Run (the Engine is a driver.Runner, for them alone) serves them, through StartSyncExecution (without idempotency keys, which Express does not
+// Run (the Conn is a driver.Runner, for them alone) serves them, through StartSyncExecution (without idempotency keys, which Express does not
 // honour). The test endpoint (moto) implements neither Express state machines nor
 // StartSyncExecution, so that path is written to the AWS documentation and untested here.
 //
@@ -85,7 +85,7 @@
 //
 // Start is one StartExecution: DescribeExecution is eventually consistent, so a read right after
 // may not find the execution yet, which callers read as not yet visible for the visibility lag
-// the driver declares (Engine.VisibilityLag, 10 s): adapters.Engine.Wait waits through it, the
+// the driver declares (VisibilityLag, 10 s): adapters.Engine.Wait waits through it, the
 // task service reads such a task as starting, and Cancel stops an execution its read does not
 // find.
 package stepfunctions

@@ -52,11 +52,11 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 	fs.Var(tags, "tag", "only state machines with this tag `KEY=VALUE` (repeatable)")
 	infer := draft.InferFlags(fs)
 	return func(ctx context.Context, w, warn io.Writer) error {
-		e, err := New(ctx, cfg)
+		e, err := newConn(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		found, err := e.Discover(ctx, *prefix, tags)
+		found, err := Discover(ctx, e.client, *prefix, tags)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (Driver) Discover(fs *flag.FlagSet) func(ctx context.Context, w, warn io.Wr
 
 // samplesOf reads the inputs of the n latest executions of each state machine, by ARN; an
 // Express state machine's cannot be read, which warn says.
-func (e *Engine) samplesOf(ctx context.Context, warn io.Writer, found []Discovered, n int) (map[string][]json.RawMessage, error) {
+func (e *conn) samplesOf(ctx context.Context, warn io.Writer, found []Discovered, n int) (map[string][]json.RawMessage, error) {
 	samples := map[string][]json.RawMessage{}
 	for _, d := range found {
 		if n == 0 {

@@ -45,7 +45,7 @@ func TestDiscoverDraftsAValidMapping(t *testing.T) {
 		for k, v := range tags {
 			in.Tags = append(in.Tags, sfntypes.Tag{Key: aws.String(k), Value: aws.String(v)})
 		}
-		out, err := e.Client().CreateStateMachine(ctx, in)
+		out, err := sfnClient(t, e).CreateStateMachine(ctx, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,13 +118,13 @@ func TestDiscoverInfer(t *testing.T) {
 	prefix := "infer-" + uuid.NewString()[:8] + "-"
 	define := func(name, comment string, inputs ...string) {
 		def, _ := json.Marshal(map[string]any{"Comment": comment, "StartAt": "Done", "States": map[string]any{"Done": map[string]any{"Type": "Succeed"}}})
-		out, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(prefix + name), Definition: aws.String(string(def)),
+		out, err := sfnClient(t, e).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(prefix + name), Definition: aws.String(string(def)),
 			RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-test")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, in := range inputs {
-			_, err := e.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: out.StateMachineArn, Input: aws.String(in), Name: aws.String(fmt.Sprint("run-", i))})
+			_, err := sfnClient(t, e).StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: out.StateMachineArn, Input: aws.String(in), Name: aws.String(fmt.Sprint("run-", i))})
 			if err != nil {
 				t.Fatal(err)
 			}

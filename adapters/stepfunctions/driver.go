@@ -138,11 +138,7 @@ func decodeEvents(b driver.Block, region string) Events {
 // Open configures a client for the engine block; it makes no API call.
 func (c Config) Open(ctx context.Context, opts driver.OpenOptions) (driver.Conn, error) {
 	c.Env, c.Retried = opts.Env, opts.Retried
-	e, err := New(ctx, c)
-	if err != nil { // not a typed nil inside the interface
-		return nil, err
-	}
-	return e, nil
+	return New(ctx, c)
 }
 
 // DecodeTarget reads stateMachine: a state machine ARN, or an alias or version ARN; or, written

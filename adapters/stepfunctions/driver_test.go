@@ -194,7 +194,7 @@ func TestOpenWithAnExplicitEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	arns := createExamples(t, e.(*stepfunctions.Engine).Client(), sfnexamples.WaitAndEcho)
+	arns := createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)
 	echo := stateMachine(t, arns[sfnexamples.WaitAndEcho])
 	if !strings.Contains(echo.Name, ":us-east-1:") {
 		t.Errorf("the state machine was created in %s, want region us-east-1", echo.Name)

@@ -70,9 +70,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Engine serves Step Functions executions. It keeps nothing about executions; it remembers only
+// conn serves Step Functions executions. It keeps nothing about executions; it remembers only
 // each state machine's type, which AWS never changes.
-type Engine struct {
+type conn struct {
 	client   *sfn.Client
 	region   string
 	endpoint string
@@ -93,23 +93,32 @@ type Engine struct {
 	events *statusEvents
 }
 
-var _ driver.VisibilityLagger = (*Engine)(nil)
+var _ driver.VisibilityLagger = (*conn)(nil)
 
 // visibilityLag is how long after StartExecution a DescribeExecution (or a listing) may not find
 // the execution yet: AWS's reads are eventually consistent, for seconds in practice.
 const visibilityLag = 10 * time.Second
 
 // VisibilityLag declares that a read may not find an execution for visibilityLag after its start.
-func (e *Engine) VisibilityLag() time.Duration { return visibilityLag }
+func (e *conn) VisibilityLag() time.Duration { return visibilityLag }
 
 var (
-	_ driver.Conn    = (*Engine)(nil)
-	_ driver.Runner  = (*Engine)(nil)
-	_ driver.Sweeper = (*Engine)(nil)
+	_ driver.Conn    = (*conn)(nil)
+	_ driver.Runner  = (*conn)(nil)
+	_ driver.Sweeper = (*conn)(nil)
+	_ driver.Aser    = (*conn)(nil)
 )
 
 // New configures a Step Functions client. It makes no API call.
-func New(ctx context.Context, cfg Config) (*Engine, error) {
+func New(ctx context.Context, cfg Config) (driver.Conn, error) {
+	e, err := newConn(ctx, cfg)
+	if err != nil { // not a typed nil inside the interface
+		return nil, err
+	}
+	return e, nil
+}
+
+func newConn(ctx context.Context, cfg Config) (*conn, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer { return newRetryer(cfg.Retried, true) }),
 	}
@@ -141,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	reads := newRetryer(cfg.Retried, false)
-	e := &Engine{client: sfn.NewFromConfig(awsCfg, endpoint), region: awsCfg.Region, endpoint: cfg.Endpoint,
+	e := &conn{client: sfn.NewFromConfig(awsCfg, endpoint), region: awsCfg.Region, endpoint: cfg.Endpoint,
 		reader:   sfn.NewFromConfig(awsCfg, endpoint, func(o *sfn.Options) { o.Retryer = reads }),
 		identity: sts.NewFromConfig(awsCfg), role: cfg.RoleARN}
 	if cfg.Events.TopicARN != "" {
@@ -204,13 +213,20 @@ func envOptions(env driver.Env) []func(*config.LoadOptions) error {
 	return opts
 }
 
-// Client returns the Step Functions client the engine uses, for what the Engine interface does not
-// cover (creating state machines, reading histories).
-func (e *Engine) Client() *sfn.Client { return e.client }
+// As answers the Step Functions client the conn makes its calls with (**sfn.Client,
+// aws-sdk-go-v2's service/sfn), for what the contract does not do (creating state machines,
+// reading histories).
+func (e *conn) As(target any) bool {
+	c, ok := target.(**sfn.Client)
+	if ok {
+		*c = e.client
+	}
+	return ok
+}
 
 // Close deletes the queue of the event source (Events) and its subscription, if Notices made them;
 // the SDK clients hold nothing else that needs closing.
-func (e *Engine) Close() error {
+func (e *conn) Close() error {
 	if e.events == nil {
 		return nil
 	}
@@ -220,7 +236,7 @@ func (e *Engine) Close() error {
 // Check verifies that the state machine (and the version or alias the ARN names) exists. Express
 // state machines are SyncOnly: their executions cannot be described later. It also reads from the
 // definition whether running executions are worth reading the history of (see Describe).
-func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
+func (e *conn) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
 	m, err := e.machine(t)
 	if err != nil {
 		return driver.TargetInfo{}, err
@@ -259,7 +275,7 @@ func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo,
 const closedRetention = 90 * 24 * time.Hour
 
 // machine reads the target's state machine and checks that the engine's region can reach it.
-func (e *Engine) machine(t driver.Target) (machineARN, error) {
+func (e *conn) machine(t driver.Target) (machineARN, error) {
 	m, err := machineOf(t)
 	if err != nil {
 		return machineARN{}, err
@@ -272,7 +288,7 @@ func (e *Engine) machine(t driver.Target) (machineARN, error) {
 }
 
 // machineType is the type of the target's state machine, asked once per state machine.
-func (e *Engine) machineType(ctx context.Context, m machineARN) (types.StateMachineType, error) {
+func (e *conn) machineType(ctx context.Context, m machineARN) (types.StateMachineType, error) {
 	arn := m.unqualified()
 	if v, ok := e.types.Load(arn); ok {
 		return v.(types.StateMachineType), nil
@@ -285,7 +301,7 @@ func (e *Engine) machineType(ctx context.Context, m machineARN) (types.StateMach
 	return d.Type, nil
 }
 
-func (e *Engine) targetError(arn string, err error) error {
+func (e *conn) targetError(arn string, err error) error {
 	var missing *types.StateMachineDoesNotExist
 	var noAlias *types.ResourceNotFound
 	var invalid *types.InvalidArn

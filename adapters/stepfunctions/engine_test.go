@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestInputLimit(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	echo := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 
 	over := echoInputOfSize(t, 262145)
 	const want = "invalid request: the execution input is 262145 bytes, over the Step Functions limit of 262144 " +
@@ -82,7 +83,7 @@ func TestInputLimit(t *testing.T) {
 func TestIdempotencyKey(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	machine := createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
+	machine := createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
 	echo := stateMachine(t, machine)
 	key := "order-" + uuid.NewString()
 
@@ -116,7 +117,7 @@ func TestCancel(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	echo := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":60,"text":"never"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -153,7 +154,7 @@ func TestDescribeOfAnEndedExecutionIsOneCall(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	echo := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -191,7 +192,7 @@ func TestCheck(t *testing.T) {
 	e := newEngine(t, c)
 	endpoint := testenv.SFNEndpoint(t)
 	defs := sfnexamples.Definitions()
-	created, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+	created, err := sfnClient(t, e).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
 		Name:       aws.String("taskgate-check-" + randomHex(4)),
 		Definition: aws.String(defs[sfnexamples.WaitAndEcho]),
 		RoleArn:    aws.String(testRole),
@@ -201,7 +202,7 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("CreateStateMachine: %v", err)
 	}
 	machine, version := aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
-	alias, err := e.Client().CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{
+	alias, err := sfnClient(t, e).CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{
 		Name:                 aws.String("PROD"),
 		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: aws.String(version), Weight: 100}},
 	})
@@ -265,7 +266,7 @@ func TestThrottling(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	echo := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	r, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"x"}`)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -312,6 +313,22 @@ func TestThrottling(t *testing.T) {
 			t.Errorf("Start always throttled made %d attempts, want 8", n)
 		}
 	})
+}
+
+// TestAs: a Conn answers its Step Functions client, and nothing else.
+func TestAs(t *testing.T) {
+	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	var c *sfn.Client
+	if !driver.As(e, &c) || c == nil {
+		t.Errorf("As(**sfn.Client) = false, or a nil client")
+	}
+	other := &http.Client{}
+	if driver.As(e, &other) || other == nil {
+		t.Errorf("As(**http.Client) = true, or it changed its target")
+	}
 }
 
 func TestUnreachable(t *testing.T) {
@@ -414,7 +431,7 @@ func TestAssumeRole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	out, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+	out, err := sfnClient(t, e).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
 		Name:       aws.String("taskgate-cross-account-" + randomHex(4)),
 		Definition: aws.String(sfnexamples.Definitions()[sfnexamples.WaitAndEcho]),
 		RoleArn:    aws.String("arn:aws:iam::" + account + ":role/taskgate-test"),
@@ -437,7 +454,7 @@ func TestAssumeRole(t *testing.T) {
 
 // proxiedEcho is an engine reaching the endpoint through a fault proxy, and the wait-and-echo
 // example created through it.
-func proxiedEcho(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine, driver.Target) {
+func proxiedEcho(t *testing.T) (*apifaults.StepFunctions, driver.Conn, driver.Target) {
 	t.Helper()
 	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
 	if err != nil {
@@ -448,7 +465,7 @@ func proxiedEcho(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, e, stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	return p, e, stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 }
 
 // TestAStartWhoseAnswerWasLost: a StartExecution that reached Step Functions but whose answer was
@@ -471,7 +488,7 @@ func TestAStartWhoseAnswerWasLost(t *testing.T) {
 	if err != nil || string(o.Output) != `{"text":"lost answer"}` {
 		t.Errorf("Wait of the execution: %s %v, want its output", o.Output, err)
 	}
-	out, err := e.Client().ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(echo.Name)})
+	out, err := sfnClient(t, e).ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(echo.Name)})
 	if err != nil {
 		t.Fatal(err)
 	}

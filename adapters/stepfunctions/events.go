@@ -33,7 +33,7 @@ import (
 // account and region for each status change of a Standard execution; a rule there (set up with the
 // deployment: terraform/modules/taskgate-stepfunctions-events) publishes them to an SNS topic; and
 // each replica receives them from an SQS queue of its own, which it creates, subscribes to the
-// topic and deletes again (Engine.Notices, Engine.Close). taskgate keeps no state: the queue is
+// topic and deletes again (Notices, Close). taskgate keeps no state: the queue is
 // the replica's mailbox for as long as it runs, and the engine stays the record.
 type Events struct {
 	// TopicARN is the SNS topic the rule publishes the events to, in the engine's region. Empty:
@@ -182,7 +182,7 @@ func newEvents(awsCfg aws.Config, cfg Config, log *slog.Logger) (*statusEvents, 
 	}, nil
 }
 
-var _ driver.EventSource = (*Engine)(nil)
+var _ driver.EventSource = (*conn)(nil)
 
 // Notices receives the block's status change events (its Events) until ctx ends. The first call
 // creates the replica's queue (QueuePrefix and a random suffix), lets only the topic send to it,
@@ -200,7 +200,7 @@ var _ driver.EventSource = (*Engine)(nil)
 // returns an error when the topic does not exist or the credentials may not do what it needs. One
 // Notices at a time: another call while one runs is an error. Without Events: an error wrapping
 // driver.ErrUnsupported.
-func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed []driver.Listed)) error {
+func (e *conn) Notices(ctx context.Context, heard func(at time.Time, changed []driver.Listed)) error {
 	ev := e.events
 	if ev == nil {
 		return fmt.Errorf("%w: notices: this Step Functions engine block names no event source: add events: {topicArn: ARN} "+

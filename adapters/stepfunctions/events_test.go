@@ -43,7 +43,7 @@ func provision(t *testing.T, machines ...string) *sfnevents.Source {
 
 // eventsEngine is a "replica": an engine of the endpoint that receives the topic's events into a
 // queue of prefix.
-func eventsEngine(t *testing.T, topic, prefix string) *stepfunctions.Engine {
+func eventsEngine(t *testing.T, topic, prefix string) driver.Conn {
 	t.Helper()
 	endpoint := testenv.SFNEndpoint(t)
 	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Endpoint: endpoint,
@@ -80,13 +80,13 @@ type heardCall struct {
 
 // listen runs e.Notices until the test ends (or stop), and waits for its first receive: its queue
 // is subscribed by then.
-func listen(t *testing.T, e *stepfunctions.Engine) *hearing {
+func listen(t *testing.T, e driver.Conn) *hearing {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	h := &hearing{wake: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel}
 	go func() {
 		defer close(h.done)
-		err := e.Notices(ctx, func(at time.Time, changed []driver.Listed) {
+		err := e.(driver.EventSource).Notices(ctx, func(at time.Time, changed []driver.Listed) {
 			now := time.Now()
 			h.mu.Lock()
 			h.receives++
@@ -216,7 +216,7 @@ func TestEventsReachEveryReplica(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	starter := newEngine(t, nil)
-	arns := createExamples(t, starter.Client(), sfnexamples.WaitAndEcho, sfnexamples.WaitAndFail, sfnexamples.Timeout)
+	arns := createExamples(t, sfnClient(t, starter), sfnexamples.WaitAndEcho, sfnexamples.WaitAndFail, sfnexamples.Timeout)
 	src := provision(t, arns[sfnexamples.WaitAndEcho], arns[sfnexamples.WaitAndFail], arns[sfnexamples.Timeout])
 	prefix := testPrefix()
 	replicas := []*hearing{
@@ -304,7 +304,7 @@ func TestEventsCloseDeletesQueue(t *testing.T) {
 	if q, s := queuesOf(t, sq, prefix), subscriptionsOf(t, sn, src.TopicARN); len(q) != 0 || len(s) != 0 {
 		t.Errorf("after Close: queues %v, subscriptions %v; want none", q, s)
 	}
-	if err := e.Notices(t.Context(), func(time.Time, []driver.Listed) {}); err == nil || !strings.Contains(err.Error(), "closed") {
+	if err := e.(driver.EventSource).Notices(t.Context(), func(time.Time, []driver.Listed) {}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Notices after Close: %v, want an error saying the engine is closed", err)
 	}
 }
@@ -457,7 +457,7 @@ func TestEventsMissingTopic(t *testing.T) {
 	e := eventsEngine(t, "arn:aws:sns:us-east-1:123456789012:taskgate-no-such-topic-"+randomHex(4), prefix)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err := e.Notices(ctx, func(time.Time, []driver.Listed) {})
+	err := e.(driver.EventSource).Notices(ctx, func(time.Time, []driver.Listed) {})
 	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "the topic does not exist") {
 		t.Errorf("Notices on a missing topic: %v, want an error saying the topic does not exist", err)
 	}
@@ -473,7 +473,7 @@ func TestEventsOneNoticesAtATime(t *testing.T) {
 	src := provision(t)
 	e := eventsEngine(t, src.TopicARN, testPrefix())
 	listen(t, e)
-	if err := e.Notices(t.Context(), func(time.Time, []driver.Listed) {}); err == nil || !strings.Contains(err.Error(), "one at a time") {
+	if err := e.(driver.EventSource).Notices(t.Context(), func(time.Time, []driver.Listed) {}); err == nil || !strings.Contains(err.Error(), "one at a time") {
 		t.Errorf("a second Notices: %v, want an error", err)
 	}
 }

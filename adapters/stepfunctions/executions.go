@@ -38,7 +38,7 @@ const (
 
 // Owns reports whether r is a Standard execution of t's state machine (same partition, region,
 // account and state machine name) named as Start names the caller's. It makes no API call.
-func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
+func (e *conn) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	name, ok := executionOf(t, r)
 	return ok && callersName(name, caller)
 }
@@ -71,7 +71,7 @@ func executionOf(t driver.Target, r driver.Ref) (name string, ok bool) {
 // Start starts one execution of a Standard state machine. Without a key the execution name is a
 // fresh UUID; with one it is derived from the key, so Step Functions itself refuses a second
 // execution under the same key.
-func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
+func (e *conn) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	m, input, err := e.prepare(t, req)
 	if err != nil {
 		return driver.Ref{}, err
@@ -87,7 +87,7 @@ func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartReq
 	return e.start(ctx, t, m, input, req)
 }
 
-func (e *Engine) start(ctx context.Context, t driver.Target, m machineARN, input string, req driver.StartRequest) (driver.Ref, error) {
+func (e *conn) start(ctx context.Context, t driver.Target, m machineARN, input string, req driver.StartRequest) (driver.Ref, error) {
 	name := driver.CallerTag(req.Caller) + "-" + driver.NewSuffix(req.Caller)
 	if req.Key != "" {
 		name = keyName(req.Key, req.Caller)
@@ -112,7 +112,7 @@ func (e *Engine) start(ctx context.Context, t driver.Target, m machineARN, input
 }
 
 // prepare checks a request against Step Functions' limits before any API call.
-func (e *Engine) prepare(t driver.Target, req driver.StartRequest) (machineARN, string, error) {
+func (e *conn) prepare(t driver.Target, req driver.StartRequest) (machineARN, string, error) {
 	m, err := e.machine(t)
 	if err != nil {
 		return machineARN{}, "", err
@@ -152,7 +152,7 @@ func startError(machine string, err error) error {
 
 // existing answers a Start whose key-derived name is taken: the same execution if it was started
 // with the same input, whether it still runs or not.
-func (e *Engine) existing(ctx context.Context, arn, input string) (driver.Ref, error) {
+func (e *conn) existing(ctx context.Context, arn, input string) (driver.Ref, error) {
 	d, err := e.visible(ctx, arn)
 	if err != nil {
 		return driver.Ref{}, err
@@ -172,7 +172,7 @@ func sameJSON(a, b string) bool {
 
 // visible describes an execution that another Start began, retrying while DescribeExecution
 // (which is eventually consistent) does not find it yet.
-func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutionOutput, error) {
+func (e *conn) visible(ctx context.Context, arn string) (*sfn.DescribeExecutionOutput, error) {
 	deadline := time.Now().Add(visibleWithin)
 	delay := 50 * time.Millisecond
 	for {
@@ -197,7 +197,7 @@ func (e *Engine) visible(ctx context.Context, arn string) (*sfn.DescribeExecutio
 // Describe reads the execution's status with one DescribeExecution and, for a state machine that
 // can ask or has progress to report (readsHistory), a running execution's questions and progress
 // from its newest events with one GetExecutionHistory: two calls while it runs, one otherwise.
-func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
+func (e *conn) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
 		return driver.Status{}, err
@@ -208,7 +208,7 @@ func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (d
 	return e.withHistory(ctx, r, statusOf(d))
 }
 
-func (e *Engine) describe(ctx context.Context, t driver.Target, r driver.Ref) (*sfn.DescribeExecutionOutput, error) {
+func (e *conn) describe(ctx context.Context, t driver.Target, r driver.Ref) (*sfn.DescribeExecutionOutput, error) {
 	if !ownsTarget(t, r) {
 		return nil, notOwned(t, r)
 	}
@@ -238,7 +238,7 @@ func missingExecution(arn string, err error) error {
 }
 
 // Outcome reads how the execution ended.
-func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
+func (e *conn) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
 	d, err := e.describe(ctx, t, r)
 	if err != nil {
 		return driver.Outcome{}, err
@@ -254,7 +254,7 @@ func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (dr
 // when DescribeExecution leaves them out (as some Step Functions implementations do). Failing to
 // read the history leaves them empty rather than failing the outcome: it needs another IAM
 // permission (states:GetExecutionHistory) that a deployment may not grant.
-func (e *Engine) withStopDetails(ctx context.Context, arn string, o driver.Outcome) driver.Outcome {
+func (e *conn) withStopDetails(ctx context.Context, arn string, o driver.Outcome) driver.Outcome {
 	if o.State != driver.Cancelled || o.Error != "" || o.Cause != "" {
 		return o
 	}
@@ -281,7 +281,7 @@ func (e *Engine) withStopDetails(ctx context.Context, arn string, o driver.Outco
 // StartSyncExecution, which answers when the execution ends. Step Functions does not deduplicate
 // Express executions, so it refuses an idempotency key; a Standard state machine is refused too:
 // its executions start and are read.
-func (e *Engine) Run(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, driver.Outcome, error) {
+func (e *conn) Run(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, driver.Outcome, error) {
 	m, input, err := e.prepare(t, req)
 	if err != nil {
 		return driver.Ref{}, driver.Outcome{}, err
@@ -300,7 +300,7 @@ func (e *Engine) Run(ctx context.Context, t driver.Target, req driver.StartReque
 	return e.runSync(ctx, m, input, req.Trace)
 }
 
-func (e *Engine) runSync(ctx context.Context, m machineARN, input string, trace map[string]string) (driver.Ref, driver.Outcome, error) {
+func (e *conn) runSync(ctx context.Context, m machineARN, input string, trace map[string]string) (driver.Ref, driver.Outcome, error) {
 	out, err := e.client.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{
 		StateMachineArn: aws.String(m.String()),
 		Input:           aws.String(input),
@@ -314,7 +314,7 @@ func (e *Engine) runSync(ctx context.Context, m machineARN, input string, trace 
 
 // syncEndpoint keeps a configured endpoint as it is: the SDK sends StartSyncExecution to
 // "sync-" + host, which exists on AWS's own endpoints but not on a VPC endpoint or an emulator.
-func (e *Engine) syncEndpoint(o *sfn.Options) {
+func (e *conn) syncEndpoint(o *sfn.Options) {
 	if e.endpoint == "" {
 		return
 	}
@@ -333,7 +333,7 @@ func (e *Engine) syncEndpoint(o *sfn.Options) {
 // execution is read first to answer ErrEnded. An execution that ends between the two calls keeps
 // its own ending and Cancel returns nil. One that the read does not find (just started, not yet
 // visible) is stopped all the same: StopExecution says whether it exists.
-func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
+func (e *conn) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
 	d, err := e.describe(ctx, t, r)
 	switch {
 	case errors.Is(err, driver.ErrNotFound) && ownsTarget(t, r):

@@ -37,7 +37,7 @@ func TestRunSyncUsesConfiguredEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &hosts{}
-	e, err := New(t.Context(), Config{Endpoint: endpoint, HTTPClient: h})
+	e, err := newConn(t.Context(), Config{Endpoint: endpoint, HTTPClient: h})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestRunSyncUsesConfiguredEndpoint(t *testing.T) {
 // Express state machines are refused where they cannot work, before any API call: the type is
 // known from an earlier Check, and the endpoint is a closed port.
 func TestExpressRefusals(t *testing.T) {
-	e, err := New(t.Context(), Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1"})
+	e, err := newConn(t.Context(), Config{Region: "us-east-1", Endpoint: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -18,7 +18,7 @@ func FuzzOwns(f *testing.F) {
 		"arn:aws-cn:states:cn-north-1:123456789012:execution:orders:x", "arn:aws:states:us-east-1:12345678901:execution:orders:x", "", ":::::::"} {
 		f.Add(fuzzMachine, s)
 	}
-	e := &Engine{}
+	e := &conn{}
 	f.Fuzz(func(t *testing.T, machine, execution string) {
 		target, _ := StateMachine(machine) // no Spec when machine is no state machine ARN
 		owned := e.Owns(target, driver.Ref{ID: execution}, "alice")

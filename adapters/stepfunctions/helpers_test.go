@@ -27,7 +27,7 @@ const testRole = "arn:aws:iam::123456789012:role/taskgate-test"
 
 // newEngine returns an engine for the endpoint of SFN_ENDPOINT, with credentials and region from
 // the environment. hc may be nil.
-func newEngine(t *testing.T, hc aws.HTTPClient) *stepfunctions.Engine {
+func newEngine(t *testing.T, hc aws.HTTPClient) driver.Conn {
 	t.Helper()
 	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Endpoint: testenv.SFNEndpoint(t), HTTPClient: hc})
 	if err != nil {
@@ -35,6 +35,16 @@ func newEngine(t *testing.T, hc aws.HTTPClient) *stepfunctions.Engine {
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	return e
+}
+
+// sfnClient is e's Step Functions client, through As.
+func sfnClient(t *testing.T, e driver.Conn) *sfn.Client {
+	t.Helper()
+	var c *sfn.Client
+	if !driver.As(e, &c) {
+		t.Fatal("As(**sfn.Client) = false")
+	}
+	return c
 }
 
 // stateMachine is the target of the state machine arn.

@@ -118,7 +118,7 @@ var machineActions = []string{
 //     Express executions are never read.
 //   - SendTaskSuccess and SendTaskFailure only with HumanInput, on "*": they take a task token and
 //     support no resource-level permission.
-//   - With Events, what the event source does (Engine.Notices, Engine.Close): on the queues of its
+//   - With Events, what the event source does (Notices, Close): on the queues of its
 //     prefix, arn:PARTITION:sqs:REGION:ACCOUNT:PREFIX* in the topic's partition and region and the
 //     account the queues are made in (the role's, for an assumed role; else the topic's, the
 //     account of taskgate's own credentials as Terraform sets it up), CreateQueue (with its tag:

@@ -14,7 +14,7 @@ import (
 )
 
 // recent reads the newest events of an execution: one GetExecutionHistory call.
-func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
+func (e *conn) recent(ctx context.Context, arn string) (reading, error) {
 	h, err := e.reader.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{
 		ExecutionArn: aws.String(arn),
 		ReverseOrder: true,
@@ -35,7 +35,7 @@ func (e *Engine) recent(ctx context.Context, arn string) (reading, error) {
 // withHistory adds to a running execution's status what its newest events say: the questions
 // it waits on, the states that run and how far along. Without the IAM permission to read the
 // history, the status says so and stays as DescribeExecution gave it.
-func (e *Engine) withHistory(ctx context.Context, r driver.Ref, st driver.Status) (driver.Status, error) {
+func (e *conn) withHistory(ctx context.Context, r driver.Ref, st driver.Status) (driver.Status, error) {
 	h, err := e.recent(ctx, r.ID)
 	if denied(err) {
 		st.Message = join(st.Message, "no questions or progress: taskgate may not read the execution history (grant states:GetExecutionHistory)")
@@ -73,7 +73,7 @@ var answerLimit = driver.AnswerLimit{Engine: "Step Functions", Bytes: maxPayload
 // when accepted, else SendTaskFailure with error "taskgate.Declined" (declined) or
 // "taskgate.Dismissed" (cancel). The question is found in the execution's newest events, as
 // Describe finds it.
-func (e *Engine) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
+func (e *conn) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	what := fmt.Sprintf("answering %q of execution %s", key, r.ID)
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

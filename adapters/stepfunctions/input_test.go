@@ -29,7 +29,7 @@ func TestAskAndAnswer(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
+	tg := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
 	r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestAskAndAnswer(t *testing.T) {
 func TestAnswerDecline(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.ApproveDeployment)[sfnexamples.ApproveDeployment])
+	tg := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.ApproveDeployment)[sfnexamples.ApproveDeployment])
 	for _, tc := range []struct {
 		a    driver.Answer
 		want string
@@ -123,7 +123,7 @@ func TestAnswerDecline(t *testing.T) {
 func TestBuildReleaseProgress(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.BuildRelease)[sfnexamples.BuildRelease])
+	tg := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.BuildRelease)[sfnexamples.BuildRelease])
 	r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"version":"1.4.0","stepSeconds":1}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestRetriedTaskMessage(t *testing.T) {
 	def := `{"StartAt":"Notify","States":{"Notify":{"Type":"Task","Resource":"arn:aws:states:::events:putEvents",
 		"Parameters":{"Entries":[{"EventBusName":"taskgate-no-such-bus","Source":"taskgate.test","DetailType":"x","Detail":{}}]},
 		"Retry":[{"ErrorEquals":["States.ALL"],"IntervalSeconds":2,"MaxAttempts":3,"BackoffRate":1}],"End":true}}}`
-	out, err := e.Client().CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("retried-" + randomHex(4)), Definition: aws.String(def), RoleArn: aws.String(testRole)})
+	out, err := sfnClient(t, e).CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("retried-" + randomHex(4)), Definition: aws.String(def), RoleArn: aws.String(testRole)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestHistoryNotReadable(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{deniedOp: "GetExecutionHistory"}
 	e := newEngine(t, c)
-	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
+	tg := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
 	r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestHistoryReadOnlyWhenWorthIt(t *testing.T) {
 	ctx := testContext(t)
 	c := &calls{}
 	e := newEngine(t, c)
-	arns := createExamples(t, e.Client(), sfnexamples.WaitAndEcho, sfnexamples.AskAndEcho)
+	arns := createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho, sfnexamples.AskAndEcho)
 	for _, tc := range []struct {
 		name      string
 		target    driver.Target

@@ -13,14 +13,13 @@ import (
 
 	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
-	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 )
 
 // asking starts AskAndEcho and waits until it asks.
-func asking(ctx context.Context, t *testing.T, e *stepfunctions.Engine) (driver.Target, driver.Ref) {
+func asking(ctx context.Context, t *testing.T, e driver.Conn) (driver.Target, driver.Ref) {
 	t.Helper()
-	tg := stateMachine(t, createExamples(t, e.Client(), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
+	tg := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.AskAndEcho)[sfnexamples.AskAndEcho])
 	r, err := e.Start(ctx, tg, driver.StartRequest{Input: json.RawMessage(`{"message":"Ship it?"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +86,7 @@ func TestAnOutputThatIsNotJSONIsAFailure(t *testing.T) {
 		{`"yes"`, "it is not valid JSON (invalid character 'y' looking for beginning of value, at byte 1)"},
 	} {
 		tg, r := asking(ctx, t, e)
-		if _, err := e.Client().SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(taskToken(ctx, t, e.Client(), r)), Output: aws.String(tc.sent)}); err != nil {
+		if _, err := sfnClient(t, e).SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(taskToken(ctx, t, sfnClient(t, e), r)), Output: aws.String(tc.sent)}); err != nil {
 			t.Fatalf("SendTaskSuccess %s: %v", tc.sent, err)
 		}
 		want := driver.Outcome{State: driver.Failed, Native: "SUCCEEDED", Error: driver.InvalidOutputError,

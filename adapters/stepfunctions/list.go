@@ -15,7 +15,7 @@ import (
 // List reads one page of the state machine's executions (ListExecutions, newest first) and keeps
 // the caller's, named as Start names them (callersName): a page may hold fewer than o.Limit, or
 // none, and still be followed by more.
-func (e *Engine) List(ctx context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
+func (e *conn) List(ctx context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
 	m, err := machineOf(o.Target)
 	if err != nil {
 		return nil, "", err
@@ -43,7 +43,7 @@ func (e *Engine) List(ctx context.Context, o driver.ListOptions) ([]driver.Liste
 }
 
 // SweepGroup is t's state machine: ListExecutions names one per call.
-func (e *Engine) SweepGroup(t driver.Target) string {
+func (e *conn) SweepGroup(t driver.Target) string {
 	if m, err := machineOf(t); err == nil {
 		return m.unqualified()
 	}
@@ -55,7 +55,7 @@ func (e *Engine) SweepGroup(t driver.Target) string {
 // or aliases it lists together) and shows those of o.Refs it holds, as running. An execution of
 // the refs that no page shows has ended, or is too young to be listed: Describe tells which. It
 // costs a page per 1,000 running executions of the state machine, whatever the number of refs.
-func (e *Engine) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+func (e *conn) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
 	ts, refs, page := o.Targets, o.Refs, o.Page
 	if len(ts) == 0 {
 		return nil, "", nil

@@ -82,10 +82,10 @@ func TestOwns(t *testing.T) {
 func TestAPlantedExecutionIsNoOnesTask(t *testing.T) {
 	ctx := testContext(t)
 	e := newEngine(t, nil)
-	machine := createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
+	machine := createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho]
 	echo := stateMachine(t, machine)
 	input := `{"seconds":60,"text":"x"}`
-	planted, err := e.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine),
+	planted, err := sfnClient(t, e).StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine),
 		Name: aws.String(driver.CallerTag("bob") + "-planted"), Input: aws.String(input)})
 	if err != nil {
 		t.Fatalf("StartExecution: %v", err)

@@ -13,14 +13,14 @@ import (
 	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ driver.Sampler = (*Engine)(nil)
+var _ driver.Sampler = (*conn)(nil)
 
 // Samples reads the inputs of at most n of the state machine's latest executions, whoever started
 // them and whatever their status, newest first: ListExecutions (one page per 1,000), then one
 // DescribeExecution each. An execution gone between the two (its retention ended), or whose input
 // Step Functions leaves out (InputDetails.Included false), is passed over. An Express state
 // machine's executions are not listed: its samples are an error.
-func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
+func (e *conn) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
 	m, err := e.machine(t)
 	if err != nil || n <= 0 {
 		return nil, err
@@ -55,7 +55,7 @@ func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.Ra
 }
 
 // input reads one execution's input; ok is false when the execution or its input is gone.
-func (e *Engine) input(ctx context.Context, arn string) (json.RawMessage, bool, error) {
+func (e *conn) input(ctx context.Context, arn string) (json.RawMessage, bool, error) {
 	d, err := e.reader.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 	var missing *types.ExecutionDoesNotExist
 	switch {

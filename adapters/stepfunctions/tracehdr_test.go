@@ -39,7 +39,7 @@ func TestStartCarriesTheTraceHeader(t *testing.T) {
 	ctx := testContext(t)
 	hc := &starts{}
 	e := newEngine(t, hc)
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	echo := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	for _, trace := range []map[string]string{{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, nil} {
 		if _, err := e.Start(ctx, echo, driver.StartRequest{Input: json.RawMessage(`{"seconds":0,"text":"traced"}`), Trace: trace}); err != nil {
 			t.Fatalf("Start: %v", err)
@@ -73,7 +73,7 @@ func TestRetriesAreTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	echo := stateMachine(t, createExamples(t, e.Client(), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
+	echo := stateMachine(t, createExamples(t, sfnClient(t, e), sfnexamples.WaitAndEcho)[sfnexamples.WaitAndEcho])
 	if _, err := e.Check(ctx, echo); err != nil {
 		t.Fatalf("Check after two throttled attempts: %v", err)
 	}

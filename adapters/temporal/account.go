@@ -4,6 +4,6 @@ import "context"
 
 // Account is the frontend's address and the namespace: the quotas of a Temporal frontend are
 // per namespace.
-func (e *Engine) Account(context.Context) (string, error) {
+func (e *conn) Account(context.Context) (string, error) {
 	return "temporal:" + e.address + "/" + e.namespace, nil
 }

@@ -91,7 +91,7 @@ func TestCallsPerPoll(t *testing.T) {
 
 // countedEngine is an engine whose calls to the frontend counted counts, and a task queue that a
 // worker of the examples polls on a connection of its own (its polls are not counted).
-func countedEngine(ctx context.Context, t *testing.T) (e *Engine, counted *rpcs, queue string) {
+func countedEngine(ctx context.Context, t *testing.T) (e *conn, counted *rpcs, queue string) {
 	t.Helper()
 	addr := testenv.TemporalAddress(t)
 	counted = &rpcs{n: map[string]int{}}

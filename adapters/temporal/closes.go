@@ -30,7 +30,7 @@ func newCloses() *lru.Cache[string, closedRun] { return lru.New[string, closedRu
 // remember keeps how info's run closed, by its Ref, when the listing tells all its outcome's
 // Status: a run of no chain (the first run's times are the chain's) that did not time out (a
 // timeout's cause is in the run's description).
-func (e *Engine) remember(info *workflowpb.WorkflowExecutionInfo) {
+func (e *conn) remember(info *workflowpb.WorkflowExecutionInfo) {
 	status, run := info.GetStatus(), info.GetExecution().GetRunId()
 	if !closed(status) || status == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW || status == enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT ||
 		(info.GetFirstRunId() != "" && info.GetFirstRunId() != run) || info.GetStartTime() == nil || info.GetCloseTime() == nil {

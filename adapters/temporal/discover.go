@@ -133,7 +133,7 @@ func (f *discoverFlags) run(ctx context.Context, w, warn io.Writer) error {
 	if err != nil {
 		return err
 	}
-	e := opened.(*Engine)
+	e := opened.(*conn)
 	defer e.Close()
 	from := time.Now().Add(-f.since)
 	found, err := e.discoverTypes(ctx, warn, from, f.prefix)
@@ -197,7 +197,7 @@ type workflowType struct {
 
 // discoverTypes finds the workflow types that started since from, one visibility call per type
 // (each one leaves out the types found before it), then their task queues and metadata.
-func (e *Engine) discoverTypes(ctx context.Context, warn io.Writer, from time.Time, prefix string) ([]workflowType, error) {
+func (e *conn) discoverTypes(ctx context.Context, warn io.Writer, from time.Time, prefix string) ([]workflowType, error) {
 	window := "StartTime >= '" + from.UTC().Format(time.RFC3339) + "'"
 	base := window
 	if prefix != "" {
@@ -244,7 +244,7 @@ func listable(what, name string) error {
 
 // firstListed is the first workflow visibility lists for query (running ones first, then the
 // latest closed), nil when there is none.
-func (e *Engine) firstListed(ctx context.Context, what, query string) (*workflowpb.WorkflowExecutionInfo, error) {
+func (e *conn) firstListed(ctx context.Context, what, query string) (*workflowpb.WorkflowExecutionInfo, error) {
 	resp, err := e.svc.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.namespace, PageSize: 1, Query: query})
 	if err != nil {
 		return nil, e.fail(ctx, what, err)
@@ -257,7 +257,7 @@ func (e *Engine) firstListed(ctx context.Context, what, query string) (*workflow
 
 // describeType finds the task queues of a type's workflows in the window (one call per queue,
 // latest first: the most recent workflow, first), and what a running one's worker declares.
-func (e *Engine) describeType(ctx context.Context, warn io.Writer, window string, latest *workflowpb.WorkflowExecutionInfo) (workflowType, error) {
+func (e *conn) describeType(ctx context.Context, warn io.Writer, window string, latest *workflowpb.WorkflowExecutionInfo) (workflowType, error) {
 	wt := workflowType{typ: latest.GetType().GetName(), queues: []string{latest.GetTaskQueue()}, asks: asksInMemo(latest)}
 	what := "list the task queues of " + wt.typ
 	for {
@@ -307,7 +307,7 @@ func answersQuestions(d *sdkpb.WorkflowDefinition) bool {
 
 // metadata asks a running workflow's worker what the workflow declares (the query every SDK's
 // worker answers), waiting at most metadataWait.
-func (e *Engine) metadata(ctx context.Context, run *workflowpb.WorkflowExecutionInfo) (*sdkpb.WorkflowDefinition, error) {
+func (e *conn) metadata(ctx context.Context, run *workflowpb.WorkflowExecutionInfo) (*sdkpb.WorkflowDefinition, error) {
 	qctx, cancel := context.WithTimeout(ctx, metadataWait)
 	defer cancel()
 	resp, err := e.svc.QueryWorkflow(qctx, &workflowservice.QueryWorkflowRequest{
@@ -330,7 +330,7 @@ func (e *Engine) metadata(ctx context.Context, run *workflowpb.WorkflowExecution
 	return m.GetDefinition(), nil
 }
 
-func (f *discoverFlags) writeDraft(w, warn io.Writer, e *Engine, found []workflowType) error {
+func (f *discoverFlags) writeDraft(w, warn io.Writer, e *conn, found []workflowType) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Drafted by `taskgate discover temporal` from the workflows started in namespace %s over the %v before it ran.\n", draft.Quote(e.namespace), f.since)
 	b.WriteString("# Review every tool (names, descriptions, task queues, input schemas) and check the result with\n# `taskgate validate --engines` before serving it.\n")

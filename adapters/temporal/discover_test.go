@@ -42,8 +42,9 @@ func TestDiscover(t *testing.T) {
 	prefix := "Disc" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	echo, ask := prefix+"Echo", prefix+"Ask"
 	older, latest := "taskgate-disc-old-"+uuid.NewString(), "taskgate-disc-new-"+uuid.NewString()
+	c := sdkClient(t, v.engine)
 	for _, q := range []string{older, latest} {
-		w := worker.New(v.engine.Client(), q, worker.Options{})
+		w := worker.New(c, q, worker.Options{})
 		w.RegisterWorkflowWithOptions(temporalexamples.WaitAndEcho, workflow.RegisterOptions{Name: echo})
 		w.RegisterWorkflowWithOptions(temporalexamples.AskAndEcho, workflow.RegisterOptions{Name: ask})
 		if err := w.Start(); err != nil {
@@ -52,7 +53,7 @@ func TestDiscover(t *testing.T) {
 		t.Cleanup(w.Stop)
 	}
 	startOn := func(queue, typ string, in any) client.WorkflowRun {
-		run, err := v.engine.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "someone/" + uuid.NewString(), TaskQueue: queue}, typ, in)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "someone/" + uuid.NewString(), TaskQueue: queue}, typ, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func TestDiscover(t *testing.T) {
 		}
 	}
 	asking := startOn(latest, ask, temporalexamples.AskInput{Message: "Go on?"})
-	t.Cleanup(func() { _ = v.engine.Client().TerminateWorkflow(t.Context(), asking.GetID(), "", "test over") })
+	t.Cleanup(func() { _ = c.TerminateWorkflow(t.Context(), asking.GetID(), "", "test over") })
 
 	var d, warnings string
 	var err error

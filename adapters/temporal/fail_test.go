@@ -17,7 +17,7 @@ import (
 // the server being unreachable; gRPC's own message size limit (the same code, without the server's
 // cause) never is.
 func TestFailTellsRetryableFromNot(t *testing.T) {
-	e := &Engine{address: "127.0.0.1:7233", namespace: "default"}
+	e := &conn{address: "127.0.0.1:7233", namespace: "default"}
 	for _, c := range []struct {
 		err  error
 		want error
@@ -45,7 +45,7 @@ func TestFailTellsRetryableFromNot(t *testing.T) {
 // namespace was served before: then it is the frontend's namespace cache refreshing, which a
 // retry mends (the soak, test/soak, lost four starts to it on a Temporal dev server).
 func TestNamespaceMissingAfterItWasServed(t *testing.T) {
-	e := &Engine{address: "127.0.0.1:7233", namespace: "default"}
+	e := &conn{address: "127.0.0.1:7233", namespace: "default"}
 	missing := serviceerror.NewNamespaceNotFound("default")
 	if got := e.fail(context.Background(), "start WaitAndEcho", missing); errors.Is(got, driver.ErrUnavailable) ||
 		got.Error() != `temporal: start WaitAndEcho: namespace "default" does not exist on 127.0.0.1:7233: create it (temporal operator namespace create) or fix the namespace setting: Namespace default is not found.` {

@@ -16,7 +16,7 @@ func FuzzOwns(f *testing.F) {
 		"taskgate/WaitAndEchoX/e306e082-c85c-4ad6-ac96-c22123baa3de", "taskgate/WaitAndEcho/../x", "taskgate//", ""} {
 		f.Add("WaitAndEcho", id, run)
 	}
-	e := &Engine{}
+	e := &conn{}
 	f.Fuzz(func(t *testing.T, typ, id, runID string) {
 		if !e.Owns(Workflow(typ, "q", 0), ref(id, runID), "alice") {
 			return

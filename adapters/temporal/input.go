@@ -32,7 +32,7 @@ const (
 // running fills in what a running run says about itself, from the DescribeWorkflowExecution
 // answer alone: its open questions and its progress from the memo (package taskgateflow), else
 // its pending activities.
-func (e *Engine) running(st *driver.Status, d *workflowservice.DescribeWorkflowExecutionResponse) {
+func (e *conn) running(st *driver.Status, d *workflowservice.DescribeWorkflowExecutionResponse) {
 	qs, err := e.questions(d)
 	if err != nil {
 		st.Message = err.Error()
@@ -56,7 +56,7 @@ func (e *Engine) running(st *driver.Status, d *workflowservice.DescribeWorkflowE
 
 // questions reads the run's open questions from its memo; questions another run recorded (the
 // memo is carried over by continue-as-new) are not open.
-func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (temporalwire.Questions, error) {
+func (e *conn) questions(d *workflowservice.DescribeWorkflowExecutionResponse) (temporalwire.Questions, error) {
 	var qs temporalwire.Questions
 	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[temporalwire.MemoQuestions]
 	if p == nil {
@@ -73,7 +73,7 @@ func (e *Engine) questions(d *workflowservice.DescribeWorkflowExecutionResponse)
 
 // activities says what the pending activities are doing: name, attempt, last failure, last
 // heartbeat.
-func (e *Engine) activities(pas []*workflowpb.PendingActivityInfo) string {
+func (e *conn) activities(pas []*workflowpb.PendingActivityInfo) string {
 	var parts []string
 	for i, pa := range pas {
 		if i == maxActivities {
@@ -123,7 +123,7 @@ func clip(s string, n int) string {
 // Answer delivers an answer to the open question key of the chain's current run: through the
 // Update temporalwire.UpdateName, waiting until the workflow has taken it (or refused it), or
 // through the signal temporalwire.SignalName when the workflow asks for that.
-func (e *Engine) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
+func (e *conn) Answer(ctx context.Context, t driver.Target, r driver.Ref, key string, a driver.Answer) error {
 	what := fmt.Sprintf("answer %q of %v", key, r)
 	args, err := e.answerPayloads(key, a)
 	if err != nil {
@@ -175,7 +175,7 @@ const answerTaken = 20 * time.Second
 const deadlineSlack = 100 * time.Millisecond
 
 // answerPayloads checks and encodes an answer to the question key as the workflow reads it.
-func (e *Engine) answerPayloads(key string, a driver.Answer) (*commonpb.Payloads, error) {
+func (e *conn) answerPayloads(key string, a driver.Answer) (*commonpb.Payloads, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (e *Engine) answerPayloads(key string, a driver.Answer) (*commonpb.Payloads
 
 // update sends the answer Update and waits until it completes (accepted and handled, or refused by
 // the workflow's validator), at most answerTaken.
-func (e *Engine) update(ctx context.Context, what string, run *commonpb.WorkflowExecution, args *commonpb.Payloads) error {
+func (e *conn) update(ctx context.Context, what string, run *commonpb.WorkflowExecution, args *commonpb.Payloads) error {
 	ctx, cancel := context.WithTimeout(ctx, answerTaken)
 	defer cancel()
 	completed := &updatepb.WaitPolicy{LifecycleStage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED}
@@ -232,7 +232,7 @@ func (e *Engine) update(ctx context.Context, what string, run *commonpb.Workflow
 // for the workflow to take the answer ran out, ErrUnavailable in words that say so. The wait ran
 // out when the call ended at its deadline, whatever ended it: the server may cut the stream
 // (RST_STREAM CANCEL) a moment before the client's own timer ends ctx.
-func (e *Engine) notTaken(ctx context.Context, what string, err error) error {
+func (e *conn) notTaken(ctx context.Context, what string, err error) error {
 	if deadline, ok := ctx.Deadline(); !errors.Is(ctx.Err(), context.DeadlineExceeded) && (!ok || time.Until(deadline) > deadlineSlack) {
 		return e.fail(ctx, what, err)
 	}

@@ -182,7 +182,7 @@ func TestAskAndAnswer(t *testing.T) {
 	}
 	// The protocol, as another client sees it: the validator refuses a key that is not open.
 	id, run := workflowOf(t, r)
-	h, err := e.Client().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, RunID: run,
+	h, err := sdkClient(t, e).UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, RunID: run,
 		UpdateName: taskgateflow.UpdateName, WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args: []any{taskgateflow.Reply{Key: "nope", Action: "decline"}}})
 	var appErr *temporal.ApplicationError

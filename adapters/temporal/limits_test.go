@@ -75,7 +75,7 @@ func TestAnswerWaitsForTheWorkflowAtMost20s(t *testing.T) {
 	}
 	defer e.Close()
 	queue := "taskgate-test-gone-" + uuid.NewString()
-	w := worker.New(e.Client(), queue, worker.Options{})
+	w := worker.New(sdkClient(t, e), queue, worker.Options{})
 	temporalexamples.Register(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 // List reads the caller's workflows of t from the visibility store, by the prefix of their ids
 // (which carry the caller's tag), keeping those whose ids Start could have given: a chain that continued as new is listed once, as its latest run.
-func (e *Engine) List(ctx context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
+func (e *conn) List(ctx context.Context, o driver.ListOptions) ([]driver.Listed, string, error) {
 	w, err := workflowOf(o.Target)
 	if err != nil {
 		return nil, "", err
@@ -70,7 +70,7 @@ func listed(info *workflowpb.WorkflowExecutionInfo) (l driver.Listed, ok bool) {
 // SweepGroup puts every target of the namespace in one group, named for it: one visibility query
 // lists the workflows of all their types and task queues. A target that cannot be listed (a ' or \ in its
 // type or queue) is a group of its own, whose sweeps fail alone.
-func (e *Engine) SweepGroup(t driver.Target) string {
+func (e *conn) SweepGroup(t driver.Target) string {
 	if w, err := workflowOf(t); err != nil || inQuery(w) != nil {
 		return "unlistable " + t.Name
 	}
@@ -88,7 +88,7 @@ func inQuery(w workflow) error {
 // page shows has ended, continued as new under another chain, or is too young to be listed:
 // Describe tells which. It costs a page per sweepPage running workflows of the types, whatever the
 // number of refs or of types, where a query by ids would cost a page per hundred refs.
-func (e *Engine) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+func (e *conn) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
 	return e.sweep(ctx, o.Targets, o.Refs, o.Page, "ExecutionStatus = 'Running'")
 }
 
@@ -96,7 +96,7 @@ func (e *Engine) Sweep(ctx context.Context, o driver.SweepOptions) ([]driver.Lis
 // queues that closed after o.Since (visibility by CloseTime; a run that continued as new is not an
 // end of its chain), and shows those of o.Refs it holds: a page per sweepPage ends, however many
 // run.
-func (e *Engine) SweepEnded(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
+func (e *conn) SweepEnded(ctx context.Context, o driver.SweepOptions) ([]driver.Listed, string, error) {
 	// Open workflows have a CloseTime past any in SQL visibility: the status leaves them out.
 	return e.sweep(ctx, o.Targets, o.Refs, o.Page, fmt.Sprintf("ExecutionStatus != 'Running' AND CloseTime > '%s'", o.Since.UTC().Format(time.RFC3339Nano)))
 }
@@ -104,7 +104,7 @@ func (e *Engine) SweepEnded(ctx context.Context, o driver.SweepOptions) ([]drive
 // sweep reads one page of the workflows taskgate started of ts's types and task queues that match
 // condition, and shows those of refs it holds. A type on another target's queue is listed too:
 // refs leave it out.
-func (e *Engine) sweep(ctx context.Context, ts []driver.Target, refs []driver.Ref, page, condition string) ([]driver.Listed, string, error) {
+func (e *conn) sweep(ctx context.Context, ts []driver.Target, refs []driver.Ref, page, condition string) ([]driver.Listed, string, error) {
 	var types, queues []string
 	for _, t := range ts {
 		w, err := workflowOf(t)

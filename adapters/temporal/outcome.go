@@ -19,7 +19,7 @@ import (
 // Outcome reads how the execution ended, from the close event of the last run of its chain: one
 // call for a run that a listing of this engine lately showed closed (closes), which told the
 // status and times; else the chain's status first.
-func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
+func (e *conn) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (driver.Outcome, error) {
 	what := "read the outcome of " + r.String()
 	if c, ok := e.closes.Get(r.ID); ok {
 		id, run, _ := WorkflowOf(r)
@@ -35,7 +35,7 @@ func (e *Engine) Outcome(ctx context.Context, t driver.Target, r driver.Ref) (dr
 
 // OutcomeCalls is what Outcome of r costs: the close event alone of a run a listing lately showed
 // closed; else 0, the chain's status as well (TargetInfo.OutcomeCalls).
-func (e *Engine) OutcomeCalls(t driver.Target, r driver.Ref) int {
+func (e *conn) OutcomeCalls(t driver.Target, r driver.Ref) int {
 	if _, ok := e.closes.Get(r.ID); ok {
 		return 1
 	}
@@ -49,7 +49,7 @@ const outcomeCalls = 2
 // ended reads the outcome of the run id/runID that closed with status (st, its chain's Status):
 // from its close event, or from the run's description d for a timeout (nil when a listing told
 // the status: listings do not remember timeouts, whose cause is in the description).
-func (e *Engine) ended(ctx context.Context, what, id, runID string, status enumspb.WorkflowExecutionStatus, st driver.Status, d *workflowservice.DescribeWorkflowExecutionResponse) (driver.Outcome, error) {
+func (e *conn) ended(ctx context.Context, what, id, runID string, status enumspb.WorkflowExecutionStatus, st driver.Status, d *workflowservice.DescribeWorkflowExecutionResponse) (driver.Outcome, error) {
 	out := driver.Outcome{Native: native(status)}
 	switch status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
@@ -98,7 +98,7 @@ func closed(s enumspb.WorkflowExecutionStatus) bool {
 
 // Cancel requests cancellation of the chain's current run, with reason as the request's reason.
 // The workflow decides how to stop; Describe reads Cancelled once it has.
-func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
+func (e *conn) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reason string) error {
 	what := "cancel " + r.String()
 	// The server accepts a cancel request for a closed workflow as a no-op, so look first.
 	c, err := e.chain(ctx, what, r)
@@ -123,7 +123,7 @@ func (e *Engine) Cancel(ctx context.Context, t driver.Target, r driver.Ref, reas
 }
 
 // closeEvent reads the close event of one run.
-func (e *Engine) closeEvent(ctx context.Context, what, id, runID string) (*historypb.HistoryEvent, error) {
+func (e *conn) closeEvent(ctx context.Context, what, id, runID string) (*historypb.HistoryEvent, error) {
 	req := &workflowservice.GetWorkflowExecutionHistoryRequest{
 		Namespace:              e.namespace,
 		Execution:              &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
@@ -148,7 +148,7 @@ func (e *Engine) closeEvent(ctx context.Context, what, id, runID string) (*histo
 
 // cancelReason finds the reason of the cancel request that ended a run, reading its history
 // backwards from the close event. Empty when the workflow cancelled without a request.
-func (e *Engine) cancelReason(ctx context.Context, what, id, runID string) (string, error) {
+func (e *conn) cancelReason(ctx context.Context, what, id, runID string) (string, error) {
 	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
 		Namespace:       e.namespace,
 		Execution:       &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
@@ -173,7 +173,7 @@ func (e *Engine) cancelReason(ctx context.Context, what, id, runID string) (stri
 
 // jsonResult turns a workflow result into JSON: JSON payloads as they are (unchecked: their
 // reader checks them), anything else through the data converter.
-func (e *Engine) jsonResult(p *commonpb.Payloads) (json.RawMessage, error) {
+func (e *conn) jsonResult(p *commonpb.Payloads) (json.RawMessage, error) {
 	if len(p.GetPayloads()) == 0 {
 		return json.RawMessage("null"), nil
 	}

@@ -37,7 +37,7 @@ func TestAResultThatIsNotJSONIsAFailure(t *testing.T) {
 	}
 	defer e.Close()
 	queue := "taskgate-test-" + uuid.NewString()
-	w := worker.New(e.Client(), queue, worker.Options{})
+	w := worker.New(sdkClient(t, e), queue, worker.Options{})
 	w.RegisterWorkflowWithOptions(invalidResult, workflow.RegisterOptions{Name: invalidResultName})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/taskgate/taskgate/adapters/driver"
 )
 
-var _ driver.Sampler = (*Engine)(nil)
+var _ driver.Sampler = (*conn)(nil)
 
 // Samples reads the inputs of at most n of the latest workflows of t's type on t's task queue,
 // whoever started them and whatever their status, newest first: a visibility listing, then the
@@ -23,7 +23,7 @@ var _ driver.Sampler = (*Engine)(nil)
 // (taskgate starts a workflow with one). A run that continued another is passed over: its input
 // is what the workflow gave itself, not what its starter gave. Visibility on SQL lists running
 // workflows before closed ones, so the n are the latest in that order, then sorted by start time.
-func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
+func (e *conn) Samples(ctx context.Context, t driver.Target, n int) ([]json.RawMessage, error) {
 	w, err := workflowOf(t)
 	if err != nil || n <= 0 {
 		return nil, err
@@ -50,7 +50,7 @@ func (e *Engine) Samples(ctx context.Context, t driver.Target, n int) ([]json.Ra
 }
 
 // latestRuns lists at most n first runs of the workflows that query selects, newest start first.
-func (e *Engine) latestRuns(ctx context.Context, what, query string, n int) ([]*workflowpb.WorkflowExecutionInfo, error) {
+func (e *conn) latestRuns(ctx context.Context, what, query string, n int) ([]*workflowpb.WorkflowExecutionInfo, error) {
 	var runs []*workflowpb.WorkflowExecutionInfo
 	req := &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.namespace, PageSize: int32(min(n, 1000)), Query: query}
 	for len(runs) < n {
@@ -75,7 +75,7 @@ func (e *Engine) latestRuns(ctx context.Context, what, query string, n int) ([]*
 
 // startInput reads the input a run was started with; ok is false when its history is gone (its
 // retention ended between the listing and the read).
-func (e *Engine) startInput(ctx context.Context, what string, run *workflowpb.WorkflowExecutionInfo) (json.RawMessage, bool, error) {
+func (e *conn) startInput(ctx context.Context, what string, run *workflowpb.WorkflowExecutionInfo) (json.RawMessage, bool, error) {
 	resp, err := e.svc.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 		Namespace: e.namespace, Execution: run.GetExecution(), MaximumPageSize: 1, SkipArchival: true,
 	})
@@ -100,7 +100,7 @@ func (e *Engine) startInput(ctx context.Context, what string, run *workflowpb.Wo
 
 // jsonValue is a workflow's first argument as JSON, checked: jsonResult reads a result that its
 // reader checks.
-func (e *Engine) jsonValue(p *commonpb.Payloads) (json.RawMessage, error) {
+func (e *conn) jsonValue(p *commonpb.Payloads) (json.RawMessage, error) {
 	v, err := e.jsonResult(p)
 	if err == nil && !json.Valid(v) {
 		err = errors.New("not JSON")

@@ -40,7 +40,7 @@ func (c chain) continued() bool {
 // Describe reads the execution's state: one DescribeWorkflowExecution, two when it continued as
 // new (the first run, then the latest one). A running workflow's open questions and progress
 // come from the same answer: its memo (package taskgateflow) and its pending activities.
-func (e *Engine) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
+func (e *conn) Describe(ctx context.Context, t driver.Target, r driver.Ref) (driver.Status, error) {
 	c, err := e.chain(ctx, "describe "+r.String(), r)
 	if err != nil {
 		return driver.Status{}, err
@@ -124,7 +124,7 @@ func asTime(ts *timestamppb.Timestamp) time.Time {
 
 // chain describes the run r names and, when it continued as new, the latest run of its chain.
 // A Ref with no run id names the latest chain of the workflow id.
-func (e *Engine) chain(ctx context.Context, what string, r driver.Ref) (chain, error) {
+func (e *conn) chain(ctx context.Context, what string, r driver.Ref) (chain, error) {
 	id, run, ok := WorkflowOf(r)
 	if !ok {
 		return chain{}, fmt.Errorf("temporal: %s: %w: %q is not a workflow id and run id", what, driver.ErrNotFound, r)
@@ -162,7 +162,7 @@ func (e *Engine) chain(ctx context.Context, what string, r driver.Ref) (chain, e
 }
 
 // nextRun reads the run id a continued-as-new run continued into.
-func (e *Engine) nextRun(ctx context.Context, what, id string, d *workflowservice.DescribeWorkflowExecutionResponse) (string, error) {
+func (e *conn) nextRun(ctx context.Context, what, id string, d *workflowservice.DescribeWorkflowExecutionResponse) (string, error) {
 	ev, err := e.closeEvent(ctx, what, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId())
 	if err != nil {
 		return "", err
@@ -174,7 +174,7 @@ func (e *Engine) nextRun(ctx context.Context, what, id string, d *workflowservic
 	return next, nil
 }
 
-func (e *Engine) describe(ctx context.Context, what, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+func (e *conn) describe(ctx context.Context, what, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	resp, err := e.svc.DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
 		Namespace: e.namespace,
 		Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
@@ -189,7 +189,7 @@ func (e *Engine) describe(ctx context.Context, what, id, runID string) (*workflo
 }
 
 // fail turns an SDK or service error into one that wraps the adapters error callers test for.
-func (e *Engine) fail(ctx context.Context, what string, err error) error {
+func (e *conn) fail(ctx context.Context, what string, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The frontend did not answer within the time the call had: a retry may find it answering.

@@ -68,8 +68,8 @@ type Config struct {
 	Namespace string
 }
 
-// Engine is a connection to one Temporal namespace. It is safe for concurrent use.
-type Engine struct {
+// conn is a connection to one Temporal namespace. It is safe for concurrent use.
+type conn struct {
 	client    client.Client
 	svc       workflowservice.WorkflowServiceClient
 	namespace string
@@ -85,21 +85,26 @@ type Engine struct {
 }
 
 var (
-	_ driver.Conn             = (*Engine)(nil)
-	_ driver.VisibilityLagger = (*Engine)(nil)
+	_ driver.Conn             = (*conn)(nil)
+	_ driver.VisibilityLagger = (*conn)(nil)
+	_ driver.Aser             = (*conn)(nil)
 )
 
 // VisibilityLag is zero: DescribeWorkflowExecution reads the workflow's mutable state, which
 // StartWorkflowExecution wrote before it answered, so a start is found at once. (Only the
 // visibility listings, which Sweep reads, lag; the readings confirm what they show.)
-func (e *Engine) VisibilityLag() time.Duration { return 0 }
+func (e *conn) VisibilityLag() time.Duration { return 0 }
 
 // New dials the frontend at cfg.Address and checks that it answers.
-func New(ctx context.Context, cfg Config) (*Engine, error) {
+func New(ctx context.Context, cfg Config) (driver.Conn, error) {
 	if cfg.Address == "" {
 		return nil, errors.New("temporal: no address: set the Temporal frontend's host:port")
 	}
-	return dial(ctx, client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace}, true)
+	e, err := dial(ctx, client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace}, true)
+	if err != nil { // not a typed nil inside the interface
+		return nil, err
+	}
+	return e, nil
 }
 
 // reconnect is how the connection to the frontend is dialled again once it broke. The SDK's
@@ -132,7 +137,7 @@ const (
 // its answer): taskgate's requests and the statuses it reads are a few hundred bytes, and a poll
 // spent about a tenth of taskgate's CPU compressing and decompressing them (test/bench/RESULTS.md).
 // Only a start's arguments and an outcome's result can be large, once per task.
-func dial(ctx context.Context, opts client.Options, checked bool) (*Engine, error) {
+func dial(ctx context.Context, opts client.Options, checked bool) (*conn, error) {
 	if opts.HostPort == "" {
 		opts.HostPort = client.DefaultHostPort
 	}
@@ -156,7 +161,7 @@ func dial(ctx context.Context, opts client.Options, checked bool) (*Engine, erro
 		if err != nil {
 			return nil, fmt.Errorf("temporal: %w", err)
 		}
-		return newEngine(c, opts), nil
+		return newConn(c, opts), nil
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
@@ -165,11 +170,11 @@ func dial(ctx context.Context, opts client.Options, checked bool) (*Engine, erro
 		}
 		return nil, fmt.Errorf("temporal: cannot reach the Temporal frontend at %s: %w; check the address, TLS and API key, and that the server is running", opts.HostPort, err)
 	}
-	return newEngine(c, opts), nil
+	return newConn(c, opts), nil
 }
 
-func newEngine(c client.Client, opts client.Options) *Engine {
-	return &Engine{
+func newConn(c client.Client, opts client.Options) *conn {
+	return &conn{
 		client:    c,
 		svc:       c.WorkflowService(),
 		namespace: opts.Namespace,
@@ -179,19 +184,25 @@ func newEngine(c client.Client, opts client.Options) *Engine {
 	}
 }
 
-// Client returns the underlying SDK client, for callers that also run workers on the same
-// connection.
-func (e *Engine) Client() client.Client { return e.client }
+// As answers the SDK's client (*client.Client, go.temporal.io/sdk/client), for running workers
+// on the same connection or reading what the contract does not.
+func (e *conn) As(target any) bool {
+	c, ok := target.(*client.Client)
+	if ok {
+		*c = e.client
+	}
+	return ok
+}
 
 // Close closes the connection.
-func (e *Engine) Close() error {
+func (e *conn) Close() error {
 	e.client.Close()
 	return nil
 }
 
 // Check verifies that the namespace exists and that t names a workflow type and a task queue. No
 // worker polling the task queue is a warning, not an error: workers may start after taskgate.
-func (e *Engine) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
+func (e *conn) Check(ctx context.Context, t driver.Target) (driver.TargetInfo, error) {
 	w, err := workflowOf(t)
 	if err != nil {
 		return driver.TargetInfo{}, err
@@ -237,7 +248,7 @@ func workflowOf(t driver.Target) (workflow, error) {
 // second Start with the same key (and caller, which the workflow id holds) returns the first
 // execution (running or ended) if the input matches, else an error wrapping
 // driver.ErrKeyConflict.
-func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
+func (e *conn) Start(ctx context.Context, t driver.Target, req driver.StartRequest) (driver.Ref, error) {
 	w, err := workflowOf(t)
 	if err != nil {
 		return driver.Ref{}, err
@@ -300,7 +311,7 @@ func (e *Engine) Start(ctx context.Context, t driver.Target, req driver.StartReq
 
 // existing checks that the execution an idempotency key already names was started with the same
 // input, and returns its Ref. runID is any run of its chain.
-func (e *Engine) existing(ctx context.Context, w workflow, id, runID, sum string) (driver.Ref, error) {
+func (e *conn) existing(ctx context.Context, w workflow, id, runID, sum string) (driver.Ref, error) {
 	what := "start " + w.typ
 	d, err := e.describe(ctx, what, id, runID)
 	if err != nil {
@@ -342,7 +353,7 @@ func keyWorkflowID(w workflow, key, caller string) string {
 	return idPrefix + w.typ + "/" + driver.CallerTag(caller) + "/" + driver.KeySuffix(key, caller, keyIDPrefix, 32)
 }
 
-func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
+func (e *conn) memo(sum, caller string) (map[string]*commonpb.Payload, error) {
 	fields := map[string]*commonpb.Payload{}
 	values := map[string]string{MemoInputSHA256: sum}
 	if caller != "" {
@@ -359,7 +370,7 @@ func (e *Engine) memo(sum, caller string) (map[string]*commonpb.Payload, error) 
 }
 
 // memoString decodes a string memo field; missing or undecodable reads as empty.
-func (e *Engine) memoString(p *commonpb.Payload) string {
+func (e *conn) memoString(p *commonpb.Payload) string {
 	var s string
 	if p == nil || e.dc.FromPayload(p, &s) != nil {
 		return ""
@@ -369,7 +380,7 @@ func (e *Engine) memoString(p *commonpb.Payload) string {
 
 // Owns reports whether r is shaped like an execution Start returns for t and caller: a workflow
 // id of t's workflow type and the caller's tag with a UUID or key suffix, and a UUID run id.
-func (e *Engine) Owns(t driver.Target, r driver.Ref, caller string) bool {
+func (e *conn) Owns(t driver.Target, r driver.Ref, caller string) bool {
 	w, err := workflowOf(t)
 	id, run, ok := WorkflowOf(r)
 	return err == nil && ok && run != "" && callersWorkflowID(w, id, caller)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
@@ -25,7 +28,7 @@ import (
 
 // env is one engine and one in-process worker serving the examples on a task queue of its own.
 type env struct {
-	engine   *temporal.Engine
+	engine   driver.Conn
 	queue    string
 	unpolled string
 }
@@ -41,7 +44,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	queue := "taskgate-test-" + uuid.NewString()
-	w := worker.New(e.Client(), queue, worker.Options{})
+	w := worker.New(sdkClient(t, e), queue, worker.Options{})
 	temporalexamples.Register(w)
 	registerTestWorkflows(w)
 	if err := w.Start(); err != nil {
@@ -172,11 +175,45 @@ func latestRun(t *testing.T, r driver.Ref) driver.Ref {
 	return driver.Ref{ID: id + "/"}
 }
 
+// lazy is a Conn that has not dialled the frontend yet: opened from a block, it makes no call.
+func lazy(t *testing.T) driver.Conn {
+	t.Helper()
+	e, err := open(t, `{address: "127.0.0.1:1"}`, driver.Env{"TEMPORAL_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none.toml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// sdkClient is e's SDK client, through As.
+func sdkClient(t *testing.T, e driver.Conn) client.Client {
+	t.Helper()
+	var c client.Client
+	if !driver.As(e, &c) {
+		t.Fatal("As(*client.Client) = false")
+	}
+	return c
+}
+
+// TestAs: a Conn answers its SDK client, and nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	e := lazy(t)
+	var c client.Client
+	if !driver.As(e, &c) || c == nil {
+		t.Errorf("As(*client.Client) = false, or a nil client")
+	}
+	other := &http.Client{}
+	if driver.As(e, &other) || other == nil {
+		t.Errorf("As(**http.Client) = true, or it changed its target")
+	}
+}
+
 // describeRun reads one run as the server reports it, bypassing the adapter.
-func describeRun(ctx context.Context, t *testing.T, e *temporal.Engine, r driver.Ref) *workflowservice.DescribeWorkflowExecutionResponse {
+func describeRun(ctx context.Context, t *testing.T, e driver.Conn, r driver.Ref) *workflowservice.DescribeWorkflowExecutionResponse {
 	t.Helper()
 	id, run := workflowOf(t, r)
-	d, err := e.Client().DescribeWorkflow(ctx, id, run)
+	d, err := sdkClient(t, e).DescribeWorkflow(ctx, id, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +327,7 @@ func TestTerminatedReadsCancelled(t *testing.T) {
 	awaitWorking(ctx, t, e, tg, r)
 
 	id, run := workflowOf(t, r)
-	if err := e.Client().TerminateWorkflow(ctx, id, run, "operator stopped it"); err != nil {
+	if err := sdkClient(t, e).TerminateWorkflow(ctx, id, run, "operator stopped it"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := e.Describe(ctx, tg, r)
@@ -413,7 +450,7 @@ func TestNewUnreachable(t *testing.T) {
 
 func TestOwns(t *testing.T) {
 	t.Parallel()
-	var e *temporal.Engine // Owns makes no call
+	e := lazy(t) // Owns makes no call
 	echo := temporal.Workflow("WaitAndEcho", "q", 0)
 	tag := driver.CallerTag("alice") + "/"
 	id, run := tag+uuid.NewString(), uuid.NewString()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/temporal"
@@ -71,7 +72,7 @@ func TestCallAnswersFromFlags(t *testing.T) {
 // TestCallUnanswered: a question with no answer and no terminal ends the call with exit status 3,
 // naming the question and the flags, and the workflow goes on waiting.
 func TestCallUnanswered(t *testing.T) {
-	engine, left := leftWaiting(t)
+	tc, left := leftWaiting(t)
 	code, stdout, stderr := callWith(t, "approve_deployment", deployArgs)
 	const want = `taskgate call: the question "approve" (Deploy 1.4.0 to staging?) has no answer: there is no terminal to ask it on; answer it with --answer 'approve={"approve": true, "reason": "..."}' or --decline approve` + "\n"
 	if code != taskcall.ExitUnanswered || stdout != "" || !strings.Contains(stderr, want) {
@@ -80,7 +81,7 @@ func TestCallUnanswered(t *testing.T) {
 	ref := left(stderr)
 	time.Sleep(time.Second) // the call has exited; the workflow must not follow it
 	wf, run, _ := temporal.WorkflowOf(ref)
-	d, err := engine.Client().DescribeWorkflow(t.Context(), wf, run)
+	d, err := tc.DescribeWorkflow(t.Context(), wf, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +93,8 @@ func TestCallUnanswered(t *testing.T) {
 // leftWaiting starts the example worker and seals the task ids of the calls that follow with a
 // key of the test's. The function it returns reads the id that a call printed as it left its task
 // waiting, and cancels that workflow when the test ends.
-func leftWaiting(t *testing.T) (*temporal.Engine, func(stderr string) adapters.Ref) {
-	engine := startWorker(t)
+func leftWaiting(t *testing.T) (client.Client, func(stderr string) adapters.Ref) {
+	tc := startWorker(t)
 	key := token.NewKey("test")
 	t.Setenv("TASKGATE_TOKEN_KEYS", key)
 	keys, _ := token.ParseKeys(key)
@@ -101,7 +102,7 @@ func leftWaiting(t *testing.T) (*temporal.Engine, func(stderr string) adapters.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine, func(stderr string) adapters.Ref {
+	return tc, func(stderr string) adapters.Ref {
 		t.Helper()
 		m := regexp.MustCompile("\nThe task goes on, waiting for the answer: (\\S+)\n$").FindStringSubmatch(stderr)
 		if m == nil {
@@ -112,7 +113,7 @@ func leftWaiting(t *testing.T) (*temporal.Engine, func(stderr string) adapters.R
 			t.Fatalf("the printed task id %q does not open: %v", m[1], err)
 		}
 		wf, run, _ := temporal.WorkflowOf(claims.Ref)
-		t.Cleanup(func() { engine.Client().CancelWorkflow(context.Background(), wf, run) })
+		t.Cleanup(func() { tc.CancelWorkflow(context.Background(), wf, run) })
 		return claims.Ref
 	}
 }

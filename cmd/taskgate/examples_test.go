@@ -12,8 +12,10 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/taskcall"
@@ -24,8 +26,9 @@ import (
 const exampleMapping = "../../examples/temporal/tools.yaml"
 
 // startWorker serves the example workflows from the test process, for the mappings that runCall
-// and the binary serve with --config, and points those mappings at the test's Temporal server.
-func startWorker(t *testing.T) *temporal.Engine {
+// and the binary serve with --config, and points those mappings at the test's Temporal server. It
+// returns the worker's client.
+func startWorker(t *testing.T) client.Client {
 	t.Helper()
 	addr := testenv.TemporalAddress(t)
 	t.Setenv("TEMPORAL_ADDRESS", addr)
@@ -34,13 +37,15 @@ func startWorker(t *testing.T) *temporal.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	w := worker.New(e.Client(), temporalexamples.TaskQueue, worker.Options{})
+	var c client.Client
+	driver.As(e, &c)
+	w := worker.New(c, temporalexamples.TaskQueue, worker.Options{})
 	temporalexamples.Register(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	return e
+	return c
 }
 
 var redrawn = regexp.MustCompile(`^([-\\|/]) wait_and_echo (\d+\.\d)s working: `)
@@ -85,7 +90,7 @@ func TestCallOnTerminal(t *testing.T) {
 // TestCallInterrupted: Ctrl-C on the terminal cancels the workflow behind the task. The task id
 // printed is sealed with a key the test knows, so the test can open it to find the workflow.
 func TestCallInterrupted(t *testing.T) {
-	engine := startWorker(t)
+	c := startWorker(t)
 	key := token.NewKey("test")
 	keys, err := token.ParseKeys(key)
 	if err != nil {
@@ -109,7 +114,6 @@ func TestCallInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the printed task id %q does not open: %v", id, err)
 	}
-	c := engine.Client()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -45,24 +46,29 @@ func (c *calls) reset() map[string]int {
 	return n
 }
 
-func setup(t *testing.T) (*stepfunctions.Engine, *calls, map[string]string) {
+// setup returns a Conn, its Step Functions client, the calls it makes, and the examples' ARNs.
+func setup(t *testing.T) (adapters.Conn, *sfn.Client, *calls, map[string]string) {
 	t.Helper()
 	c := &calls{}
 	e, err := stepfunctions.New(t.Context(), stepfunctions.Config{Endpoint: testenv.SFNEndpoint(t), HTTPClient: c})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	arns, err := sfnexamples.Ensure(t.Context(), e.Client(), role)
+	var sc *sfn.Client
+	if !driver.As(e, &sc) {
+		t.Fatal("As(**sfn.Client) = false")
+	}
+	arns, err := sfnexamples.Ensure(t.Context(), sc, role)
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
 	}
 	c.reset()
-	return e, c, arns
+	return e, sc, c, arns
 }
 
 func TestEnsure(t *testing.T) {
 	ctx := t.Context()
-	e, c, arns := setup(t)
+	_, sc, c, arns := setup(t)
 	defs := sfnexamples.Definitions()
 	for _, name := range []string{sfnexamples.WaitAndEcho, sfnexamples.WaitAndFail, sfnexamples.Timeout, sfnexamples.OrderPipeline} {
 		if _, ok := defs[name]; !ok {
@@ -78,7 +84,7 @@ func TestEnsure(t *testing.T) {
 		}
 	}
 
-	again, err := sfnexamples.Ensure(ctx, e.Client(), role)
+	again, err := sfnexamples.Ensure(ctx, sc, role)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)
 	}
@@ -90,27 +96,27 @@ func TestEnsure(t *testing.T) {
 	}
 
 	echo := arns[sfnexamples.WaitAndEcho]
-	if _, err := e.Client().UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
+	if _, err := sc.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{
 		StateMachineArn: aws.String(echo),
 		Definition:      aws.String(`{"StartAt":"Done","States":{"Done":{"Type":"Pass","End":true}}}`),
 	}); err != nil {
 		t.Fatalf("changing %s: %v", echo, err)
 	}
 	c.reset()
-	if _, err := sfnexamples.Ensure(ctx, e.Client(), role); err != nil {
+	if _, err := sfnexamples.Ensure(ctx, sc, role); err != nil {
 		t.Fatalf("Ensure after a change: %v", err)
 	}
 	if n := c.reset(); n["UpdateStateMachine"] != 1 || n["CreateStateMachine"] != 0 {
 		t.Errorf("Ensure after one definition changed made calls %v, want exactly one update", n)
 	}
-	d, err := e.Client().DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(echo)})
+	d, err := sc.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(echo)})
 	if err != nil || aws.ToString(d.Definition) != defs[sfnexamples.WaitAndEcho] {
 		t.Errorf("after Ensure, %s has definition %s (%v), want the embedded one", echo, aws.ToString(d.Definition), err)
 	}
 }
 
 func TestExamples(t *testing.T) {
-	e, _, arns := setup(t)
+	e, _, _, arns := setup(t)
 	engine := adapters.NewEngine(e, adapters.EngineOptions{}) // runs a Standard execution as a start and a wait
 	order := map[string]any{"orderId": "o-1", "items": []any{
 		map[string]any{"sku": "tea", "qty": 2}, map[string]any{"sku": "cup", "qty": 1},
@@ -191,8 +197,8 @@ func sameOutcome(a, b adapters.Outcome) bool {
 }
 
 func TestInputSchemas(t *testing.T) {
-	e, _, arns := setup(t)
-	found, err := e.Discover(t.Context(), "taskgate-sfn-", nil)
+	_, sc, _, arns := setup(t)
+	found, err := stepfunctions.Discover(t.Context(), sc, "taskgate-sfn-", nil)
 	if err != nil {
 		t.Fatalf("Discover: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/taskgate/taskgate/adapters"
@@ -43,7 +44,8 @@ func examples(t *testing.T) (*Client, func(stderr string)) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	w := worker.New(e.Client(), temporalexamples.TaskQueue, worker.Options{})
+	tc := testenv.As[client.Client](t, e)
+	w := worker.New(tc, temporalexamples.TaskQueue, worker.Options{})
 	temporalexamples.Register(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func examples(t *testing.T) (*Client, func(stderr string)) {
 			t.Fatalf("the printed task id %q does not open: %v", m[1], err)
 		}
 		wf, run, _ := temporal.WorkflowOf(claims.Ref)
-		t.Cleanup(func() { e.Client().CancelWorkflow(context.Background(), wf, run) })
+		t.Cleanup(func() { tc.CancelWorkflow(context.Background(), wf, run) })
 	}
 }
 

@@ -23,6 +23,17 @@ func RestateAdmin(t testing.TB) string   { return need(t, "RESTATE_ADMIN_URL", "
 // SFNEndpoint returns the URL of a running Step Functions endpoint (SFN_ENDPOINT).
 func SFNEndpoint(t testing.TB) string { return need(t, "SFN_ENDPOINT", "a Step Functions endpoint") }
 
+// As is what c (a driver.Conn, or the adapters.Engine over one) answers through its As for a
+// target of type *T, an engine SDK client of its driver; the test fails when it answers none.
+func As[T any](t testing.TB, c any) T {
+	t.Helper()
+	var v T
+	if a, ok := c.(interface{ As(any) bool }); !ok || !a.As(&v) {
+		t.Fatalf("%T answers no %T through As", c, v)
+	}
+	return v
+}
+
 func need(t testing.TB, name, what string) string {
 	t.Helper()
 	if v := os.Getenv(name); v != "" {

@@ -31,7 +31,7 @@ func testContext(t *testing.T) context.Context {
 
 // sfnThroughProxy is a Step Functions engine that reaches the endpoint through a proxy, and the
 // wait-and-echo state machine.
-func sfnThroughProxy(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Engine, adapters.Target) {
+func sfnThroughProxy(t *testing.T) (*apifaults.StepFunctions, adapters.Conn, adapters.Target) {
 	t.Helper()
 	p, err := apifaults.NewStepFunctions(testenv.SFNEndpoint(t))
 	if err != nil {
@@ -42,7 +42,7 @@ func sfnThroughProxy(t *testing.T) (*apifaults.StepFunctions, *stepfunctions.Eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := e.Client().CreateStateMachine(testContext(t), &sfn.CreateStateMachineInput{
+	out, err := testenv.As[*sfn.Client](t, e).CreateStateMachine(testContext(t), &sfn.CreateStateMachineInput{
 		Name:       aws.String("apifaults-" + uuid.NewString()[:8]),
 		Definition: aws.String(sfnexamples.Definitions()[sfnexamples.WaitAndEcho]),
 		RoleArn:    aws.String("arn:aws:iam::123456789012:role/taskgate-test"),
@@ -94,7 +94,7 @@ func TestStepFunctionsLimit(t *testing.T) {
 	p.Limit(0.001, 2, "ListExecutions")
 	limited := 0
 	for range 4 {
-		_, err := e.Client().ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:none")},
+		_, err := testenv.As[*sfn.Client](t, e).ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:none")},
 			func(o *sfn.Options) { o.RetryMaxAttempts = 1 }) // each call once: the proxy's count is the test's
 		var apiErr interface{ ErrorCode() string }
 		if errors.As(err, &apiErr) && apiErr.ErrorCode() == "ThrottlingException" {

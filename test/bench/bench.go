@@ -29,6 +29,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	"github.com/taskgate/taskgate/adapters/temporal"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
@@ -58,8 +59,10 @@ type bench struct {
 	res  *results
 	// tc is the direct Temporal client: the SDK's own, with its default options (as a program
 	// that calls Temporal without taskgate has it), whatever taskgate's adapter sets.
-	tc       client.Client
-	se       *stepfunctions.Engine
+	tc client.Client
+	// se is taskgate's Step Functions driver, and sc its client (through As).
+	se       adapters.Conn
+	sc       *sfn.Client
 	sfnARN   string
 	restate  restateServer
 	keys     string
@@ -108,7 +111,8 @@ func newBench(ctx context.Context, opts options, log io.Writer) (*bench, error) 
 	if b.se, err = stepfunctions.New(ctx, stepfunctions.Config{Region: region(), Endpoint: sfnEndpoint}); err != nil {
 		return nil, err
 	}
-	arns, err := sfnexamples.Ensure(ctx, b.se.Client(), "arn:aws:iam::123456789012:role/taskgate-examples")
+	driver.As(b.se, &b.sc)
+	arns, err := sfnexamples.Ensure(ctx, b.sc, "arn:aws:iam::123456789012:role/taskgate-examples")
 	if err != nil {
 		return nil, fmt.Errorf("creating the example state machines: %w", err)
 	}
@@ -234,7 +238,7 @@ func (b *bench) cleanup() {
 		return nil
 	})
 	parallel(len(sx), 16, func(i int) error {
-		b.se.Client().StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(sx[i])})
+		b.sc.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(sx[i])})
 		return nil
 	})
 	parallel(len(ri), 16, func(i int) error {
@@ -465,7 +469,7 @@ func (b *bench) describeTemporal(ctx context.Context, r adapters.Ref) (enumspb.W
 
 // describeSFN is one DescribeExecution call from the bench process.
 func (b *bench) describeSFN(ctx context.Context, arn string) (string, error) {
-	return describeExecution(ctx, b.se.Client(), arn)
+	return describeExecution(ctx, b.sc, arn)
 }
 
 // describeWorkflow is one DescribeWorkflowExecution RPC through c.
@@ -507,7 +511,7 @@ func (b *bench) startWorkflow(ctx context.Context, queue, workflowType, input st
 
 // startSFN is one StartExecution call.
 func (b *bench) startSFN(ctx context.Context, input string) (string, error) {
-	out, err := b.se.Client().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(b.sfnARN),
+	out, err := b.sc.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(b.sfnARN),
 		Name: aws.String(uuid.NewString()), Input: aws.String(input)})
 	if err != nil {
 		return "", err

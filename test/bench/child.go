@@ -28,11 +28,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"go.temporal.io/sdk/client"
+
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/builtin" // the engine kinds taskgate is built with, as in cmd/taskgate
 	"github.com/taskgate/taskgate/adapters/coalesce"
-	"github.com/taskgate/taskgate/adapters/stepfunctions"
-	"github.com/taskgate/taskgate/adapters/temporal"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/observe"
@@ -229,15 +231,17 @@ type floorAnswer struct {
 func directReads(engines map[string]adapters.Conn) map[string]func(ctx context.Context, id string) error {
 	reads := map[string]func(ctx context.Context, id string) error{}
 	for name, e := range engines {
-		switch e := e.(type) {
-		case *temporal.Engine:
+		var tc client.Client
+		var sc *sfn.Client
+		switch {
+		case driver.As(e, &tc):
 			reads[name] = func(ctx context.Context, id string) error {
-				_, err := describeWorkflow(ctx, e.Client(), adapters.Ref{ID: id})
+				_, err := describeWorkflow(ctx, tc, adapters.Ref{ID: id})
 				return err
 			}
-		case *stepfunctions.Engine:
+		case driver.As(e, &sc):
 			reads[name] = func(ctx context.Context, id string) error {
-				_, err := describeExecution(ctx, e.Client(), id)
+				_, err := describeExecution(ctx, sc, id)
 				return err
 			}
 		}

@@ -484,7 +484,7 @@ func (b *bench) closedAt(ctx context.Context, task *fleetTask) (time.Time, error
 		return b.restateCompletedAt(ctx, invocationOf(task.ref))
 	}
 	if task.engine == "sfn" {
-		d, err := b.se.Client().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(task.ref.ID)})
+		d, err := b.sc.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(task.ref.ID)})
 		if err != nil {
 			return time.Time{}, fmt.Errorf("reading when %s ended: %w", task.ref.ID, err)
 		}

@@ -25,6 +25,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
+	"github.com/taskgate/taskgate/adapters/restate"
 	restateexamples "github.com/taskgate/taskgate/examples/restate"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -512,7 +514,7 @@ func (b *bench) startPlatform(ctx context.Context, lb *balancer, spec platformSp
 // ensurePlatformStateMachines creates the figure's n state machines (wait and echo) on the Step
 // Functions endpoint where they do not exist yet, and returns their ARNs.
 func (b *bench) ensurePlatformStateMachines(ctx context.Context, n int) ([]string, error) {
-	c := b.se.Client()
+	c := b.sc
 	have := map[string]string{}
 	pages := sfn.NewListStateMachinesPaginator(c, &sfn.ListStateMachinesInput{})
 	for pages.HasMorePages() {
@@ -565,7 +567,9 @@ func (b *bench) servePlatformRestate(ctx context.Context, n int) (func(), error)
 		stop()
 		<-served
 	}
-	if err := b.restate.driver.Register(ctx, "http://"+ln.Addr().String()); err != nil {
+	var ep restate.Endpoints
+	driver.As(b.restate.driver, &ep)
+	if err := restate.Register(ctx, ep, "http://"+ln.Addr().String()); err != nil {
 		stopAll()
 		return nil, fmt.Errorf("registering the fleet-platform Restate service: %w", err)
 	}

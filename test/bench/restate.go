@@ -21,7 +21,7 @@ import (
 type restateServer struct {
 	ingress, admin string
 	// driver is taskgate's Restate driver on the same server, called from the bench process.
-	driver *restate.Engine
+	driver adapters.Conn
 }
 
 func restateFromEnv(hc *http.Client) (restateServer, error) {

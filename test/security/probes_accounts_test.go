@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -108,7 +110,7 @@ func waitAndEcho(t *testing.T, endpoint, role string) string {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	arns, err := sfnexamples.Ensure(context.Background(), e.Client(), "arn:aws:iam::123456789012:role/taskgate-examples")
+	arns, err := sfnexamples.Ensure(context.Background(), testenv.As[*sfn.Client](t, e), "arn:aws:iam::123456789012:role/taskgate-examples")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,8 +58,9 @@ func runWithSecrets(t *testing.T, endpoint, name string, secrets map[string]stri
 		t.Fatal(err)
 	}
 	defer e.Close()
+	sc := testenv.As[*sfn.Client](t, e)
 	def := `{"Comment": "Syncs the nightly data.", "StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}`
-	machine, err := e.Client().CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(name), Definition: aws.String(def),
+	machine, err := sc.CreateStateMachine(t.Context(), &sfn.CreateStateMachineInput{Name: aws.String(name), Definition: aws.String(def),
 		RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-probe")})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func runWithSecrets(t *testing.T, endpoint, name string, secrets map[string]stri
 			input[k] = v
 		}
 		b, _ := json.Marshal(input)
-		if _, err := e.Client().StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: machine.StateMachineArn,
+		if _, err := sc.StartExecution(t.Context(), &sfn.StartExecutionInput{StateMachineArn: machine.StateMachineArn,
 			Name: aws.String(fmt.Sprint("run-", i)), Input: aws.String(string(b))}); err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func askMachine(t *testing.T, endpoint string) *string {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	out, err := e.Client().CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String("taskgate-probe-ask-" + uuid.NewString()[:8]),
+	out, err := testenv.As[*sfn.Client](t, e).CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String("taskgate-probe-ask-" + uuid.NewString()[:8]),
 		Definition: aws.String(sfnexamples.Definitions()[sfnexamples.AskAndEcho]), RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-examples")})
 	if err != nil {
 		t.Fatal(err)
@@ -130,11 +130,12 @@ func outputNotJSON(t *testing.T, r *results, d *dev, endpoint string, machine *s
 		t.Fatal(err)
 	}
 	defer e.Close()
-	token, err := openTaskToken(e.Client(), machine)
+	sc := testenv.As[*sfn.Client](t, e)
+	token, err := openTaskToken(sc, machine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Client().SendTaskSuccess(context.Background(), &sfn.SendTaskSuccessInput{TaskToken: token, Output: aws.String(`{"confirm":NaN}`)}); err != nil {
+	if _, err := sc.SendTaskSuccess(context.Background(), &sfn.SendTaskSuccessInput{TaskToken: token, Output: aws.String(`{"confirm":NaN}`)}); err != nil {
 		t.Fatal(err)
 	}
 	status := awaitTask(t, d, aliceKey, id, "completed")

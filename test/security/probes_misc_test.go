@@ -143,13 +143,14 @@ func plantedExecution(t *testing.T, r *results, d *dev, endpoint, machine string
 		t.Fatal(err)
 	}
 	defer e.Close()
-	out, err := e.Client().StartExecution(context.Background(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine),
+	sc := testenv.As[*sfn.Client](t, e)
+	out, err := sc.StartExecution(context.Background(), &sfn.StartExecutionInput{StateMachineArn: aws.String(machine),
 		Name: aws.String(tagOf("bob") + "-planted-" + strconv.FormatInt(time.Now().UnixNano(), 36)), Input: aws.String(`{"message":"planted"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	planted := aws.ToString(out.ExecutionArn)
-	defer e.Client().StopExecution(context.Background(), &sfn.StopExecutionInput{ExecutionArn: out.ExecutionArn})
+	defer sc.StopExecution(context.Background(), &sfn.StopExecutionInput{ExecutionArn: out.ExecutionArn})
 
 	// d's task ids are native (sealed ones cannot be forged): the execution's ARN.
 	read := must(t, d.url, bobKey, rpc("tasks/get", map[string]any{"taskId": planted}))

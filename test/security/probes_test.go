@@ -94,7 +94,7 @@ func questionMachine(t *testing.T, endpoint, secret string) string {
 	defer e.Close()
 	def := sfnexamples.Definitions()["taskgate-sfn-ask-and-echo"]
 	def = strings.Replace(def, `"schema": {`, `"schema": {"type":"object","properties":{"confirm":{"$ref":"file://`+secret+`"}}}, "unused": {`, 1)
-	out, err := e.Client().CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String("taskgate-probe-question-" + uuid.NewString()[:8]),
+	out, err := testenv.As[*sfn.Client](t, e).CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String("taskgate-probe-question-" + uuid.NewString()[:8]),
 		Definition: aws.String(def), RoleArn: aws.String("arn:aws:iam::123456789012:role/taskgate-examples")})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
@@ -156,9 +159,11 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sfnClient *sfn.Client
+	driver.As(sfnEngine, &sfnClient)
 	guardCtx, stopGuard := context.WithCancel(ctx)
 	defer stopGuard()
-	go s.guard(guardCtx, sfnEngine.Client(), &s.restarting)
+	go s.guard(guardCtx, sfnClient, &s.restarting)
 	var faultsDone sync.WaitGroup
 	for _, e := range events {
 		faultsDone.Add(1)
@@ -191,7 +196,7 @@ func run(ctx context.Context, o options, out io.Writer) (*summary, error) {
 	// An engine that cannot be audited (it went away) leaves its calls' executions uncounted.
 	counts, audit := map[string]int{}, map[string]error{}
 	audit[engineTemporal] = s.auditTemporal(ctx, counts)
-	audit[engineSFN] = s.auditSFN(ctx, sfnEngine.Client(), s.sfnARNs, counts)
+	audit[engineSFN] = s.auditSFN(ctx, sfnClient, s.sfnARNs, counts)
 	// Idle: once the front has closed its idle connections to the replicas (after 30 s).
 	if !sleep(ctx, time.Until(done.Add(35*time.Second))) {
 		return nil, ctx.Err()
@@ -252,7 +257,9 @@ func (s *soak) setUpAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.sfnARNs, err = sfnexamples.Ensure(ctx, sfnEngine.Client(), "arn:aws:iam::123456789012:role/taskgate-soak"); err != nil {
+	var sfnClient *sfn.Client
+	driver.As(sfnEngine, &sfnClient)
+	if s.sfnARNs, err = sfnexamples.Ensure(ctx, sfnClient, "arn:aws:iam::123456789012:role/taskgate-soak"); err != nil {
 		return fmt.Errorf("creating the Step Functions examples in %s: %w", o.sfnEndpoint, err)
 	}
 	sfnHost := strings.TrimPrefix(strings.TrimPrefix(o.sfnEndpoint, "http://"), "https://")

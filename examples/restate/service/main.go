@@ -43,11 +43,7 @@ func run(ctx context.Context, listen, admin string) error {
 	go func() { served <- restateexamples.Serve(ctx, ln, log, restateexamples.Definitions()) }()
 	fmt.Println("service: serving", uri)
 	if admin != "" {
-		e, err := restate.New(restate.Config{Ingress: admin, Admin: admin, Token: os.Getenv("RESTATE_AUTH_TOKEN")})
-		if err != nil {
-			return err
-		}
-		if err := e.Register(ctx, uri); err != nil {
+		if err := restate.Register(ctx, restate.Endpoints{Admin: admin, Token: os.Getenv("RESTATE_AUTH_TOKEN")}, uri); err != nil {
 			return err
 		}
 		fmt.Println("service: registered")
