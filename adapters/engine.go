@@ -102,31 +102,8 @@ type Call struct {
 	Request *StartRequest
 	// Status is what a Describe read, set before the hooks are told that it ended without error.
 	Status Status
-}
-
-// Priority is how a read stands against the others under a read budget (adapters/budget), as
-// whoever makes it says in its context (WithPriority).
-type Priority uint8
-
-const (
-	// Turn is the default: a read the budget refuses is given its turn, in order.
-	Turn Priority = iota
-	// Ahead goes before every turn, waiting only for its tokens: the sweeps' listings, each of
-	// which answers for every task of a target that anyone follows.
-	Ahead
-)
-
-type priorityKey struct{}
-
-// WithPriority marks the reads made with ctx.
-func WithPriority(ctx context.Context, p Priority) context.Context {
-	return context.WithValue(ctx, priorityKey{}, p)
-}
-
-// PriorityOf is the priority of the reads made with ctx.
-func PriorityOf(ctx context.Context) Priority {
-	p, _ := ctx.Value(priorityKey{}).(Priority)
-	return p
+	// Pace is the pace of the task a Describe or a Start is for (zero: unpaced).
+	Pace pace.Pace
 }
 
 // Hook is told of an engine call before it is made. It returns the context the call is made with
@@ -142,11 +119,11 @@ type Hook func(ctx context.Context, c *Call) (_ context.Context, done func(err e
 // hooks. It is told what changes an execution, so that it never answers with what is no longer
 // true.
 type Readings interface {
-	Describe(ctx context.Context, t Target, r Ref, read func(context.Context) (Status, error)) (Status, error)
+	Describe(ctx context.Context, t Target, r Ref, p pace.Pace, read func(context.Context) (Status, error)) (Status, error)
 	Outcome(ctx context.Context, t Target, r Ref, read func(context.Context) (Outcome, error)) (Outcome, error)
-	// Started is told of an execution that Start just started for req, under each Ref that names
-	// it (a keyed start's Ref, and its KeyRef).
-	Started(ctx context.Context, t Target, r Ref, req StartRequest)
+	// Started is told of an execution that Start just started for req, for a task of pace p,
+	// under each Ref that names it (a keyed start's Ref, and its KeyRef).
+	Started(ctx context.Context, t Target, r Ref, req StartRequest, p pace.Pace)
 	// Changed is told that a Cancel or an Answer was asked of the execution, however it went.
 	Changed(t Target, r Ref)
 	// Ran is told of an execution that a Runner ran to its end, which no read saw.
@@ -211,17 +188,17 @@ func (e *Engine) Check(ctx context.Context, t Target) (info TargetInfo, err erro
 	return info, err
 }
 
-// Start starts one execution (Conn.Start), which is the first reading of it.
-func (e *Engine) Start(ctx context.Context, t Target, req StartRequest) (r Ref, err error) {
-	err = e.hooked(ctx, &Call{Op: OpStart, Target: t, Calls: 1, Request: &req}, func(ctx context.Context) (err error) {
+// Start starts one execution (Conn.Start) for a task of pace p, which is the first reading of it.
+func (e *Engine) Start(ctx context.Context, t Target, req StartRequest, p pace.Pace) (r Ref, err error) {
+	err = e.hooked(ctx, &Call{Op: OpStart, Target: t, Calls: 1, Request: &req, Pace: p}, func(ctx context.Context) (err error) {
 		r, err = e.conn.Start(ctx, t, req)
 		return err
 	})
 	if err == nil && e.readings != nil {
-		e.readings.Started(ctx, t, r, req)
+		e.readings.Started(ctx, t, r, req, p)
 		if req.Key != "" {
 			if kr := e.conn.KeyRef(t, req.Key, req.Caller); kr != r { // the same execution, by its key
-				e.readings.Started(ctx, t, kr, req)
+				e.readings.Started(ctx, t, kr, req, p)
 			}
 		}
 	}
@@ -234,17 +211,17 @@ func (e *Engine) KeyRef(t Target, key, caller string) Ref { return e.conn.KeyRef
 // Owns is Conn.Owns: no engine call.
 func (e *Engine) Owns(t Target, r Ref, caller string) bool { return e.conn.Owns(t, r, caller) }
 
-// Describe reads the current state (Conn.Describe), or what the readings answer instead: then
-// Status.ReadAt says when it was read, and NextReadAt when it will be next.
-func (e *Engine) Describe(ctx context.Context, t Target, r Ref) (Status, error) {
+// Describe reads the current state (Conn.Describe) for a task of pace p, or what the readings
+// answer instead: then Status.ReadAt says when it was read, and NextReadAt when it will be next.
+func (e *Engine) Describe(ctx context.Context, t Target, r Ref, p pace.Pace) (Status, error) {
 	if e.readings == nil {
-		return e.describe(ctx, t, r)
+		return e.describe(ctx, t, r, p)
 	}
-	return e.readings.Describe(ctx, t, r, func(ctx context.Context) (Status, error) { return e.describe(ctx, t, r) })
+	return e.readings.Describe(ctx, t, r, p, func(ctx context.Context) (Status, error) { return e.describe(ctx, t, r, p) })
 }
 
-func (e *Engine) describe(ctx context.Context, t Target, r Ref) (Status, error) {
-	c := &Call{Op: OpDescribe, Target: t, Ref: r, Calls: e.readCalls(t)}
+func (e *Engine) describe(ctx context.Context, t Target, r Ref, p pace.Pace) (Status, error) {
+	c := &Call{Op: OpDescribe, Target: t, Ref: r, Calls: e.readCalls(t), Pace: p}
 	err := e.hooked(ctx, c, func(ctx context.Context) (err error) {
 		c.Status, err = e.conn.Describe(ctx, t, r)
 		return err
@@ -280,10 +257,10 @@ const unpaced = 100 * time.Millisecond
 // the execution ends, then reads its outcome. Throttled reads and, within the engine's
 // VisibilityLag of its beginning, "not found" (a start the engine does not show yet) do not end
 // it; ctx does.
-func (e *Engine) Wait(ctx context.Context, t Target, r Ref) (Outcome, error) {
+func (e *Engine) Wait(ctx context.Context, t Target, r Ref, p pace.Pace) (Outcome, error) {
 	young := time.Now().Add(e.lag)
 	for {
-		st, err := e.Describe(ctx, t, r)
+		st, err := e.Describe(ctx, t, r, p)
 		next := time.Second
 		switch {
 		case err == nil && st.State.Terminal():
@@ -291,7 +268,7 @@ func (e *Engine) Wait(ctx context.Context, t Target, r Ref) (Outcome, error) {
 		case err == nil && !st.NextReadAt.IsZero():
 			next = time.Until(st.NextReadAt)
 		case err == nil:
-			next = pacedAt(ctx, st)
+			next = pacedAt(p, st)
 		case errors.Is(err, ErrNotFound) && time.Now().Before(young):
 			next = 200 * time.Millisecond
 		case errors.Is(err, ErrUnavailable) && ctx.Err() == nil:
@@ -323,10 +300,9 @@ func (e *Engine) Changes(t Target, r Ref) <-chan struct{} {
 	return nil
 }
 
-// pacedAt is when to read a running execution again, by the pace of ctx when it has one.
-func pacedAt(ctx context.Context, st Status) time.Duration {
-	p, ok := pace.Of(ctx)
-	if !ok {
+// pacedAt is when to read a running execution again, by its task's pace p when it has one.
+func pacedAt(p pace.Pace, st Status) time.Duration {
+	if !p.Paced() {
 		return unpaced
 	}
 	return p.Interval(p.Age(time.Now(), st.Started))
@@ -335,7 +311,7 @@ func pacedAt(ctx context.Context, st Status) time.Duration {
 // Run starts an execution and waits for its outcome: Start and Wait, so that its reads are paced
 // like any other, or, for a target whose TargetInfo.SyncOnly is set, the Conn's Runner (a target
 // not checked yet is checked first, when the Conn is a Runner).
-func (e *Engine) Run(ctx context.Context, t Target, req StartRequest) (Ref, Outcome, error) {
+func (e *Engine) Run(ctx context.Context, t Target, req StartRequest, p pace.Pace) (Ref, Outcome, error) {
 	runner, ok := e.conn.(Runner)
 	if ok {
 		sync, err := e.syncOnly(ctx, t)
@@ -345,11 +321,11 @@ func (e *Engine) Run(ctx context.Context, t Target, req StartRequest) (Ref, Outc
 		ok = sync
 	}
 	if !ok {
-		r, err := e.Start(ctx, t, req)
+		r, err := e.Start(ctx, t, req, p)
 		if err != nil {
 			return r, Outcome{}, err
 		}
-		o, err := e.Wait(ctx, t, r)
+		o, err := e.Wait(ctx, t, r, p)
 		return r, o, err
 	}
 	var r Ref

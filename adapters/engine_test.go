@@ -37,7 +37,7 @@ func TestHooksWrapEveryCall(t *testing.T) {
 	echo := memengine.Job(memengine.Echo, 0)
 	var log []string
 	e := adapters.NewEngine(mem, adapters.EngineOptions{Hooks: []adapters.Hook{recorder("outer", &log), recorder("inner", &log)}})
-	r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput})
+	r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestHooksWrapEveryCall(t *testing.T) {
 	}
 	log = nil
 	e = adapters.NewEngine(mem, adapters.EngineOptions{Hooks: []adapters.Hook{recorder("outer", &log), refuse, recorder("inner", &log)}})
-	if _, err := e.Describe(t.Context(), echo, r); err != refusal {
+	if _, err := e.Describe(t.Context(), echo, r, pace.Pace{}); err != refusal {
 		t.Errorf("a refused Describe: error %v, want the refusal", err)
 	}
 	want = []string{"outer describe", "outer ended: " + refusal.Error()}
@@ -89,12 +89,12 @@ func TestHooksSeeTheCall(t *testing.T) {
 		}, nil
 	}
 	e := adapters.NewEngine(mem, adapters.EngineOptions{Hooks: []adapters.Hook{see}})
-	r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":3600,"text":"x"}`)})
+	r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":3600,"text":"x"}`)}, pace.Pace{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Cancel(context.Background(), echo, r, "test")
-	st, err := e.Describe(t.Context(), echo, r)
+	st, err := e.Describe(t.Context(), echo, r, pace.Pace{})
 	if err != nil || ref != r || status.State != st.State || status.Started != st.Started {
 		t.Errorf("the hook saw %v %+v, Describe returned %+v, %v", ref, status, st, err)
 	}
@@ -127,15 +127,15 @@ func TestRunUsesTheRunnerOnlyForSyncOnlyTargets(t *testing.T) {
 	conn := &runner{Engine: mem}
 	e := adapters.NewEngine(conn, adapters.EngineOptions{})
 	express := adapters.Target{Name: "express", Spec: memengine.Job(memengine.Echo, 0).Spec}
-	if r, o, err := e.Run(t.Context(), express, adapters.StartRequest{Input: echoInput}); err != nil || r.ID != "ran" || o.State != adapters.Succeeded || conn.runs != 1 {
+	if r, o, err := e.Run(t.Context(), express, adapters.StartRequest{Input: echoInput}, pace.Pace{}); err != nil || r.ID != "ran" || o.State != adapters.Succeeded || conn.runs != 1 {
 		t.Errorf("Run of an unchecked sync-only target: %v %+v %v after %d runs, want the Runner's", r, o, err, conn.runs)
 	}
 	echo := memengine.Job(memengine.Echo, 0)
-	if r, o, err := e.Run(t.Context(), echo, adapters.StartRequest{Input: echoInput}); err != nil || r.ID == "ran" || string(o.Output) != `{"text":"hooked"}` || conn.runs != 1 {
+	if r, o, err := e.Run(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{}); err != nil || r.ID == "ran" || string(o.Output) != `{"text":"hooked"}` || conn.runs != 1 {
 		t.Errorf("Run of a target that is not sync-only: %v %+v %v after %d runs, want a start and a wait", r, o, err, conn.runs)
 	}
 	plain := adapters.NewEngine(mem, adapters.EngineOptions{})
-	if _, o, err := plain.Run(t.Context(), echo, adapters.StartRequest{Input: echoInput}); err != nil || string(o.Output) != `{"text":"hooked"}` {
+	if _, o, err := plain.Run(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{}); err != nil || string(o.Output) != `{"text":"hooked"}` {
 		t.Errorf("Run on a Conn that is no Runner: %+v %v, want a start and a wait", o, err)
 	}
 	if !e.Supports(adapters.OpRun) || plain.Supports(adapters.OpRun) {
@@ -185,11 +185,11 @@ func TestWaitReadsNotFoundAsNotYetVisible(t *testing.T) {
 		return ctx, nil, nil
 	}
 	e := adapters.NewEngine(mem, adapters.EngineOptions{Hooks: []adapters.Hook{invisible}})
-	r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput})
+	r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o, err := e.Wait(t.Context(), echo, r); err != nil || string(o.Output) != `{"text":"hooked"}` || misses != 2 {
+	if o, err := e.Wait(t.Context(), echo, r, pace.Pace{}); err != nil || string(o.Output) != `{"text":"hooked"}` || misses != 2 {
 		t.Errorf("Wait through two reads not found: %+v %v after %d misses, want the outcome", o, err, misses)
 	}
 }
@@ -214,12 +214,12 @@ func TestWaitReadsNotFoundByTheDeclaredLag(t *testing.T) {
 		if lag := e.VisibilityLag(); lag != 0 {
 			t.Fatalf("the engine's visibility lag is %v, want the 0 its Conn declares", lag)
 		}
-		r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput})
+		r, err := e.Start(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(pace.With(t.Context(), pace.Pace{Created: time.Now()}), 5*time.Second)
-		_, err = e.Wait(ctx, echo, r)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		_, err = e.Wait(ctx, echo, r, pace.Pace{Created: time.Now()})
 		cancel()
 		if !errors.Is(err, adapters.ErrNotFound) || misses != 1 {
 			t.Errorf("Wait (readings %T) on an engine that declares no lag: %v after %d reads, want not found after one", readings, err, misses)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/memengine"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -82,7 +83,7 @@ tools:
 	engine := adapters.NewEngine(conn, adapters.EngineOptions{})
 	defer engine.Close()
 
-	ref, out, err := engine.Run(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 0, "text": "hello"}`)})
+	ref, out, err := engine.Run(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 0, "text": "hello"}`)}, pace.Pace{})
 	if err != nil {
 		fmt.Println(err)
 		return

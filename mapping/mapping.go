@@ -140,6 +140,16 @@ func (t *Tool) PollIntervalAt(age time.Duration) time.Duration {
 	return min(grown.Truncate(time.Millisecond), t.PollIntervalMax)
 }
 
+// FreshFor is how long a reading of one of the tool's tasks made at age is good for: the polling
+// interval then, at most MaxStaleness. It makes the tool the pace.Curve of its tasks.
+func (t *Tool) FreshFor(age time.Duration) time.Duration {
+	d := t.PollIntervalAt(age)
+	if t.MaxStaleness > 0 {
+		d = min(d, t.MaxStaleness)
+	}
+	return d
+}
+
 // FormatRef writes a Ref of the tool's executions as its engine's own id.
 func (t *Tool) FormatRef(r adapters.Ref) string { return t.driver.FormatRef(r) }
 

@@ -41,6 +41,20 @@ func TestPollIntervalAt(t *testing.T) {
 	}
 }
 
+// A reading is fresh for the polling interval at the task's age, at most MaxStaleness.
+func TestFreshForIsTheIntervalAtMostMaxStaleness(t *testing.T) {
+	tool := &Tool{PollInterval: time.Second, PollIntervalMax: 30 * time.Second, PollIntervalGrowsAfter: time.Minute}
+	if got := tool.FreshFor(10 * time.Minute); got != 10*time.Second {
+		t.Errorf("FreshFor(10m) with no maxStaleness = %s, want the interval, 10s", got)
+	}
+	tool.MaxStaleness = 4 * time.Second
+	for age, want := range map[time.Duration]time.Duration{0: time.Second, 10 * time.Minute: 4 * time.Second} {
+		if got := tool.FreshFor(age); got != want {
+			t.Errorf("FreshFor(%s) with a maxStaleness of 4s = %s, want %s", age, got, want)
+		}
+	}
+}
+
 // polls counts the polls of a client that polls a task of the tool at every suggested interval,
 // from its start until age.
 func polls(tool *Tool, age time.Duration) int {

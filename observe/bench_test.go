@@ -15,6 +15,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/memengine" // the "memory" engine kind
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/mcpserver"
 	"github.com/taskgate/taskgate/observe"
@@ -173,7 +174,7 @@ func BenchmarkInstrumentation(b *testing.B) {
 		for b.Loop() {
 			rec := &mcpserver.Request{Method: "tasks/get", Dialect: "extension"}
 			ctx := tel.Request(b.Context(), rec)
-			measured.Describe(ctx, tool.Target, ref)
+			measured.Describe(ctx, tool.Target, ref, pace.Pace{})
 			rec.Outcome = "ok"
 			tel.Answered(ctx, rec)
 		}

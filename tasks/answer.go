@@ -127,7 +127,7 @@ func (s *Service) Answer(ctx context.Context, t *Task, answers Answers) ([]strin
 		ds = append(ds, delivery{q.Key, checked})
 	}
 	var delivered []string
-	ectx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	ectx, e := s.engine(ctx, t.Tool)
 	for _, d := range ds {
 		err := e.Answer(ectx, t.Tool.Target, t.claims.Ref, d.key, d.answer)
 		s.auditLine(ctx, "answer", t.Tool, t.claims.Ref, outcome(err))

@@ -5,14 +5,13 @@ import (
 	"testing"
 
 	"github.com/taskgate/taskgate/adapters"
-	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
 
 // TestCarriedIsSharedByToolAndPayer: the reads of one caller through one tool carry one context
 // for all the tasks the sweeps follow, which charges every engine call made with it to that
-// caller, with the tool's pace; another caller's, or another tool's, is another.
+// caller; another caller's, or another tool's, is another.
 func TestCarriedIsSharedByToolAndPayer(t *testing.T) {
 	keys, _ := token.ParseKeys(token.NewKey("c1"))
 	sealed, _ := token.NewSealed(keys)
@@ -35,9 +34,6 @@ func TestCarriedIsSharedByToolAndPayer(t *testing.T) {
 	}
 	if tool, _ := first.Value(toolKey{}).(*mapping.Tool); tool != deploy {
 		t.Fatalf("the carried tool: %v, want deploy", tool)
-	}
-	if p, paced := pace.Of(first); !paced || !p.Created.IsZero() {
-		t.Fatalf("the carried pace: %+v, %v; want the tool's, with no task's creation", p, paced)
 	}
 	for range 2 {
 		if _, _, err := bill(first, &adapters.Call{Op: adapters.OpOutcome}); err != nil {

@@ -58,7 +58,7 @@ func (s *Service) List(ctx context.Context, cursor string) ([]*Task, string, err
 	for calls := 0; at.tool < len(tools) && len(listed) < listPage && calls < listCalls; calls++ {
 		tool := tools[at.tool]
 		who := s.callers.of(principal, tool.Name, at.gen)
-		ectx, e := s.engine(ctx, tool, time.Time{})
+		ectx, e := s.engine(ctx, tool)
 		execs, next, err := e.List(ectx, adapters.ListOptions{Target: tool.Target, Caller: who, Page: at.page, Limit: listPage - len(listed)})
 		switch {
 		case errors.Is(err, adapters.ErrInvalid) && at.page != "":

@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/driver"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -115,8 +116,8 @@ func (s *Service) refresh(ctx context.Context, t *Task) error {
 // visibility lag its engine's driver declares (adapters.Engine.VisibilityLag) of the task's
 // creation means not yet visible, not gone.
 func (s *Service) Describe(ctx context.Context, t *Task) error {
-	ctx, e := s.engine(ctx, t.Tool, t.claims.Created)
-	st, err := e.Describe(ctx, t.Tool.Target, t.claims.Ref)
+	ctx, e := s.engine(ctx, t.Tool)
+	st, err := e.Describe(ctx, t.Tool.Target, t.claims.Ref, t.pace())
 	if errors.Is(err, adapters.ErrNotFound) && !t.claims.Created.IsZero() && s.now().Sub(t.claims.Created) < e.VisibilityLag() {
 		t.Status = adapters.Status{State: adapters.Submitted, Native: "NOT_YET_VISIBLE", Started: t.claims.Created, Updated: t.claims.Created}
 		return nil
@@ -133,7 +134,7 @@ func (s *Service) fetchResult(ctx context.Context, t *Task) error {
 	if t.Status.State != adapters.Succeeded && t.Status.State != adapters.Failed {
 		return nil
 	}
-	ctx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	ctx, e := s.engine(ctx, t.Tool)
 	o, err := e.Outcome(ctx, t.Tool.Target, t.claims.Ref)
 	if err != nil {
 		return engineError("Failed to retrieve the task result", err)
@@ -215,9 +216,9 @@ func (s *Service) readKeyOf(ctx context.Context, key string, candidates []*mappi
 	results := make(chan found, len(candidates))
 	for i, tool := range candidates {
 		go func() {
-			ctx, e := s.engine(ctx, tool, time.Time{})
+			ctx, e := s.engine(ctx, tool)
 			ref := e.KeyRef(tool.Target, key, s.callers.current(ctx, tool))
-			st, err := e.Describe(ctx, tool.Target, ref)
+			st, err := e.Describe(ctx, tool.Target, ref, pace.Pace{Curve: tool})
 			results <- found{i, ref, st, err}
 		}()
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/budget"
 	"github.com/taskgate/taskgate/adapters/coalesce"
-	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/internal/lru"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
@@ -205,16 +204,14 @@ func (s *Service) Mapping() *mapping.Set { return s.set }
 
 type toolKey struct{}
 
-// engine is the engine of tool, and ctx telling its hooks and readings which tool calls it and how
-// its tasks created at created (zero: unknown) are polled (adapters/pace).
-func (s *Service) engine(ctx context.Context, tool *mapping.Tool, created time.Time) (context.Context, *adapters.Engine) {
-	ctx = pace.With(context.WithValue(ctx, toolKey{}, tool), pace.Pace{Created: created, Curve: tool.PollIntervalAt, MaxStale: tool.MaxStaleness})
-	return ctx, s.engines[tool.Engine]
+// engine is the engine of tool, and ctx telling its hooks and readings which tool calls it.
+func (s *Service) engine(ctx context.Context, tool *mapping.Tool) (context.Context, *adapters.Engine) {
+	return context.WithValue(ctx, toolKey{}, tool), s.engines[tool.Engine]
 }
 
 // carried is what the sweeps of an engine's readings keep of the context of a read that followed
-// an execution: which tool read it, so that an end a sweep learns is told as that tool's, and the
-// tool's pace (coalesce.Options.Carry); and whom its engine calls are charged to, so that the
+// an execution (coalesce.Options.Carry): which tool read it, so that an end a sweep learns is told
+// as that tool's; and whom its engine calls are charged to, so that the
 // outcome read that confirms its end is paid for by the caller that asked about it, as the read
 // itself would have been. That is all it depends on, so the contexts are shared: each of a
 // caller's tasks followed would hold one of its own else. Every call made with one is charged
@@ -230,7 +227,7 @@ func (s *Service) carried(ctx context.Context) context.Context {
 	}
 	out := context.Background()
 	if k.tool != nil {
-		out = pace.With(context.WithValue(out, toolKey{}, k.tool), pace.Pace{Curve: k.tool.PollIntervalAt, MaxStale: k.tool.MaxStaleness})
+		out = context.WithValue(out, toolKey{}, k.tool)
 	}
 	if k.payer != nil {
 		out = Charging(out, k.payer)

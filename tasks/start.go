@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/driver"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -58,8 +59,8 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Task, error) {
 	}
 	who := s.callers.current(ctx, tool)
 	created := s.now().UTC().Truncate(time.Millisecond)
-	ectx, e := s.engine(ctx, tool, created)
-	ref, err := e.Start(ectx, tool.Target, adapters.StartRequest{Input: input, Key: req.Key, Caller: who})
+	ectx, e := s.engine(ctx, tool)
+	ref, err := e.Start(ectx, tool.Target, adapters.StartRequest{Input: input, Key: req.Key, Caller: who}, pace.Pace{Created: created, Curve: tool})
 	s.auditLine(ctx, "start", tool, ref, outcome(err))
 	if err == nil {
 		s.started(ctx, tool)
@@ -94,8 +95,8 @@ func (s *Service) Run(ctx context.Context, req StartRequest) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	ectx, e := s.engine(ctx, tool, s.now())
-	ref, o, err := e.Run(ectx, tool.Target, adapters.StartRequest{Input: input})
+	ectx, e := s.engine(ctx, tool)
+	ref, o, err := e.Run(ectx, tool.Target, adapters.StartRequest{Input: input}, pace.Pace{Created: s.now(), Curve: tool})
 	s.auditLine(ctx, "run", tool, ref, outcome(err))
 	if ref != (adapters.Ref{}) {
 		s.started(ctx, tool)
@@ -136,7 +137,7 @@ func startRefused(tool *mapping.Tool, err error) *Error {
 // error is Ended when the execution had already ended.
 func (s *Service) Cancel(ctx context.Context, t *Task, by string) error {
 	reason := fmt.Sprintf("cancelled through taskgate by %s (task of tool %s)", by, t.Tool.Name)
-	ectx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	ectx, e := s.engine(ctx, t.Tool)
 	err := e.Cancel(ectx, t.Tool.Target, t.claims.Ref, reason)
 	s.auditLine(ctx, "cancel", t.Tool, t.claims.Ref, outcome(err))
 	if err != nil {
@@ -155,7 +156,7 @@ func (s *Service) Abandon(ctx context.Context, t *Task, by string) {
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer stop()
 	reason := fmt.Sprintf("cancelled through taskgate: %s stopped waiting for %s", by, t.Tool.Name)
-	ectx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	ectx, e := s.engine(ctx, t.Tool)
 	err := e.Cancel(ectx, t.Tool.Target, ref, reason)
 	s.auditLine(ctx, "cancel", t.Tool, ref, outcome(err))
 	if err != nil && !errors.Is(err, adapters.ErrEnded) {

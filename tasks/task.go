@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 	"github.com/taskgate/taskgate/tasks/token"
 )
@@ -95,6 +96,10 @@ func (t *Task) PollInterval() time.Duration {
 	}
 	return d
 }
+
+// pace is how the task is polled, which its engine's reads of it are told: its tool's curve, from
+// its creation when its id says when.
+func (t *Task) pace() pace.Pace { return pace.Pace{Created: t.claims.Created, Curve: t.Tool} }
 
 // TTL says how long the task id is honoured after its creation; zero when unlimited.
 func (t *Task) TTL() time.Duration {

@@ -22,10 +22,10 @@ type Asker func(ctx context.Context, t *Task) (stop bool, err error)
 // that stops ends the wait with ErrAsking. Otherwise the error is the context's when it ended
 // first (a caller gone, a timeout), or says how the engine failed.
 func (s *Service) Wait(ctx context.Context, t *Task, ask Asker) error {
-	ectx, e := s.engine(ctx, t.Tool, t.claims.Created)
+	ectx, e := s.engine(ctx, t.Tool)
 	for {
 		if ask == nil {
-			o, err := e.Wait(ectx, t.Tool.Target, t.claims.Ref)
+			o, err := e.Wait(ectx, t.Tool.Target, t.claims.Ref, t.pace())
 			if err != nil {
 				return waitError("Failed to wait for the task", t.Tool, err)
 			}
@@ -33,7 +33,7 @@ func (s *Service) Wait(ctx context.Context, t *Task, ask Asker) error {
 			return nil
 		}
 		waitCtx, stop := context.WithTimeout(ectx, t.PollInterval())
-		o, err := e.Wait(waitCtx, t.Tool.Target, t.claims.Ref)
+		o, err := e.Wait(waitCtx, t.Tool.Target, t.claims.Ref, t.pace())
 		timedOut := waitCtx.Err() != nil && ctx.Err() == nil
 		stop()
 		switch {

@@ -428,20 +428,21 @@ func (e *Budget) ended(err error) error {
 // Hook spends the budget on the reads of an adapters.Engine: a Describe spends the tokens of its
 // engine calls (adapters.Call.Calls), or is given its turn when refused, and tells what its
 // execution's pace asks of the engine; an Outcome takes the next tokens before any other read; a
-// List spends a token per page; a Sweep a token of the sweeps' bucket (see New), by its context's
-// adapters.Priority (ahead of every turn, or refused); and a Samples waits for the tokens of all
-// the calls it may make there (no client waits on it). Other calls pass.
+// List spends a token per page; a Sweep a token of the sweeps' bucket (see New), ahead of every
+// turn, since each listing answers for every task of its targets that anyone follows; and a
+// Samples waits for the tokens of all the calls it may make there (no client waits on it). Other
+// calls pass.
 func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, func(error) error, error) {
 	switch c.Op {
 	case adapters.OpDescribe:
 		k := driver.KeyOf(c.Target, c.Ref)
 		if err := e.admit(ctx, k, c.Calls, false); err != nil {
-			e.describedAs(ctx, k, adapters.Status{}, err)
+			e.describedAs(c.Pace, k, adapters.Status{}, err)
 			return ctx, nil, err
 		}
 		return ctx, func(err error) error {
 			err = e.ended(err)
-			e.describedAs(ctx, k, c.Status, err)
+			e.describedAs(c.Pace, k, c.Status, err)
 			return err
 		}, nil
 	case adapters.OpOutcome:
@@ -449,29 +450,30 @@ func (e *Budget) Hook(ctx context.Context, c *adapters.Call) (context.Context, f
 	case adapters.OpList:
 		return ctx, e.ended, e.admit(ctx, adapters.ExecKey{}, 1, false)
 	case adapters.OpSweep:
-		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, adapters.ExecKey{}, 1, adapters.PriorityOf(ctx) == adapters.Ahead)
+		return ctx, e.sweeps.ended, e.sweeps.admit(ctx, adapters.ExecKey{}, 1, true)
 	case adapters.OpSample:
 		return ctx, e.sweeps.ended, e.sweeps.spend(ctx, c.Calls)
 	}
 	return ctx, nil, nil
 }
 
-// describedAs learns from a Describe of the execution k what its pace asks of the engine.
-func (e *Budget) describedAs(ctx context.Context, k adapters.ExecKey, st adapters.Status, err error) {
+// describedAs learns from a Describe of the execution k, for a task of pace p, what it asks of the
+// engine.
+func (e *Budget) describedAs(p pace.Pace, k adapters.ExecKey, st adapters.Status, err error) {
 	switch {
 	case err == nil:
-		e.learn(ctx, k, st)
+		e.learn(p, k, st)
 	case errors.Is(err, adapters.ErrThrottled):
 		// Still running as far as anyone knows: it asks for reads all the same.
-		e.learn(ctx, k, adapters.Status{State: adapters.Working})
+		e.learn(p, k, adapters.Status{State: adapters.Working})
 	}
 }
 
 // learn records the read rate a running execution's curve asks for, or forgets an ended one. The
 // task's age counts from its creation, else from the execution's start as read; with neither, the
 // age of an hour is assumed (the curve's longest interval, with the defaults).
-func (e *Budget) learn(ctx context.Context, k adapters.ExecKey, st adapters.Status) {
-	p, paced := pace.Of(ctx)
+func (e *Budget) learn(p pace.Pace, k adapters.ExecKey, st adapters.Status) {
+	paced := p.Paced()
 	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -64,11 +64,11 @@ func TestReadsSpendTokens(t *testing.T) {
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 3})
 	ctx := context.Background()
 	for i := range 3 {
-		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
+		if _, err := e.Describe(ctx, tg, ref(i), pace.Pace{}); err != nil {
 			t.Fatalf("read %d of a burst of 3: %v", i+1, err)
 		}
 	}
-	_, err := e.Describe(ctx, tg, ref(3))
+	_, err := e.Describe(ctx, tg, ref(3), pace.Pace{})
 	var th *adapters.Throttle
 	if !errors.As(err, &th) || th.Cause != nil || th.RetryAfter < 50*time.Millisecond || th.RetryAfter > 300*time.Millisecond {
 		t.Fatalf("a fourth read at once: %v, want a refusal that says to retry in about 100ms (a token at 10/s)", err)
@@ -81,14 +81,14 @@ func TestReadsSpendTokens(t *testing.T) {
 		t.Errorf("the engine was read %d times, want 3: a refused read reaches no engine", n)
 	}
 	var early *adapters.Throttle
-	if _, err := e.Describe(ctx, tg, ref(3)); !errors.As(err, &early) || early.RetryAfter > th.RetryAfter {
+	if _, err := e.Describe(ctx, tg, ref(3), pace.Pace{}); !errors.As(err, &early) || early.RetryAfter > th.RetryAfter {
 		t.Errorf("the refused read again before its retry-after: %v, want refused until the same time", err)
 	}
-	if _, err := e.Describe(ctx, tg, ref(4)); !errors.Is(err, adapters.ErrThrottled) {
+	if _, err := e.Describe(ctx, tg, ref(4), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("another execution's read while the first waits for its token: %v, want refused", err)
 	}
 	time.Sleep(th.RetryAfter)
-	if _, err := e.Describe(ctx, tg, ref(3)); err != nil {
+	if _, err := e.Describe(ctx, tg, ref(3), pace.Pace{}); err != nil {
 		t.Errorf("a read after the retry-after: %v, want it made with the token it was given", err)
 	}
 	if s := e.Stats(); s.Spent != 4 || s.Refused != 2 || s.Throttled != 0 {
@@ -103,10 +103,10 @@ func TestReadsCostTheirEngineCalls(t *testing.T) {
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 1, Burst: 7})
 	ctx := context.Background()
 	e.Check(ctx, tg)
-	e.Describe(ctx, tg, ref(0))
-	e.Describe(ctx, tg, ref(1))
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
+	e.Describe(ctx, tg, ref(1), pace.Pace{})
 	e.Outcome(ctx, tg, ref(2))
-	if _, err := e.Describe(ctx, tg, ref(3)); !errors.Is(err, adapters.ErrThrottled) {
+	if _, err := e.Describe(ctx, tg, ref(3), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a read of two calls after 7 tokens spent of a burst of 7: %v, want refused", err)
 	}
 	if s := e.Stats(); s.Spent != 7 {
@@ -120,7 +120,7 @@ func TestOutcomesTakeTheNextToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
-	e.Describe(ctx, tg, ref(0))
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
 	t0 := time.Now()
 	if _, err := e.Outcome(ctx, tg, ref(1)); err != nil {
 		t.Fatalf("an outcome with no token left: %v, want it read", err)
@@ -128,7 +128,7 @@ func TestOutcomesTakeTheNextToken(t *testing.T) {
 	if took := time.Since(t0); took < 80*time.Millisecond {
 		t.Errorf("an outcome with no token left was read after %s, want it to wait for the next token (100ms)", took)
 	}
-	if _, err := e.Describe(ctx, tg, ref(2)); !errors.Is(err, adapters.ErrThrottled) {
+	if _, err := e.Describe(ctx, tg, ref(2), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a read right after the outcome took the token: %v, want refused", err)
 	}
 	canceled, cancel := context.WithCancel(ctx)
@@ -145,7 +145,7 @@ func TestEngineThrottlingCutsTheRate(t *testing.T) {
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 100, Burst: 100})
 	ctx := context.Background()
 	inner.throttle.Store(true)
-	_, err := e.Describe(ctx, tg, ref(0))
+	_, err := e.Describe(ctx, tg, ref(0), pace.Pace{})
 	var th *adapters.Throttle
 	if !errors.As(err, &th) || th.Cause == nil || !errors.Is(err, adapters.ErrThrottled) {
 		t.Fatalf("a read the engine throttled: %v, want the engine's throttle with a retry-after", err)
@@ -154,13 +154,13 @@ func TestEngineThrottlingCutsTheRate(t *testing.T) {
 		t.Errorf("rate after one throttle: %.1f, want 70", r)
 	}
 	e.tokens, e.made = 100, 100 // the second throttle comes from the engine, not from the buckets
-	e.Describe(ctx, tg, ref(0))
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
 	if r := e.Stats().Rate; math.Abs(r-70) > 1 {
 		t.Errorf("rate after a second throttle within a second: %.1f, want still 70", r)
 	}
 	for range 7 {
 		e.cut, e.tokens, e.made = time.Time{}, 100, 100
-		e.Describe(ctx, tg, ref(0))
+		e.Describe(ctx, tg, ref(0), pace.Pace{})
 	}
 	if r := e.Stats().Rate; math.Abs(r-10) > 1 {
 		t.Errorf("rate after many throttles: %.1f, want the floor, a tenth of the budget (10)", r)
@@ -183,22 +183,22 @@ func TestEngineThrottlingCutsTheRate(t *testing.T) {
 func TestStretchIsTheLoad(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 100})
-	ctx := pace.With(context.Background(), pace.Pace{Created: time.Now(), Curve: func(time.Duration) time.Duration { return time.Second }})
+	ctx, p := context.Background(), pace.Pace{Created: time.Now(), Curve: pace.CurveFunc(func(time.Duration) time.Duration { return time.Second })}
 	for i := range 9 {
-		e.Describe(ctx, tg, ref(i))
+		e.Describe(ctx, tg, ref(i), p)
 	}
 	if s := e.Stretch(); s != 1 {
 		t.Errorf("9 tasks at 1/s against a budget of 10/s: stretch %.2f, want 1", s)
 	}
 	for i := 9; i < 36; i++ {
-		e.Describe(ctx, tg, ref(i))
+		e.Describe(ctx, tg, ref(i), p)
 	}
 	if s := e.Stretch(); math.Abs(s-4) > 0.01 {
 		t.Errorf("36 tasks at 1/s against 90%% of 10/s: stretch %.2f, want 4", s)
 	}
 	inner.state = adapters.Succeeded
 	for i := range 27 {
-		e.Describe(ctx, tg, ref(i))
+		e.Describe(ctx, tg, ref(i), p)
 	}
 	if s, n := e.Stretch(), e.Stats().Running; s != 1 || n != 9 {
 		t.Errorf("after 27 of them ended: stretch %.2f over %d running, want 1 over 9", s, n)
@@ -210,10 +210,10 @@ func TestRefusedReadsAreSpread(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
-	e.Describe(ctx, tg, ref(0))
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
 	lo, hi := time.Hour, time.Duration(0)
 	for i := range 50 {
-		_, err := e.Describe(ctx, tg, ref(i))
+		_, err := e.Describe(ctx, tg, ref(i), pace.Pace{})
 		var th *adapters.Throttle
 		if !errors.As(err, &th) {
 			t.Fatalf("read %d: %v, want refused", i, err)
@@ -231,21 +231,21 @@ func TestALateTurnIsNotMadeWithAnotherReadsToken(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
-	e.Describe(ctx, tg, ref(0))
-	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
+	if _, err := e.Describe(ctx, tg, ref(1), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Fatalf("a second read at once: %v, want refused, with a turn in 100ms", err)
 	}
 	time.Sleep(350 * time.Millisecond) // late for its turn
-	if _, err := e.Describe(ctx, tg, ref(2)); err != nil {
+	if _, err := e.Describe(ctx, tg, ref(2), pace.Pace{}); err != nil {
 		t.Fatalf("a new read 350ms on: %v, want it made", err)
 	}
-	_, err := e.Describe(ctx, tg, ref(1))
+	_, err := e.Describe(ctx, tg, ref(1), pace.Pace{})
 	var th *adapters.Throttle
 	if !errors.As(err, &th) || th.RetryAfter < 50*time.Millisecond {
 		t.Fatalf("the late turn right after another read: %v, want refused for a token's time (100ms)", err)
 	}
 	time.Sleep(th.RetryAfter)
-	if _, err := e.Describe(ctx, tg, ref(1)); err != nil {
+	if _, err := e.Describe(ctx, tg, ref(1), pace.Pace{}); err != nil {
 		t.Errorf("the late turn a token later: %v, want it made", err)
 	}
 	if n := inner.reads.Load(); n != 3 {
@@ -261,16 +261,16 @@ func TestReadsOfMoreCallsThanTheBurst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e.Check(ctx, tg)
-	if _, err := e.Describe(ctx, tg, ref(0)); err != nil {
+	if _, err := e.Describe(ctx, tg, ref(0), pace.Pace{}); err != nil {
 		t.Fatalf("a read of two calls with a burst of one: %v, want it made", err)
 	}
-	_, err := e.Describe(ctx, tg, ref(1))
+	_, err := e.Describe(ctx, tg, ref(1), pace.Pace{})
 	var th *adapters.Throttle
 	if !errors.As(err, &th) || th.RetryAfter < 250*time.Millisecond {
 		t.Fatalf("a second read of two calls at once: %v, want its turn after its own two tokens and the first read's debt (300ms)", err)
 	}
 	time.Sleep(th.RetryAfter)
-	if _, err := e.Describe(ctx, tg, ref(1)); err != nil {
+	if _, err := e.Describe(ctx, tg, ref(1), pace.Pace{}); err != nil {
 		t.Errorf("the second read at its turn: %v, want it made", err)
 	}
 	if _, err := e.Outcome(ctx, tg, ref(2)); err != nil {
@@ -302,23 +302,27 @@ func TestSweepsSpendTheirOwnBucket(t *testing.T) {
 	if _, _, err := e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}}); err != nil {
 		t.Fatalf("a first sweep: %v", err)
 	}
-	if _, _, err := e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}}); !errors.Is(err, adapters.ErrThrottled) {
-		t.Errorf("a second sweep at once, with a sweep burst of 1: %v, want refused", err)
+	begin := time.Now()
+	if _, _, err := e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}}); err != nil {
+		t.Errorf("a second sweep at once, with a sweep burst of 1: %v, want made when its token is", err)
+	}
+	if waited := time.Since(begin); waited < 500*time.Millisecond {
+		t.Errorf("a second sweep at once waited %v, want its token's time (1s at 1/s)", waited)
 	}
 	for i := range 2 {
-		if _, err := e.Describe(ctx, tg, ref(i)); err != nil {
+		if _, err := e.Describe(ctx, tg, ref(i), pace.Pace{}); err != nil {
 			t.Errorf("read %d of a burst of 2 after the sweeps: %v, want the reads' bucket untouched", i+1, err)
 		}
 	}
-	if n := inner.sweeps.Load(); n != 1 {
-		t.Errorf("%d sweeps reached the engine, want 1", n)
+	if n := inner.sweeps.Load(); n != 2 {
+		t.Errorf("%d sweeps reached the engine, want 2", n)
 	}
 
 	shared := New(reads, adapters.Budget{})
 	e = adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{shared.Hook}})
 	e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}})
-	e.Describe(ctx, tg, ref(0))
-	if _, err := e.Describe(ctx, tg, ref(1)); !errors.Is(err, adapters.ErrThrottled) {
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
+	if _, err := e.Describe(ctx, tg, ref(1), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a second read after a sweep without a bucket of its own: %v, want refused (the sweep took a read's token)", err)
 	}
 }
@@ -346,7 +350,7 @@ func TestSamplesWaitForTheirTokens(t *testing.T) {
 	if waited := time.Since(start); waited < 150*time.Millisecond || waited > time.Second {
 		t.Errorf("samples of 5 calls with a burst of 3 at 10/s took %v, want about 200ms", waited)
 	}
-	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
+	if _, err := e.Describe(ctx, tg, ref(0), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Errorf("a read right after: %v, want refused: the tokens are spent", err)
 	}
 	if s := b.Stats(); s.Spent != 5 || s.Refused != 1 {
@@ -359,31 +363,27 @@ func TestSamplesWaitForTheirTokens(t *testing.T) {
 	}
 }
 
-// A sweep marked Ahead goes before the turns booked, waiting only for its token; a read of an
-// execution takes its turn whatever its context says.
+// A sweep goes before the turns booked, waiting only for its token: each listing answers for every
+// task of its targets that anyone follows.
 func TestSweepsGoAheadOfTurns(t *testing.T) {
 	b := New(adapters.Budget{ReadsPerSecond: 10, Burst: 1}, adapters.Budget{})
 	inner := &sweeping{fixed: fixed{state: adapters.Working}}
 	e := adapters.NewEngine(inner, adapters.EngineOptions{Hooks: []adapters.Hook{b.Hook}})
 	ctx := context.Background()
-	if _, err := e.Describe(ctx, tg, ref(2)); err != nil {
+	if _, err := e.Describe(ctx, tg, ref(2), pace.Pace{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 3; i < 6; i++ { // turns booked for the next three tokens
-		if _, err := e.Describe(ctx, tg, ref(i)); !errors.Is(err, adapters.ErrThrottled) {
+		if _, err := e.Describe(ctx, tg, ref(i), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 			t.Fatalf("read %d with no token: %v, want refused with a turn", i, err)
 		}
 	}
-	ahead := adapters.WithPriority(ctx, adapters.Ahead)
-	if _, err := e.Describe(ahead, tg, ref(6)); !errors.Is(err, adapters.ErrThrottled) {
-		t.Fatalf("a read marked ahead behind three turns: %v, want refused with a turn of its own", err)
-	}
 	begin := time.Now()
-	if _, _, err := e.Sweep(ahead, adapters.SweepOptions{Targets: []adapters.Target{tg}}); err != nil {
-		t.Fatalf("a sweep ahead of four turns: %v, want made", err)
+	if _, _, err := e.Sweep(ctx, adapters.SweepOptions{Targets: []adapters.Target{tg}}); err != nil {
+		t.Fatalf("a sweep ahead of three turns: %v, want made", err)
 	}
 	if waited := time.Since(begin); waited > 250*time.Millisecond {
-		t.Errorf("the sweep ahead waited %v, want about a token's time (100ms), not the turns' (500ms)", waited)
+		t.Errorf("the sweep ahead waited %v, want about a token's time (100ms), not the turns' (400ms)", waited)
 	}
 }
 
@@ -393,8 +393,8 @@ func TestReadsAheadAreMadeBeforeTurnsThatComeDue(t *testing.T) {
 	inner := &fixed{state: adapters.Working}
 	e := newBudgeted(inner, adapters.Budget{ReadsPerSecond: 10, Burst: 1})
 	ctx := context.Background()
-	e.Describe(ctx, tg, ref(0))
-	_, err := e.Describe(ctx, tg, ref(1))
+	e.Describe(ctx, tg, ref(0), pace.Pace{})
+	_, err := e.Describe(ctx, tg, ref(1), pace.Pace{})
 	var turn *adapters.Throttle
 	if !errors.As(err, &turn) {
 		t.Fatalf("a read with no token: %v, want refused with a turn", err)
@@ -412,7 +412,7 @@ func TestReadsAheadAreMadeBeforeTurnsThatComeDue(t *testing.T) {
 	var made time.Time
 	for wait := turn.RetryAfter; made.IsZero(); { // the turn's client, back when it is told
 		time.Sleep(wait)
-		switch _, err := e.Describe(ctx, tg, ref(1)); {
+		switch _, err := e.Describe(ctx, tg, ref(1), pace.Pace{}); {
 		case err == nil:
 			made = time.Now()
 		case errors.As(err, &turn):
@@ -439,7 +439,7 @@ func TestOutcomesKeepAShareWhileThrottled(t *testing.T) {
 	e.asked, e.askedAt = 5, time.Now() // outcomes came at 5 a second lately
 	e.mu.Unlock()
 	inner.throttle.Store(true)
-	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
+	if _, err := e.Describe(ctx, tg, ref(0), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Fatalf("a read the engine throttled: %v", err)
 	}
 	inner.throttle.Store(false)
@@ -479,7 +479,7 @@ func TestTheOutcomesShareHoldsNoBurst(t *testing.T) {
 	e.asked, e.askedAt = 8, time.Now() // outcomes came at 8 a second lately: a share of 9
 	e.mu.Unlock()
 	inner.throttle.Store(true)
-	if _, err := e.Describe(ctx, tg, ref(0)); !errors.Is(err, adapters.ErrThrottled) {
+	if _, err := e.Describe(ctx, tg, ref(0), pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 		t.Fatalf("a read the engine throttled: %v", err)
 	}
 	inner.throttle.Store(false)
@@ -495,7 +495,7 @@ func TestTheOutcomesShareHoldsNoBurst(t *testing.T) {
 				if i%2 == 0 {
 					_, _ = e.Outcome(runCtx, tg, ref(i*1000+int(inner.reads.Load())))
 				} else {
-					_, _ = e.Describe(runCtx, tg, ref(i))
+					_, _ = e.Describe(runCtx, tg, ref(i), pace.Pace{})
 				}
 			}
 		})

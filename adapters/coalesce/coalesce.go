@@ -75,9 +75,7 @@ type Options struct {
 	SweepEvery, Interest time.Duration
 	// Carry, when set, is what a sweep keeps of the context of the read that first followed an
 	// execution, to read it with (and tell Ended with): the reader's own values, never its
-	// request's, since a sweep is made for no one request; and the read's pace (adapters/pace),
-	// which the sweeps make its readings by, but for Created, which they keep of each read.
-	// Without it, a sweep reads with the read's pace alone.
+	// request's, since a sweep is made for no one request. Without it, a sweep reads with none.
 	Carry func(ctx context.Context) context.Context
 }
 
@@ -234,8 +232,8 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
 // others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
 // read, and NextReadAt when the engine will next be read for it.
-func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, describe func(context.Context) (adapters.Status, error)) (adapters.Status, error) {
-	p, paced := pace.Of(ctx)
+func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, describe func(context.Context) (adapters.Status, error)) (adapters.Status, error) {
+	paced := p.Paced()
 	k := driver.KeyOf(t, r)
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
@@ -462,14 +460,13 @@ func (e *Readings) learn(ctx context.Context, t adapters.Target, r adapters.Ref,
 // Started takes a start without an idempotency key as the first reading of the new execution:
 // submitted, as of now, good for the curve's first interval. (A keyed start may have found an
 // execution that is older, or ended.) Either way, the execution is no longer missing.
-func (e *Readings) Started(ctx context.Context, t adapters.Target, r adapters.Ref, req adapters.StartRequest) {
+func (e *Readings) Started(_ context.Context, t adapters.Target, r adapters.Ref, req adapters.StartRequest, p pace.Pace) {
 	e.missing.DeleteIf(driver.KeyOf(t, r), func(time.Time) bool { return true })
 	if req.Key != "" || e.opts.Fresh < 0 {
 		return
 	}
 	now := time.Now()
-	p, paced := pace.Of(ctx)
-	v := e.reading(adapters.Status{State: adapters.Submitted, Native: "STARTED", Message: "Started.", Started: now, Updated: now, ReadAt: now}, p, paced)
+	v := e.reading(adapters.Status{State: adapters.Submitted, Native: "STARTED", Message: "Started.", Started: now, Updated: now, ReadAt: now}, p, p.Paced())
 	e.cache.Update(driver.KeyOf(t, r), func(old *entry) {
 		if !endKnown(*old) {
 			*old = v

@@ -90,8 +90,8 @@ func newStack(inner adapters.Conn, o Options) stack {
 	return stack{adapters.NewEngine(inner, adapters.EngineOptions{Readings: r}), r}
 }
 
-func (s stack) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
-	return s.Engine.Describe(ctx, t, r)
+func (s stack) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace) (adapters.Status, error) {
+	return s.Engine.Describe(ctx, t, r, p)
 }
 
 func (s stack) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Outcome, error) {
@@ -99,8 +99,8 @@ func (s stack) Outcome(ctx context.Context, t adapters.Target, r adapters.Ref) (
 }
 
 // every is a pace whose curve is d at every age, for a task created at created.
-func every(d time.Duration, created time.Time) context.Context {
-	return pace.With(context.Background(), pace.Pace{Created: created, Curve: func(time.Duration) time.Duration { return d }})
+func every(d time.Duration, created time.Time) pace.Pace {
+	return pace.Pace{Created: created, Curve: pace.CurveFunc(func(time.Duration) time.Duration { return d })}
 }
 
 func TestConcurrentDescribesShareOneCall(t *testing.T) {
@@ -111,7 +111,7 @@ func TestConcurrentDescribesShareOneCall(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if st, err := e.Describe(context.Background(), tg, ref); err != nil || st.State != adapters.Working {
+			if st, err := e.Describe(context.Background(), tg, ref, pace.Pace{}); err != nil || st.State != adapters.Working {
 				t.Errorf("Describe = %v, %v", st, err)
 			}
 		}()
@@ -120,7 +120,7 @@ func TestConcurrentDescribesShareOneCall(t *testing.T) {
 	if n := inner.describes.Load(); n > 2 {
 		t.Fatalf("50 concurrent Describes made %d engine calls, want 1 (2 at most with scheduling)", n)
 	}
-	e.Describe(context.Background(), tg, ref)
+	e.Describe(context.Background(), tg, ref, pace.Pace{})
 	if n := inner.describes.Load(); n < 2 {
 		t.Fatalf("a later Describe without a pace or a Fresh window was answered from the cache")
 	}
@@ -131,18 +131,18 @@ func TestEndedExecutionsAreCachedAndBounded(t *testing.T) {
 	e := newStack(inner, Options{Size: 2})
 	ctx := context.Background()
 	for range 3 {
-		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
+		e.Describe(ctx, tg, adapters.Ref{ID: "a"}, pace.Pace{})
 		e.Outcome(ctx, tg, adapters.Ref{ID: "a"})
 	}
 	if d, o := inner.describes.Load(), inner.outcome.Load(); d != 1 || o != 1 {
 		t.Fatalf("engine calls for an ended execution read 3 times: %d describes, %d outcomes; want 1 and 1", d, o)
 	}
-	e.Describe(ctx, tg, adapters.Ref{ID: "b"})
-	e.Describe(ctx, tg, adapters.Ref{ID: "c"})
+	e.Describe(ctx, tg, adapters.Ref{ID: "b"}, pace.Pace{})
+	e.Describe(ctx, tg, adapters.Ref{ID: "c"}, pace.Pace{})
 	if e.Len() != 2 {
 		t.Fatalf("cache holds %d, want its bound 2", e.Len())
 	}
-	e.Describe(ctx, tg, adapters.Ref{ID: "a"}) // evicted: asks the engine again
+	e.Describe(ctx, tg, adapters.Ref{ID: "a"}, pace.Pace{}) // evicted: asks the engine again
 	if d := inner.describes.Load(); d != 4 {
 		t.Fatalf("describes = %d, want 4 (a evicted)", d)
 	}
@@ -181,11 +181,11 @@ func TestACancelledCallerDoesNotFailTheOthers(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := e.Describe(context.Background(), adapters.Target{}, ref); err != nil {
+		if _, err := e.Describe(context.Background(), adapters.Target{}, ref, pace.Pace{}); err != nil {
 			t.Errorf("patient caller: %v", err)
 		}
 	}()
-	if _, err := e.Describe(impatient, adapters.Target{}, ref); err != context.Canceled {
+	if _, err := e.Describe(impatient, adapters.Target{}, ref, pace.Pace{}); err != context.Canceled {
 		t.Errorf("impatient caller: %v, want context.Canceled", err)
 	}
 	wg.Wait()
@@ -196,38 +196,38 @@ func TestRunningStatusIsFreshForAWindow(t *testing.T) {
 	e := newStack(inner, Options{Size: 10, Fresh: 300 * time.Millisecond})
 	ctx := context.Background()
 	for range 5 {
-		e.Describe(ctx, tg, ref)
+		e.Describe(ctx, tg, ref, pace.Pace{})
 	}
 	if n := inner.describes.Load(); n != 1 {
 		t.Fatalf("5 reads within the window made %d engine calls, want 1", n)
 	}
 	time.Sleep(300 * time.Millisecond)
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, pace.Pace{})
 	if n := inner.describes.Load(); n != 2 {
 		t.Fatalf("a read after the window made no engine call (calls %d)", n)
 	}
 	e.Cancel(ctx, tg, ref, "test")
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, pace.Pace{})
 	if n := inner.describes.Load(); n != 3 {
 		t.Fatalf("a read after Cancel was answered from the window (calls %d)", n)
 	}
 	e.Answer(ctx, tg, ref, "confirm", adapters.Answer{Action: adapters.ActionDecline})
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, pace.Pace{})
 	if n := inner.describes.Load(); n != 4 {
 		t.Fatalf("a read after Answer was answered from the window (calls %d)", n)
 	}
 	e = newStack(inner, Options{Size: 10, Fresh: -1})
 	before := inner.describes.Load()
 	for range 3 {
-		e.Describe(every(time.Hour, time.Now()), tg, ref)
+		e.Describe(context.Background(), tg, ref, every(time.Hour, time.Now()))
 	}
 	if n := inner.describes.Load() - before; n != 3 {
 		t.Fatalf("with Fresh negative, 3 reads made %d engine calls, want 3", n)
 	}
 	inner.set(adapters.Succeeded, nil)
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, pace.Pace{})
 	before = inner.describes.Load()
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, pace.Pace{})
 	if n := inner.describes.Load() - before; n != 0 {
 		t.Fatalf("with Fresh negative, a read of an ended execution made %d engine calls, want none: ends are kept", n)
 	}
@@ -239,10 +239,10 @@ func TestReadingsFollowTheCurve(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
 	e := newStack(inner, Options{Size: 10})
 	created := time.Now()
-	ctx := every(200*time.Millisecond, created)
-	first, _ := e.Describe(ctx, tg, ref)
+	ctx, p := context.Background(), every(200*time.Millisecond, created)
+	first, _ := e.Describe(ctx, tg, ref, p)
 	for range 20 {
-		st, _ := e.Describe(ctx, tg, ref)
+		st, _ := e.Describe(ctx, tg, ref, p)
 		if !st.ReadAt.Equal(first.ReadAt) || !st.NextReadAt.Equal(first.NextReadAt) {
 			t.Fatalf("a reused reading: read at %v, next at %v; want %v and %v", st.ReadAt, st.NextReadAt, first.ReadAt, first.NextReadAt)
 		}
@@ -254,13 +254,13 @@ func TestReadingsFollowTheCurve(t *testing.T) {
 		t.Errorf("the next read is %s after the reading, want the interval, 200ms", d)
 	}
 	time.Sleep(200 * time.Millisecond)
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, p)
 	if n := inner.describes.Load(); n != 2 {
 		t.Fatalf("a read past the interval made %d engine calls in all, want 2", n)
 	}
 	// The curve is in the task's age: a read through an id of the same task minted an hour
 	// earlier finds the reading an hour behind.
-	e.Describe(every(200*time.Millisecond, created.Add(-time.Hour)), tg, ref)
+	e.Describe(context.Background(), tg, ref, every(200*time.Millisecond, created.Add(-time.Hour)))
 	if n := inner.describes.Load(); n != 3 {
 		t.Fatalf("a read an hour of task age later made %d engine calls in all, want 3", n)
 	}
@@ -274,13 +274,13 @@ func TestReadingsFollowTheCurve(t *testing.T) {
 func TestStretchLengthensReuse(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
 	e := newStack(inner, Options{Size: 10, Stretch: func() float64 { return 3 }})
-	ctx := every(100*time.Millisecond, time.Now())
-	first, _ := e.Describe(ctx, tg, ref)
+	ctx, p := context.Background(), every(100*time.Millisecond, time.Now())
+	first, _ := e.Describe(ctx, tg, ref, p)
 	if d := first.NextReadAt.Sub(first.ReadAt); d != 300*time.Millisecond {
 		t.Errorf("the next read is %s after the reading, want three intervals, 300ms", d)
 	}
 	time.Sleep(150 * time.Millisecond)
-	e.Describe(ctx, tg, ref)
+	e.Describe(ctx, tg, ref, p)
 	if n, c := inner.describes.Load(), e.Counts().Describe; n != 1 || c.Stale != 1 {
 		t.Errorf("a read 1.5 intervals on: %d engine calls, counted %+v; want 1 call and a stale answer", n, c)
 	}
@@ -291,13 +291,13 @@ func TestStretchLengthensReuse(t *testing.T) {
 func TestThrottledReadIsAnsweredFromTheNewestReading(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
 	e := newStack(inner, Options{Size: 10})
-	ctx := every(50*time.Millisecond, time.Now())
-	first, _ := e.Describe(ctx, tg, ref)
+	ctx, p := context.Background(), every(50*time.Millisecond, time.Now())
+	first, _ := e.Describe(ctx, tg, ref, p)
 	throttle := &adapters.Throttle{RetryAfter: 300 * time.Millisecond, Cause: adapters.ErrThrottled}
 	inner.set(adapters.Working, throttle)
 	time.Sleep(60 * time.Millisecond)
 	for range 10 {
-		st, err := e.Describe(ctx, tg, ref)
+		st, err := e.Describe(ctx, tg, ref, p)
 		if err != nil || !st.ReadAt.Equal(first.ReadAt) {
 			t.Fatalf("a throttled read: %+v, %v; want the first reading", st, err)
 		}
@@ -313,7 +313,7 @@ func TestThrottledReadIsAnsweredFromTheNewestReading(t *testing.T) {
 	}
 	inner.set(adapters.Working, nil)
 	time.Sleep(300 * time.Millisecond)
-	if st, _ := e.Describe(ctx, tg, ref); !st.ReadAt.After(first.ReadAt) {
+	if st, _ := e.Describe(ctx, tg, ref, p); !st.ReadAt.After(first.ReadAt) {
 		t.Errorf("a read after the retry-after was not read from the engine")
 	}
 }
@@ -325,7 +325,7 @@ func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 	inner := &scripted{err: throttle}
 	e := newStack(inner, Options{Size: 10, Wait: 500 * time.Millisecond})
 	t0 := time.Now()
-	_, err := e.Describe(every(time.Second, time.Now()), tg, ref)
+	_, err := e.Describe(context.Background(), tg, ref, every(time.Second, time.Now()))
 	// Calls at 0, 200 and 400ms, and none past the 500ms it may wait: it gives up when the next
 	// would come past them. A machine that stalls a sleep past 400ms leaves room for two calls
 	// only, so the count is two or three, and the wait more than 300ms either way.
@@ -336,7 +336,7 @@ func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 	inner.set(0, &adapters.Throttle{RetryAfter: time.Second})
 	t0 = time.Now()
 	// At once: well short of the second's retry-after, however busy the machine.
-	if _, err := e.Describe(every(time.Second, time.Now()), tg, adapters.Ref{ID: "y"}); !errors.Is(err, adapters.ErrThrottled) || time.Since(t0) > 500*time.Millisecond {
+	if _, err := e.Describe(context.Background(), tg, adapters.Ref{ID: "y"}, every(time.Second, time.Now())); !errors.Is(err, adapters.ErrThrottled) || time.Since(t0) > 500*time.Millisecond {
 		t.Errorf("Describe throttled for longer than Options.Wait: %v after %s; want ErrThrottled at once", err, time.Since(t0))
 	}
 }
@@ -345,15 +345,15 @@ func TestThrottledReadWithoutReadingWaitsThenFails(t *testing.T) {
 func TestStartIsAFirstReading(t *testing.T) {
 	inner := &scripted{state: adapters.Working}
 	e := newStack(inner, Options{Size: 10})
-	ctx := every(time.Second, time.Now())
-	r, _ := e.Start(ctx, tg, adapters.StartRequest{})
-	st, err := e.Describe(ctx, tg, r)
+	ctx, p := context.Background(), every(time.Second, time.Now())
+	r, _ := e.Start(ctx, tg, adapters.StartRequest{}, p)
+	st, err := e.Describe(ctx, tg, r, p)
 	if err != nil || st.State != adapters.Submitted || st.ReadAt.IsZero() || inner.describes.Load() != 0 {
 		t.Errorf("a read right after the start: %+v, %v, %d engine calls; want submitted, with its time, from the start", st, err, inner.describes.Load())
 	}
 	e = newStack(inner, Options{Size: 10})
-	e.Start(ctx, tg, adapters.StartRequest{Key: "k"})
-	if st, _ := e.Describe(ctx, tg, adapters.Ref{ID: "started"}); st.State != adapters.Working || inner.describes.Load() != 1 {
+	e.Start(ctx, tg, adapters.StartRequest{Key: "k"}, p)
+	if st, _ := e.Describe(ctx, tg, adapters.Ref{ID: "started"}, p); st.State != adapters.Working || inner.describes.Load() != 1 {
 		t.Errorf("a read after a keyed start (which may find an older execution) was not read from the engine: %+v", st)
 	}
 }
@@ -363,7 +363,7 @@ func TestStartIsAFirstReading(t *testing.T) {
 func TestWaitPollsAtThePace(t *testing.T) {
 	inner := &scripted{err: adapters.ErrNotFound}
 	e := newStack(inner, Options{Size: 10})
-	ctx := every(50*time.Millisecond, time.Now())
+	ctx, p := context.Background(), every(50*time.Millisecond, time.Now())
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		inner.set(adapters.Working, nil)
@@ -371,7 +371,7 @@ func TestWaitPollsAtThePace(t *testing.T) {
 		inner.set(adapters.Succeeded, nil)
 	}()
 	t0 := time.Now()
-	o, err := e.Wait(ctx, tg, ref)
+	o, err := e.Wait(ctx, tg, ref, p)
 	if err != nil || o.State != adapters.Succeeded {
 		t.Fatalf("Wait: %+v, %v", o, err)
 	}
@@ -394,7 +394,7 @@ func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.Describe(ctx, tg, ref)
+			e.Describe(ctx, tg, ref, pace.Pace{})
 		}()
 	}
 	wg.Wait()
@@ -403,8 +403,8 @@ func TestReadsAreCountedByHowTheyWereServed(t *testing.T) {
 		t.Fatalf("50 concurrent reads of a running execution, %d engine calls: counted %+v", inner.describes.Load(), c)
 	}
 	inner.set(adapters.Succeeded, nil)
-	e.Describe(ctx, tg, adapters.Ref{ID: "y"})
-	e.Describe(ctx, tg, adapters.Ref{ID: "y"})
+	e.Describe(ctx, tg, adapters.Ref{ID: "y"}, pace.Pace{})
+	e.Describe(ctx, tg, adapters.Ref{ID: "y"}, pace.Pace{})
 	e.Outcome(ctx, tg, adapters.Ref{ID: "y"})
 	e.Outcome(ctx, tg, adapters.Ref{ID: "y"})
 	got := e.Counts()
@@ -425,14 +425,14 @@ func TestEndsAreToldOnce(t *testing.T) {
 	ctx := context.Background()
 	// Read, then its outcome, twice: told once.
 	for range 2 {
-		e.Describe(ctx, tg, adapters.Ref{ID: "a"})
+		e.Describe(ctx, tg, adapters.Ref{ID: "a"}, pace.Pace{})
 		e.Outcome(ctx, tg, adapters.Ref{ID: "a"})
 	}
 	// Waited for, then read: told once, and the outcome is kept.
-	e.Wait(ctx, tg, adapters.Ref{ID: "b"})
+	e.Wait(ctx, tg, adapters.Ref{ID: "b"}, pace.Pace{})
 	e.Cancel(ctx, tg, adapters.Ref{ID: "b"}, "too late")
 	e.Answer(ctx, tg, adapters.Ref{ID: "b"}, "q", adapters.Answer{Action: adapters.ActionDecline})
-	e.Describe(ctx, tg, adapters.Ref{ID: "b"})
+	e.Describe(ctx, tg, adapters.Ref{ID: "b"}, pace.Pace{})
 	e.Outcome(ctx, tg, adapters.Ref{ID: "b"})
 	if want := []string{"a failed", "b failed"}; !slices.Equal(told, want) {
 		t.Fatalf("told %q, want %q", told, want)
@@ -501,7 +501,7 @@ func TestASharedCallEndsWithinItsBound(t *testing.T) {
 	tg, r := adapters.Target{Name: "t"}, adapters.Ref{ID: "x"}
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.Describe(context.Background(), tg, r) // a caller with no deadline of its own
+		_, err := e.Describe(context.Background(), tg, r, pace.Pace{}) // a caller with no deadline of its own
 		done <- err
 	}()
 	select {
@@ -512,7 +512,7 @@ func TestASharedCallEndsWithinItsBound(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a Describe the engine never answered did not end within 10 s")
 	}
-	e.Describe(context.Background(), tg, r)
+	e.Describe(context.Background(), tg, r, pace.Pace{})
 	if n := inner.calls.Load(); n != 2 {
 		t.Errorf("the read after a call that ended at its bound made %d engine calls in all, want 2", n)
 	}

@@ -36,14 +36,14 @@ tools:
 	engine := adapters.NewEngine(conn, adapters.EngineOptions{Readings: reads})
 	defer engine.Close()
 
-	// The task's polling curve, which its reads carry: every 5 s, whatever its age.
-	ctx = pace.With(ctx, pace.Pace{Created: time.Now(), Curve: func(time.Duration) time.Duration { return 5 * time.Second }})
-	ref, err := engine.Start(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 3600, "text": "hello"}`)})
+	// The task's polling curve, which its reads are told: every 5 s, whatever its age.
+	p := pace.Pace{Created: time.Now(), Curve: pace.CurveFunc(func(time.Duration) time.Duration { return 5 * time.Second })}
+	ref, err := engine.Start(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 3600, "text": "hello"}`)}, p)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for range 10 {
-		if _, err := engine.Describe(ctx, tool.Target, ref); err != nil {
+		if _, err := engine.Describe(ctx, tool.Target, ref, p); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ tools:
 	if err := engine.Cancel(ctx, tool.Target, ref, "no longer needed"); err != nil {
 		log.Fatal(err)
 	}
-	st, _ := engine.Describe(ctx, tool.Target, ref)
+	st, _ := engine.Describe(ctx, tool.Target, ref, p)
 	for range 2 {
 		if _, err := engine.Outcome(ctx, tool.Target, ref); err != nil {
 			log.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/memengine"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // named is t under a name of its own, the i-th.
@@ -48,7 +49,7 @@ func TestARoundListsAGroupInOneCall(t *testing.T) {
 		job := named(memengine.Job(memengine.Echo, 0), i) // five targets of one program
 		want = append(want, job.Name)
 		for _, r := range startRunning(t, mem.pointReads, job, 3) {
-			if _, err := e.Describe(ctx, job, r); err != nil {
+			if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -106,7 +107,7 @@ func TestAGroupCheaperReadThanListedIsLeftToReads(t *testing.T) {
 			n = 8
 		}
 		for _, r := range startRunning(t, mem.pointReads, job, n) {
-			if _, err := e.Describe(ctx, job, r); err != nil {
+			if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -143,7 +144,7 @@ func TestAnEndNobodyWaitsOnIsReadWhenAsked(t *testing.T) {
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, mem.pointReads, job, 5)
 	for _, r := range refs {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := mem.Cancel(ctx, job, r, "test"); err != nil {
@@ -158,7 +159,7 @@ func TestAnEndNobodyWaitsOnIsReadWhenAsked(t *testing.T) {
 		t.Fatalf("after a sweep found 5 ends nobody waits on: %d followed, %d outcomes read, %d told; want none of each", c.Followed, mem.outcomes.Load(), told.Load())
 	}
 	for range 3 {
-		st, err := e.Describe(ctx, job, refs[0])
+		st, err := e.Describe(ctx, job, refs[0], pace.Pace{})
 		if err != nil || st.State != adapters.Cancelled {
 			t.Fatalf("Describe of an end a sweep found: %+v, %v; want cancelled", st, err)
 		}
@@ -200,12 +201,12 @@ func TestANoticeConfirmsAnEnd(t *testing.T) {
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, mem.pointReads, job, 2)
 	for _, r := range refs {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(50 * time.Millisecond)
-	st, err := e.Describe(ctx, job, refs[1])
+	st, err := e.Describe(ctx, job, refs[1], pace.Pace{})
 	if err != nil || time.Since(st.ReadAt) > 30*time.Millisecond {
 		t.Fatalf("a running reading with notices received every 10 ms: %+v, %v; want it true as of the last receive", st, err)
 	}
@@ -219,7 +220,7 @@ func TestANoticeConfirmsAnEnd(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the end a notice told was not told within 2 s")
 	}
-	if st, err := e.Describe(ctx, job, refs[0]); err != nil || st.State != adapters.Cancelled {
+	if st, err := e.Describe(ctx, job, refs[0], pace.Pace{}); err != nil || st.State != adapters.Cancelled {
 		t.Fatalf("Describe after a notice: %+v, %v; want cancelled", st, err)
 	}
 	if c := readings.SweepCounts(); c.Notices == 0 || c.Rounds > 0 || c.Pages > 0 {
@@ -235,7 +236,7 @@ func TestNoticesLeaveListingsToReconcile(t *testing.T) {
 	ctx := context.Background()
 	job := memengine.Job(memengine.Echo, 0)
 	for _, r := range startRunning(t, mem.pointReads, job, 3) {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}

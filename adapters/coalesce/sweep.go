@@ -139,41 +139,26 @@ type execution struct {
 func (x execution) key() adapters.ExecKey { return adapters.ExecKey{Target: x.target, ID: x.ref.ID} }
 
 // interest is since when an execution is swept and until when, when the task that the read that
-// asked for it last was created (its pace's Created; all unix nanoseconds, zero: unknown), and
-// what its context carries (Options.Carry), which the rest of the pace is read from: the same for
-// every task of a tool, where a pace of each task's own would cost each its copy. seen says
+// asked for it last was created (its pace's Created; all unix nanoseconds, zero: unknown), the
+// rest of that pace (its tool's curve, shared by the tool's tasks), and what its context carries
+// (Options.Carry). seen says
 // whether a read or a listing ever found it running. One never seen running (a read the budget
 // refused before it was made) may name nothing at all: a listing that does not show it running
 // ends its sweeping, and its reader's own read tells whether it ended; no outcome is read for it.
 type interest struct {
 	since, until, created int64
 	seen                  bool
+	curve                 pace.Curve
 	carried               context.Context
 }
 
 // pace is the pace of the read that asked for the execution last.
 func (in interest) pace() (pace.Pace, bool) {
-	if in.carried == nil {
-		return pace.Pace{}, false
-	}
-	p, paced := pace.Of(in.carried)
+	p := pace.Pace{Curve: in.curve}
 	if in.created != 0 {
 		p.Created = time.Unix(0, in.created)
 	}
-	return p, paced
-}
-
-// carry is what the sweeps keep of the context of the read that first followed an execution:
-// Options.Carry's, else the read's pace alone, but its Created (see interest).
-func (e *Readings) carry(ctx context.Context, p pace.Pace, paced bool) context.Context {
-	switch {
-	case e.opts.Carry != nil:
-		return e.opts.Carry(ctx)
-	case !paced:
-		return nil
-	}
-	p.Created = time.Time{}
-	return pace.With(context.Background(), p)
+	return p, p.Paced()
 }
 
 // SweepCounts are what an Engine's sweeps have done since New.
@@ -264,7 +249,10 @@ func (e *Readings) follow(ctx context.Context, t adapters.Target, r adapters.Ref
 	x := execution{t.Name, r}
 	in, ok := f.refs[x]
 	if !ok { // what a read carries is kept once: an execution is read through one tool
-		in.since, in.carried = now.UnixNano(), e.carry(ctx, p, paced)
+		in.since, in.curve = now.UnixNano(), p.Curve
+		if e.opts.Carry != nil {
+			in.carried = e.opts.Carry(ctx)
+		}
 	}
 	in.until, in.created, in.seen = now.Add(s.lasting).UnixNano(), 0, in.seen || seen
 	if paced && !p.Created.IsZero() {
@@ -534,7 +522,7 @@ func (e *Readings) newcomers(f followed, since time.Time) followed {
 func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time, newcomers map[execution]interest) error {
 	ended := map[adapters.Ref]bool{}
 	_, err := e.pages(func(page string) (string, error) {
-		listed, next, err := e.sweeps.engine.SweepEnded(adapters.WithPriority(ctx, adapters.Ahead), adapters.SweepOptions{Targets: ts, Refs: refs, Page: page, Since: f.last.Add(-endsOverlap)})
+		listed, next, err := e.sweeps.engine.SweepEnded(ctx, adapters.SweepOptions{Targets: ts, Refs: refs, Page: page, Since: f.last.Add(-endsOverlap)})
 		for _, l := range listed {
 			ended[l.Ref] = l.Status.State.Terminal()
 		}
@@ -563,7 +551,7 @@ func (e *Readings) sweepEnds(ctx context.Context, f followed, ts []adapters.Targ
 func (e *Readings) sweepRunning(ctx context.Context, f followed, ts []adapters.Target, refs []adapters.Ref, at time.Time) (int, error) {
 	running := make(map[adapters.Ref]adapters.Status, len(refs))
 	pages, err := e.pages(func(page string) (string, error) {
-		listed, next, err := e.sweeps.engine.Sweep(adapters.WithPriority(ctx, adapters.Ahead), adapters.SweepOptions{Targets: ts, Refs: refs, Page: page})
+		listed, next, err := e.sweeps.engine.Sweep(ctx, adapters.SweepOptions{Targets: ts, Refs: refs, Page: page})
 		for _, l := range listed {
 			if !l.Status.State.Terminal() {
 				running[l.Ref] = l.Status

@@ -77,7 +77,7 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 	refs := startRunning(t, mem, job, 150)
 	ctx := context.Background()
 	for _, r := range refs {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 	if c.Followed != 150 || c.Rounds < 3 || c.Pages < 2*(c.Rounds-1) || c.Confirms != 0 {
 		t.Fatalf("sweep counts %+v: want 150 followed, two pages (150 refs of 100 a page) for each of at least three rounds, no confirmation", c)
 	}
-	st, err := e.Describe(ctx, job, refs[7])
+	st, err := e.Describe(ctx, job, refs[7], pace.Pace{})
 	if err != nil || st.State != adapters.Working || !st.ReadAt.After(read.Add(300*time.Millisecond)) {
 		t.Fatalf("Describe after sweeps: %+v, %v; want working, true as of a sweep after the first read", st, err)
 	}
@@ -107,7 +107,7 @@ func TestSweepsKeepReadingsFreshAPageAtATime(t *testing.T) {
 	if s := <-ended; s != adapters.Cancelled {
 		t.Fatalf("Ended told %v, want cancelled", s)
 	}
-	if st, err := e.Describe(ctx, job, refs[42]); err != nil || st.State != adapters.Cancelled {
+	if st, err := e.Describe(ctx, job, refs[42], pace.Pace{}); err != nil || st.State != adapters.Cancelled {
 		t.Fatalf("Describe after the end was swept: %+v, %v", st, err)
 	}
 	for deadline := time.Now().Add(2 * time.Second); readings.SweepCounts().Followed != 149 && time.Now().Before(deadline); {
@@ -124,7 +124,7 @@ func TestAReadWithNoReadingIsAnsweredByTheNextSweep(t *testing.T) {
 	r := startRunning(t, mem, job, 1)[0]
 	mem.throttle.Store(true)
 	begin := time.Now()
-	st, err := e.Describe(context.Background(), job, r)
+	st, err := e.Describe(context.Background(), job, r, pace.Pace{})
 	if err != nil || st.State != adapters.Working {
 		t.Fatalf("Describe with every point read throttled: %+v, %v; want working, from a sweep", st, err)
 	}
@@ -146,7 +146,7 @@ func TestAnExecutionNeverSeenRunningIsNotConfirmed(t *testing.T) {
 	}
 	mem.throttle.Store(true)
 	for _, ref := range []adapters.Ref{r, {ID: "made-up"}} {
-		if st, err := e.Describe(context.Background(), job, ref); !errors.Is(err, adapters.ErrThrottled) {
+		if st, err := e.Describe(context.Background(), job, ref, pace.Pace{}); !errors.Is(err, adapters.ErrThrottled) {
 			t.Fatalf("Describe of %s with every point read throttled: %+v, %v; want the throttle, after its wait", ref.ID, st, err)
 		}
 	}
@@ -163,7 +163,7 @@ func TestAnExecutionNeverSeenRunningIsNotConfirmed(t *testing.T) {
 		}
 	}
 	mem.throttle.Store(false)
-	if st, err := e.Describe(context.Background(), job, r); err != nil || st.State != adapters.Cancelled {
+	if st, err := e.Describe(context.Background(), job, r, pace.Pace{}); err != nil || st.State != adapters.Cancelled {
 		t.Fatalf("Describe once the engine answers: %+v, %v; want cancelled", st, err)
 	}
 }
@@ -172,7 +172,7 @@ func TestSweepsForgetWhatNobodyAsksAbout(t *testing.T) {
 	e, readings, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour, Interest: 200 * time.Millisecond})
 	job := memengine.Job(memengine.Echo, 0)
 	for _, r := range startRunning(t, mem, job, 3) {
-		if _, err := e.Describe(context.Background(), job, r); err != nil {
+		if _, err := e.Describe(context.Background(), job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestAnEndCostsOneRead(t *testing.T) {
 	refs := startRunning(t, mem.pointReads, job, 20)
 	var changes []<-chan struct{}
 	for _, r := range refs {
-		if _, err := e.Describe(context.WithValue(ctx, readerKey{}, "alice"), job, r); err != nil {
+		if _, err := e.Describe(context.WithValue(ctx, readerKey{}, "alice"), job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 		changes = append(changes, readings.Changes(job, r))
@@ -236,7 +236,7 @@ func TestAnEndCostsOneRead(t *testing.T) {
 		}
 	}
 	for _, r := range refs {
-		st, err := e.Describe(ctx, job, r)
+		st, err := e.Describe(ctx, job, r, pace.Pace{})
 		if err != nil || st.State != adapters.Cancelled || st.Started.IsZero() || st.Updated.Before(st.Started) {
 			t.Fatalf("Describe after a sweep confirmed the end: %+v, %v; want cancelled, started and ended", st, err)
 		}
@@ -310,7 +310,7 @@ func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Describe(ctx, job, r); err != nil {
+			if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 				t.Fatal(err)
 			}
 			refs = append(refs, r)
@@ -321,7 +321,7 @@ func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
 		if ends && (running != 1 || endSweeps < 3) || !ends && (running < 4 || endSweeps != 0) {
 			t.Errorf("ends listed: %v; %d listings of the running and %d of ends in 8 rounds", ends, running, endSweeps)
 		}
-		if st, err := e.Describe(ctx, job, refs[1]); err != nil || st.State != adapters.Working || !st.ReadAt.After(read.Add(200*time.Millisecond)) {
+		if st, err := e.Describe(ctx, job, refs[1], pace.Pace{}); err != nil || st.State != adapters.Working || !st.ReadAt.After(read.Add(200*time.Millisecond)) {
 			t.Errorf("ends listed: %v; Describe after sweeps: %+v, %v; want working, true as of a sweep after the first read", ends, st, err)
 		}
 		changed := readings.Changes(job, refs[3])
@@ -333,7 +333,7 @@ func TestSweepsListEndsOnceTheRunningAreKnown(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("ends listed: %v; the end of a swept execution was not noticed within 2 s", ends)
 		}
-		if st, err := e.Describe(ctx, job, refs[3]); err != nil || st.State != adapters.Cancelled {
+		if st, err := e.Describe(ctx, job, refs[3], pace.Pace{}); err != nil || st.State != adapters.Cancelled {
 			t.Errorf("ends listed: %v; Describe after the end was swept: %+v, %v", ends, st, err)
 		}
 		if ends && mem.running.Load() != 1 {
@@ -359,7 +359,7 @@ func TestANewcomerIsListedAlone(t *testing.T) {
 		refs = append(refs, r)
 	}
 	for _, r := range refs[:5] {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -369,7 +369,7 @@ func TestANewcomerIsListedAlone(t *testing.T) {
 	}
 	mem.throttle.Store(true)
 	asked := time.Now()
-	st, err := e.Describe(ctx, job, refs[5])
+	st, err := e.Describe(ctx, job, refs[5], pace.Pace{})
 	if err != nil || st.State != adapters.Working || !st.ReadAt.After(asked) {
 		t.Errorf("the newcomer: %+v, %v; want working, true as of a listing after it was asked about", st, err)
 	}
@@ -405,7 +405,7 @@ func TestAConfirmationHoldsUpNoRound(t *testing.T) {
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, mem.pointReads, job, 10)
 	for _, r := range refs {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -414,7 +414,7 @@ func TestAConfirmationHoldsUpNoRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond) // ten rounds while the confirmation waits
-	if st, err := e.Describe(ctx, job, refs[5]); err != nil || time.Since(st.ReadAt) > 200*time.Millisecond {
+	if st, err := e.Describe(ctx, job, refs[5], pace.Pace{}); err != nil || time.Since(st.ReadAt) > 200*time.Millisecond {
 		t.Fatalf("a running execution while another's end waited to be confirmed: %+v, %v; want a reading of the last rounds", st, err)
 	}
 	if n := mem.outcomes.Load(); n != 1 {
@@ -426,7 +426,7 @@ func TestAConfirmationHoldsUpNoRound(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the end was not told once its outcome was read")
 	}
-	if st, err := e.Describe(ctx, job, refs[0]); err != nil || st.State != adapters.Cancelled {
+	if st, err := e.Describe(ctx, job, refs[0], pace.Pace{}); err != nil || st.State != adapters.Cancelled {
 		t.Fatalf("Describe after the confirmation: %+v, %v; want cancelled", st, err)
 	}
 }
@@ -444,7 +444,7 @@ func TestConfirmationsAtOnce(t *testing.T) {
 		job := memengine.Job(memengine.Echo, 0)
 		refs := startRunning(t, mem.pointReads, job, 12)
 		for _, r := range refs {
-			if _, err := e.Describe(ctx, job, r); err != nil {
+			if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 				t.Fatal(err)
 			}
 			readings.Changes(job, r)
@@ -495,7 +495,7 @@ func TestAConfirmationIsTriedAgain(t *testing.T) {
 	job := memengine.Job(memengine.Echo, 0)
 	refs := startRunning(t, &pointReads{Engine: mem.Engine}, job, 3)
 	for _, r := range refs {
-		if _, err := e.Describe(ctx, job, r); err != nil {
+		if _, err := e.Describe(ctx, job, r, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -521,7 +521,7 @@ func TestWatchersOfUncachedExecutionsArePruned(t *testing.T) {
 	readings := New(Options{Size: 10, Fresh: time.Hour})
 	job := memengine.Job(memengine.Echo, 0)
 	kept := adapters.Ref{ID: "kept"}
-	readings.Started(context.Background(), job, kept, adapters.StartRequest{})
+	readings.Started(context.Background(), job, kept, adapters.StartRequest{}, pace.Pace{})
 	keptChanges := readings.Changes(job, kept)
 	first := readings.Changes(job, adapters.Ref{ID: "gone-0"})
 	for i := 1; i < 10*minWatchers; i++ {
@@ -593,7 +593,7 @@ func TestAReadWithNothingToAnswerIsListedNext(t *testing.T) {
 	mem.throttle.Store(true)
 	answered := make(chan error, 1)
 	go func() {
-		st, err := e.Describe(ctx, want, adapters.Ref{ID: "unread"})
+		st, err := e.Describe(ctx, want, adapters.Ref{ID: "unread"}, pace.Pace{})
 		if err == nil && st.State != adapters.Working {
 			err = fmt.Errorf("state %v, want working", st.State)
 		}
@@ -622,7 +622,7 @@ func TestNotFoundIsAReadingToo(t *testing.T) {
 	e, _, mem := sweeping(t, Options{Size: 100, Fresh: time.Hour})
 	job := memengine.Job(memengine.Echo, 0)
 	for range 5 {
-		if _, err := e.Describe(context.Background(), job, adapters.Ref{ID: "names-nothing"}); !errors.Is(err, adapters.ErrNotFound) {
+		if _, err := e.Describe(context.Background(), job, adapters.Ref{ID: "names-nothing"}, pace.Pace{}); !errors.Is(err, adapters.ErrNotFound) {
 			t.Fatalf("Describe of an execution that does not exist: %v, want not found", err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/driver"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // RunConformanceTests runs the suite against the engine that newHarness sets up: through the
@@ -96,7 +97,7 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 	// and its read-after-create) cannot finish it before the Describe below.
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 5, text)})
 
-	for name, e := range map[string]adapters.Conn{"the Engine": e, "its Conn": h.Conn()} {
+	for name, e := range map[string]adapters.Conn{"the Engine": unpaced{e}, "its Conn": h.Conn()} {
 		st, err := e.Describe(ctx, echo, r)
 		if err != nil {
 			t.Fatalf("Describe of %s right after Start: %v", name, err)
@@ -109,13 +110,13 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 		}
 	}
 
-	out, err := e.Wait(ctx, echo, r)
+	out, err := e.Wait(ctx, echo, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
 	checkSucceeded(t, "Wait", out, text)
 
-	st, err := e.Describe(ctx, echo, r)
+	st, err := e.Describe(ctx, echo, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe after Wait: %v", err)
 	}
@@ -179,7 +180,7 @@ func testFail(t *testing.T, h *suite) {
 	in := mustJSON(t, map[string]any{"seconds": 1, "reason": reason})
 	r := start(ctx, t, h, fail, adapters.StartRequest{Input: in})
 
-	out, err := e.Wait(ctx, fail, r)
+	out, err := e.Wait(ctx, fail, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -188,7 +189,7 @@ func testFail(t *testing.T, h *suite) {
 		t.Errorf("Wait: outcome %+v, want failed with a native state, error %q, cause %q", out, want.Error, want.Cause)
 	}
 
-	st, err := e.Describe(ctx, fail, r)
+	st, err := e.Describe(ctx, fail, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe after Wait: %v", err)
 	}
@@ -210,7 +211,7 @@ func testTimeout(t *testing.T, h *suite) {
 	e, timeout := h.Engine(), h.Target("timeout")
 	r := start(ctx, t, h, timeout, adapters.StartRequest{Input: mustJSON(t, map[string]any{"seconds": 30})})
 
-	out, err := e.Wait(ctx, timeout, r)
+	out, err := e.Wait(ctx, timeout, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -220,7 +221,7 @@ func testTimeout(t *testing.T, h *suite) {
 	if out.Error == "" {
 		t.Errorf("Wait: a timed-out outcome has an empty Error")
 	}
-	st, err := e.Describe(ctx, timeout, r)
+	st, err := e.Describe(ctx, timeout, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe after Wait: %v", err)
 	}
@@ -238,7 +239,7 @@ func testCancelRunning(t *testing.T, h *suite) {
 	if err := e.Cancel(ctx, echo, r, reason); err != nil {
 		t.Fatalf("Cancel of a running execution: %v", err)
 	}
-	st := awaitTerminal(ctx, t, e, echo, r)
+	st := awaitTerminal(ctx, t, unpaced{e}, echo, r)
 	if st.State != adapters.Cancelled || st.Native == "" {
 		t.Fatalf("Describe after Cancel: state %v native %q, want cancelled", st.State, st.Native)
 	}
@@ -263,7 +264,7 @@ func testCancelReason(t *testing.T, h *suite) {
 	if err := e.Cancel(ctx, echo, r, reason); err != nil {
 		t.Fatalf("Cancel of a running execution: %v", err)
 	}
-	awaitTerminal(ctx, t, e, echo, r)
+	awaitTerminal(ctx, t, unpaced{e}, echo, r)
 	out, err := e.Outcome(ctx, echo, r)
 	if err != nil {
 		t.Fatalf("Outcome after Cancel: %v", err)
@@ -277,7 +278,7 @@ func testCancelEnded(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	text := unique(t)
-	r, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, text)})
+	r, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, text)}, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -286,7 +287,7 @@ func testCancelEnded(t *testing.T, h *suite) {
 	if err := e.Cancel(ctx, echo, r, "too late"); !errors.Is(err, adapters.ErrEnded) {
 		t.Errorf("Cancel of an ended execution: error %v, want ErrEnded", err)
 	}
-	st, err := e.Describe(ctx, echo, r)
+	st, err := e.Describe(ctx, echo, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe after a late Cancel: %v", err)
 	}
@@ -306,7 +307,7 @@ func testKeySameInput(t *testing.T, h *suite) {
 	if second != first {
 		t.Fatalf("same key and input while running: Ref %v, want the first one %v", second, first)
 	}
-	out, err := e.Wait(ctx, echo, first)
+	out, err := e.Wait(ctx, echo, first, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -316,7 +317,7 @@ func testKeySameInput(t *testing.T, h *suite) {
 	if third != first {
 		t.Fatalf("same key and input after the end: Ref %v, want the first one %v", third, first)
 	}
-	st, err := e.Describe(ctx, echo, third)
+	st, err := e.Describe(ctx, echo, third, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe after the repeated Start: %v", err)
 	}
@@ -332,13 +333,13 @@ func testKeyOtherInput(t *testing.T, h *suite) {
 	first := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 0, "one"), Key: key})
 
 	other := adapters.StartRequest{Input: echoInput(t, 0, "two"), Key: key}
-	if r, err := e.Start(ctx, echo, other); !errors.Is(err, adapters.ErrKeyConflict) {
+	if r, err := e.Start(ctx, echo, other, pace.Pace{}); !errors.Is(err, adapters.ErrKeyConflict) {
 		t.Errorf("same key, other input: Ref %v, error %v, want ErrKeyConflict", r, err)
 	}
-	if _, err := e.Wait(ctx, echo, first); err != nil {
+	if _, err := e.Wait(ctx, echo, first, pace.Pace{}); err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	if r, err := e.Start(ctx, echo, other); !errors.Is(err, adapters.ErrKeyConflict) {
+	if r, err := e.Start(ctx, echo, other, pace.Pace{}); !errors.Is(err, adapters.ErrKeyConflict) {
 		t.Errorf("same key, other input, after the end: Ref %v, error %v, want ErrKeyConflict", r, err)
 	}
 }
@@ -361,7 +362,7 @@ func testMissing(t *testing.T, h *suite) {
 	if !e.Owns(echo, r, "") {
 		t.Fatalf("Owns(echo, Missing()) = false: the harness must return a Ref of the echo target")
 	}
-	if _, err := e.Describe(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
+	if _, err := e.Describe(ctx, echo, r, pace.Pace{}); !errors.Is(err, adapters.ErrNotFound) {
 		t.Errorf("Describe: error %v, want ErrNotFound", err)
 	}
 	if _, err := e.Outcome(ctx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
@@ -372,7 +373,7 @@ func testMissing(t *testing.T, h *suite) {
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, settle)
 	defer cancel()
-	if _, err := e.Wait(waitCtx, echo, r); !errors.Is(err, adapters.ErrNotFound) {
+	if _, err := e.Wait(waitCtx, echo, r, pace.Pace{}); !errors.Is(err, adapters.ErrNotFound) {
 		t.Errorf("Wait: error %v, want ErrNotFound", err)
 	}
 }
@@ -430,7 +431,7 @@ func testRun(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
 	text := unique(t)
-	r, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, text)})
+	r, out, err := e.Run(ctx, echo, adapters.StartRequest{Input: echoInput(t, 0, text)}, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -438,7 +439,7 @@ func testRun(t *testing.T, h *suite) {
 	if !e.Owns(echo, r, "") {
 		t.Errorf("Owns(echo, %v) = false for the Ref that Run returned", r)
 	}
-	st, err := e.Describe(ctx, echo, r)
+	st, err := e.Describe(ctx, echo, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe after Run: %v", err)
 	}
@@ -459,7 +460,7 @@ func testWaitHonoursContext(t *testing.T, h *suite) {
 	cancelCtx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(300*time.Millisecond, cancel)
 	begin := time.Now()
-	_, err := e.Wait(cancelCtx, echo, r)
+	_, err := e.Wait(cancelCtx, echo, r, pace.Pace{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait with a cancelled context: error %v, want context.Canceled", err)
 	}
@@ -470,7 +471,7 @@ func testWaitHonoursContext(t *testing.T, h *suite) {
 	deadlineCtx, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel2()
 	begin = time.Now()
-	_, err = e.Wait(deadlineCtx, echo, r)
+	_, err = e.Wait(deadlineCtx, echo, r, pace.Pace{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Wait past its deadline: error %v, want context.DeadlineExceeded", err)
 	}
@@ -489,7 +490,7 @@ func testSubmitted(t *testing.T, h *suite) {
 		if i > 0 {
 			time.Sleep(time.Second)
 		}
-		st, err := e.Describe(ctx, unpolled, r)
+		st, err := e.Describe(ctx, unpolled, r, pace.Pace{})
 		if err != nil {
 			t.Fatalf("Describe: %v", err)
 		}
@@ -529,7 +530,7 @@ func testConcurrentStarts(t *testing.T, h *suite) {
 	for i := range n {
 		texts[i] = unique(t)
 		in := echoInput(t, 0, texts[i])
-		wg.Go(func() { refs[i], errs[i] = e.Start(ctx, echo, adapters.StartRequest{Input: in}) })
+		wg.Go(func() { refs[i], errs[i] = e.Start(ctx, echo, adapters.StartRequest{Input: in}, pace.Pace{}) })
 	}
 	wg.Wait()
 	seen := map[adapters.Ref]int{}
@@ -547,7 +548,7 @@ func testConcurrentStarts(t *testing.T, h *suite) {
 	}
 	outs := make([]adapters.Outcome, n)
 	for i := range n {
-		wg.Go(func() { outs[i], errs[i] = e.Wait(ctx, echo, refs[i]) })
+		wg.Go(func() { outs[i], errs[i] = e.Wait(ctx, echo, refs[i], pace.Pace{}) })
 	}
 	wg.Wait()
 	for i := range n {
@@ -584,15 +585,15 @@ func testCheck(t *testing.T, h *suite) {
 func testInvalid(t *testing.T, h *suite) {
 	ctx := testContext(t)
 	e, echo := h.Engine(), h.Target("echo")
-	if r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}); !errors.Is(err, adapters.ErrInvalid) {
+	if r, err := e.Start(ctx, echo, adapters.StartRequest{Input: json.RawMessage(`{"seconds":`)}, pace.Pace{}); !errors.Is(err, adapters.ErrInvalid) {
 		t.Errorf("Start with input that is not JSON: Ref %v, error %v, want ErrInvalid", r, err)
 	}
 	valid := echoInput(t, 0, unique(t))
 	for name, tg := range map[string]adapters.Target{"wrongkind": h.Target("wrongkind"), "the zero Target": {}} {
-		if r, err := e.Start(ctx, tg, adapters.StartRequest{Input: valid}); !errors.Is(err, adapters.ErrInvalid) {
+		if r, err := e.Start(ctx, tg, adapters.StartRequest{Input: valid}, pace.Pace{}); !errors.Is(err, adapters.ErrInvalid) {
 			t.Errorf("Start of %s %+v: Ref %v, error %v, want ErrInvalid", name, tg, r, err)
 		}
-		if r, _, err := e.Run(ctx, tg, adapters.StartRequest{Input: valid}); !errors.Is(err, adapters.ErrInvalid) {
+		if r, _, err := e.Run(ctx, tg, adapters.StartRequest{Input: valid}, pace.Pace{}); !errors.Is(err, adapters.ErrInvalid) {
 			t.Errorf("Run of %s %+v: Ref %v, error %v, want ErrInvalid", name, tg, r, err)
 		}
 	}
@@ -612,24 +613,24 @@ func testKeyRef(t *testing.T, h *suite) {
 	if other := e.KeyRef(fail, key, ""); other == kr {
 		t.Errorf("KeyRef of one key for two targets: both %v", kr)
 	}
-	if _, err := e.Describe(ctx, echo, kr); !errors.Is(err, adapters.ErrNotFound) {
+	if _, err := e.Describe(ctx, echo, kr, pace.Pace{}); !errors.Is(err, adapters.ErrNotFound) {
 		t.Errorf("Describe(KeyRef) before any Start with the key: error %v, want ErrNotFound", err)
 	}
 
 	text := unique(t)
 	r := start(ctx, t, h, echo, adapters.StartRequest{Input: echoInput(t, 1, text), Key: key})
-	byRef, err := e.Describe(ctx, echo, r)
+	byRef, err := e.Describe(ctx, echo, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe(Start's Ref): %v", err)
 	}
-	byKey, err := e.Describe(ctx, echo, kr)
+	byKey, err := e.Describe(ctx, echo, kr, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Describe(KeyRef) after Start with the key: %v", err)
 	}
 	if !byKey.Started.Equal(byRef.Started) {
 		t.Errorf("Describe(KeyRef) reads an execution started %v, Start's Ref one started %v: want the same execution", byKey.Started, byRef.Started)
 	}
-	if _, err := e.Wait(ctx, echo, r); err != nil {
+	if _, err := e.Wait(ctx, echo, r, pace.Pace{}); err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
 	out, err := e.Outcome(ctx, echo, kr)
@@ -670,7 +671,7 @@ func testCallerBinding(t *testing.T, h *suite) {
 	if again := start(ctx, t, h, echo, adapters.StartRequest{Input: in, Key: key, Caller: "alice"}); again != alice {
 		t.Errorf("the same caller, key and input: Ref %v, want the first one %v", again, alice)
 	}
-	bob, err := e.Start(ctx, echo, adapters.StartRequest{Input: in, Key: key, Caller: "bob"})
+	bob, err := e.Start(ctx, echo, adapters.StartRequest{Input: in, Key: key, Caller: "bob"}, pace.Pace{})
 	switch {
 	case err != nil:
 		t.Fatalf("another caller's Start with the same key: %v, want an execution of its own", err)
@@ -692,11 +693,11 @@ func testCallerBinding(t *testing.T, h *suite) {
 	}
 	for caller, ref := range map[string]adapters.Ref{"alice": alice, "bob": bob} {
 		kr := e.KeyRef(echo, key, caller)
-		byKey, err := e.Describe(ctx, echo, kr)
+		byKey, err := e.Describe(ctx, echo, kr, pace.Pace{})
 		if err != nil {
 			t.Fatalf("Describe(KeyRef(%s)): %v", caller, err)
 		}
-		byRef, _ := e.Describe(ctx, echo, ref)
+		byRef, _ := e.Describe(ctx, echo, ref, pace.Pace{})
 		if !byKey.Started.Equal(byRef.Started) || kr.ID == e.KeyRef(echo, key, "").ID {
 			t.Errorf("KeyRef for %s reads another execution than %s's own %v", caller, caller, ref)
 		}
@@ -722,7 +723,7 @@ func testList(t *testing.T, h *suite) {
 	// Listings may lag behind starts (Temporal's visibility store is eventually consistent).
 	var listed map[adapters.Ref]bool
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		listed = listAll(ctx, t, e, echo, caller)
+		listed = listAll(ctx, t, unpaced{e}, echo, caller)
 		if len(listed) >= len(mine) || time.Now().After(deadline) {
 			break
 		}
@@ -788,7 +789,7 @@ func testSweep(t *testing.T, h *suite) {
 		refs = append(refs, begin(60))
 	}
 	ended, unasked := begin(0), begin(60)
-	awaitTerminal(ctx, t, h.Engine(), tg, ended)
+	awaitTerminal(ctx, t, unpaced{h.Engine()}, tg, ended)
 	refs = append(refs, ended)
 	for len(refs) < adapters.SweepIDs+50 { // the last real ones on the second page by id
 		refs = append([]adapters.Ref{h.Missing()}, refs...)
@@ -874,12 +875,12 @@ func testSweepEnded(t *testing.T, h *suite) {
 	tg := h.Target("echo")
 	begin := echoes(ctx, t, h, "ends-"+unique(t), "ended")
 	before := begin(0)
-	awaitTerminal(ctx, t, e, tg, before)
+	awaitTerminal(ctx, t, unpaced{e}, tg, before)
 	time.Sleep(50 * time.Millisecond)
 	since := time.Now()
 	running, ended, unasked := begin(60), begin(0), begin(0)
-	awaitTerminal(ctx, t, e, tg, ended)
-	awaitTerminal(ctx, t, e, tg, unasked)
+	awaitTerminal(ctx, t, unpaced{e}, tg, ended)
+	awaitTerminal(ctx, t, unpaced{e}, tg, unasked)
 	refs := []adapters.Ref{h.Missing(), before, running, ended}
 	endsAfter := func(since time.Time) map[adapters.Ref]adapters.Status {
 		return allPages(t, "SweepEnded", func(page string) ([]adapters.Listed, string, error) {
@@ -956,7 +957,7 @@ func testUnavailable(t *testing.T, h *suite) {
 	t.Cleanup(func() { conn.Close() })
 	stack := Stack(conn, h.Driver().Info())
 	unavailable(t, "its Conn", conn, h.Target("echo"), h.Missing())
-	unavailable(t, "the Engine", stack, h.Target("echo"), h.Missing())
+	unavailable(t, "the Engine", unpaced{stack}, h.Target("echo"), h.Missing())
 	if stack.Supports(adapters.OpSweep) {
 		if _, _, err := stack.Sweep(testContext(t), adapters.SweepOptions{Targets: []adapters.Target{h.Target("echo")}, Refs: []adapters.Ref{h.Missing()}}); !errors.Is(err, adapters.ErrUnavailable) {
 			t.Errorf("Sweep on an engine whose server does not answer: error %v, want ErrUnavailable", err)
@@ -1004,7 +1005,7 @@ func startAsk(ctx context.Context, t *testing.T, h *suite) (adapters.Target, ada
 	ask, message := h.Target("ask"), "May I? "+unique(t)
 	r := start(ctx, t, h, ask, adapters.StartRequest{Input: mustJSON(t, map[string]any{"message": message})})
 	cancelAtCleanup(t, h, ask, r)
-	st := AwaitStatus(ctx, t, h.Engine(), ask, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
+	st := AwaitStatus(ctx, t, unpaced{h.Engine()}, ask, r, "input_required", func(st adapters.Status) bool { return st.State == adapters.InputRequired })
 	return ask, r, st, message
 }
 
@@ -1023,7 +1024,7 @@ func testAskAccept(t *testing.T, h *suite) {
 	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
-	out, err := e.Wait(ctx, ask, r)
+	out, err := e.Wait(ctx, ask, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -1046,7 +1047,7 @@ func testAskDecline(t *testing.T, h *suite) {
 		if err := h.Engine().Answer(ctx, ask, r, "confirm", adapters.Answer{Action: c.action}); err != nil {
 			t.Fatalf("Answer %s: %v", c.action, err)
 		}
-		out, err := h.Engine().Wait(ctx, ask, r)
+		out, err := h.Engine().Wait(ctx, ask, r, pace.Pace{})
 		if err != nil {
 			t.Fatalf("Wait: %v", err)
 		}
@@ -1063,14 +1064,14 @@ func testAskTwo(t *testing.T, h *suite) {
 	e, two := h.Engine(), h.Target("ask-two")
 	r := start(ctx, t, h, two, adapters.StartRequest{Input: json.RawMessage(`{}`)})
 	cancelAtCleanup(t, h, two, r)
-	st := AwaitStatus(ctx, t, e, two, r, "two questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
+	st := AwaitStatus(ctx, t, unpaced{e}, two, r, "two questions", func(st adapters.Status) bool { return len(st.Inputs) == 2 })
 	if st.State != adapters.InputRequired || keys(st) != "first,second" || !sameJSON(st.Inputs[0].Schema, ConfirmSchema) || !sameJSON(st.Inputs[1].Schema, ConfirmSchema) {
 		t.Fatalf("Describe: %+v, want input_required with the questions first and second", st)
 	}
 	if err := e.Answer(ctx, two, r, "first", confirm(true)); err != nil {
 		t.Fatalf("Answer first: %v", err)
 	}
-	st = AwaitStatus(ctx, t, e, two, r, "only the second question", func(st adapters.Status) bool { return keys(st) != "first,second" })
+	st = AwaitStatus(ctx, t, unpaced{e}, two, r, "only the second question", func(st adapters.Status) bool { return keys(st) != "first,second" })
 	if st.State != adapters.InputRequired || keys(st) != "second" {
 		t.Fatalf("Describe after the first answer: %+v, want input_required with only the question second", st)
 	}
@@ -1080,7 +1081,7 @@ func testAskTwo(t *testing.T, h *suite) {
 	if err := e.Answer(ctx, two, r, "second", confirm(false)); err != nil {
 		t.Fatalf("Answer second: %v", err)
 	}
-	out, err := e.Wait(ctx, two, r)
+	out, err := e.Wait(ctx, two, r, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -1121,7 +1122,7 @@ func testAnswerNotOpen(t *testing.T, h *suite) {
 	if err := e.Answer(ctx, ask, r, "confirm", adapters.Answer{Action: adapters.ActionDecline}); err != nil {
 		t.Fatalf("Answer decline: %v", err)
 	}
-	awaitTerminal(ctx, t, e, ask, r)
+	awaitTerminal(ctx, t, unpaced{e}, ask, r)
 	if err := e.Answer(ctx, ask, r, "confirm", confirm(true)); !errors.Is(err, adapters.ErrNotFound) {
 		t.Errorf("Answer to an ended execution: %v, want ErrNotFound", err)
 	}
@@ -1135,7 +1136,7 @@ func testCancelAsking(t *testing.T, h *suite) {
 	if err := e.Cancel(ctx, ask, r, "no answer after all"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
-	st := awaitTerminal(ctx, t, e, ask, r)
+	st := awaitTerminal(ctx, t, unpaced{e}, ask, r)
 	if st.State != adapters.Cancelled || len(st.Inputs) > 0 {
 		t.Errorf("Describe after Cancel: %+v, want cancelled with no question", st)
 	}
@@ -1151,7 +1152,7 @@ func testProgress(t *testing.T, h *suite) {
 	r := start(ctx, t, h, steps, adapters.StartRequest{Input: mustJSON(t, map[string]any{"version": unique(t), "stepSeconds": 1})})
 	cancelAtCleanup(t, h, steps, r)
 	said := map[string]bool{}
-	st := AwaitStatus(ctx, t, e, steps, r, "the end", func(st adapters.Status) bool {
+	st := AwaitStatus(ctx, t, unpaced{e}, steps, r, "the end", func(st adapters.Status) bool {
 		if st.State == adapters.Working && st.Message != "" {
 			said[st.Message] = true
 		}
@@ -1226,7 +1227,7 @@ func testContext(t *testing.T) context.Context {
 // start starts one execution and fails the test if it cannot, or if Owns rejects the Ref.
 func start(ctx context.Context, t *testing.T, h *suite, tg adapters.Target, req adapters.StartRequest) adapters.Ref {
 	t.Helper()
-	r, err := h.Engine().Start(ctx, tg, req)
+	r, err := h.Engine().Start(ctx, tg, req, pace.Pace{})
 	if err != nil {
 		t.Fatalf("Start %s: %v", tg.Name, err)
 	}

@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 	"github.com/taskgate/taskgate/adapters/budget"
 	"github.com/taskgate/taskgate/adapters/coalesce"
 	"github.com/taskgate/taskgate/adapters/instrument"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // Stack is c as taskgate serves it (package tasks builds the same per engine block): readings
@@ -35,3 +37,15 @@ type suite struct {
 
 // Engine is the Stack over the harness's Conn.
 func (s *suite) Engine() *adapters.Engine { return s.engine }
+
+// unpaced is an Engine read as a Conn, for checks that hold of both: with no task's pace, as a
+// driver's own calls are made.
+type unpaced struct{ *adapters.Engine }
+
+func (u unpaced) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	return u.Engine.Describe(ctx, t, r, pace.Pace{})
+}
+
+func (u unpaced) Start(ctx context.Context, t adapters.Target, req adapters.StartRequest) (adapters.Ref, error) {
+	return u.Engine.Start(ctx, t, req, pace.Pace{})
+}

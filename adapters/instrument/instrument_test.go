@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/memengine"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 func TestResultOf(t *testing.T) {
@@ -60,7 +61,7 @@ func TestStartCarriesTheCallersTraceWithoutTracing(t *testing.T) {
 	caller := trace.ContextWithRemoteSpanContext(context.Background(),
 		trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, Remote: true}))
 	for _, ctx := range []context.Context{caller, context.Background()} {
-		if _, err := e.Start(ctx, target, adapters.StartRequest{Input: []byte(`{"seconds":0,"text":"t"}`)}); err != nil {
+		if _, err := e.Start(ctx, target, adapters.StartRequest{Input: []byte(`{"seconds":0,"text":"t"}`)}, pace.Pace{}); err != nil {
 			t.Fatal(err)
 		}
 	}

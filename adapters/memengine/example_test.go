@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	_ "github.com/taskgate/taskgate/adapters/memengine" // registers the "memory" driver
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -32,7 +33,7 @@ tools:
 	engine := adapters.NewEngine(conn, adapters.EngineOptions{})
 	defer engine.Close()
 
-	ref, out, err := engine.Run(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 0, "text": "hello"}`)})
+	ref, out, err := engine.Run(ctx, tool.Target, adapters.StartRequest{Input: json.RawMessage(`{"seconds": 0, "text": "hello"}`)}, pace.Pace{})
 	if err != nil {
 		fmt.Println(err)
 		return

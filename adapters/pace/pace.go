@@ -1,34 +1,39 @@
-// Package pace tells an engine's readings and hooks, in the context of a read, at what pace the
-// task being read is polled: how old it is and its polling curve. adapters/coalesce reuses a
-// reading of a running execution for the curve's interval at the task's age, adapters/budget
-// learns from it what the running tasks ask of the engine, and adapters.Engine.Wait polls at it.
-// Drivers ignore it.
+// Package pace says at what pace a task is polled: how old it is and its tool's polling curve.
+// Whoever reads an execution for a task passes its Pace to adapters.Engine explicitly, which hands
+// it to its readings and hooks: adapters/coalesce reuses a reading of a running execution for the
+// curve's interval at the task's age, adapters/budget learns from it what the running tasks ask of
+// the engine, and adapters.Engine.Wait polls at it. Drivers never see it.
 package pace
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
-// Pace is how one task is polled.
+// Curve is how long a reading of a task made at the task's age stays fresh: the polling interval
+// its tool suggests then, bounded by how stale the tool lets an answer be. One Curve serves every
+// task of a tool (mapping.Tool is one), so that what follows a task keeps no copy of it.
+type Curve interface {
+	FreshFor(age time.Duration) time.Duration
+}
+
+// CurveFunc is a Curve of an ordinary function.
+type CurveFunc func(age time.Duration) time.Duration
+
+// FreshFor returns f(age).
+func (f CurveFunc) FreshFor(age time.Duration) time.Duration { return f(age) }
+
+// Pace is how one task is polled. The zero Pace is unpaced: no curve is known.
 type Pace struct {
 	// Created is when the task was created: its age counts from then. Zero: from the start of
 	// the execution, as read.
 	Created time.Time
-	// Curve is the polling interval suggested at a task's age (mapping.Tool.PollIntervalAt).
-	Curve func(age time.Duration) time.Duration
-	// MaxStale, when positive, bounds Interval: readings of the task are never reused for longer.
-	MaxStale time.Duration
+	// Curve is the task's tool's; nil: unpaced.
+	Curve Curve
 }
 
-// Interval says how long a reading made at age stays good: the curve's interval, at most MaxStale.
-func (p Pace) Interval(age time.Duration) time.Duration {
-	d := p.Curve(age)
-	if p.MaxStale > 0 {
-		d = min(d, p.MaxStale)
-	}
-	return d
-}
+// Paced reports whether p has a curve.
+func (p Pace) Paced() bool { return p.Curve != nil }
+
+// Interval says how long a reading made at age stays good, by the curve.
+func (p Pace) Interval(age time.Duration) time.Duration { return p.Curve.FreshFor(age) }
 
 // Age returns the task's age at t, counted from Created, else from started (the execution's start).
 func (p Pace) Age(t, started time.Time) time.Duration {
@@ -36,15 +41,4 @@ func (p Pace) Age(t, started time.Time) time.Duration {
 		started = p.Created
 	}
 	return max(t.Sub(started), 0)
-}
-
-type key struct{}
-
-// With returns ctx carrying p.
-func With(ctx context.Context, p Pace) context.Context { return context.WithValue(ctx, key{}, p) }
-
-// Of returns the pace ctx carries, if any.
-func Of(ctx context.Context) (Pace, bool) {
-	p, ok := ctx.Value(key{}).(Pace)
-	return p, ok && p.Curve != nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/enginetest"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -59,7 +60,7 @@ func TestInputLimit(t *testing.T) {
 	if _, err := e.Start(ctx, echo, driver.StartRequest{Input: over}); !errors.Is(err, driver.ErrInvalid) || err.Error() != want || driver.ReasonOf(err, "") != reason {
 		t.Errorf("Start with %d bytes of input: error %v, reason for the caller %q\nwant %s\nand %s", len(over), err, driver.ReasonOf(err, ""), want, reason)
 	}
-	if _, _, err := engine.Run(ctx, echo, driver.StartRequest{Input: over}); !errors.Is(err, driver.ErrInvalid) || err.Error() != want {
+	if _, _, err := engine.Run(ctx, echo, driver.StartRequest{Input: over}, pace.Pace{}); !errors.Is(err, driver.ErrInvalid) || err.Error() != want {
 		t.Errorf("Run with %d bytes of input: error %v\nwant %s", len(over), err, want)
 	}
 	if n := c.total(); n != before {

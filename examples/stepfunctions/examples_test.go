@@ -15,6 +15,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/driver"
+	"github.com/taskgate/taskgate/adapters/pace"
 	"github.com/taskgate/taskgate/adapters/stepfunctions"
 	sfnexamples "github.com/taskgate/taskgate/examples/stepfunctions"
 	"github.com/taskgate/taskgate/internal/testenv"
@@ -172,7 +173,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, got, err := engine.Run(ctx, machine, adapters.StartRequest{Input: in})
+			_, got, err := engine.Run(ctx, machine, adapters.StartRequest{Input: in}, pace.Pace{})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}

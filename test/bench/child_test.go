@@ -6,6 +6,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/memengine"
+	"github.com/taskgate/taskgate/adapters/pace"
 )
 
 // The counting hook counts a sweep's page as an engine read, in all and of its block, as the
@@ -14,7 +15,7 @@ func TestCountCountsSweeps(t *testing.T) {
 	c := &counters{inFlight: map[string]int{}, blocks: map[string]*blockCounts{}}
 	eng := adapters.NewEngine(memengine.New(memengine.Options{}), adapters.EngineOptions{Hooks: []adapters.Hook{c.of("mem")}})
 	job := memengine.Job(memengine.Echo, 0)
-	r, err := eng.Start(t.Context(), job, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60}`)})
+	r, err := eng.Start(t.Context(), job, adapters.StartRequest{Input: json.RawMessage(`{"seconds":60}`)}, pace.Pace{})
 	if err != nil {
 		t.Fatal(err)
 	}
