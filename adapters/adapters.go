@@ -8,7 +8,8 @@
 // capabilities, the Driver that reads its part of mapping files and opens Conns, and the values
 // and errors a driver returns. So that the code that uses engines names one package, adapters
 // re-exports those values, constants and errors here (aliases of the same types, the same
-// sentinel errors for errors.Is).
+// sentinel errors for errors.Is); the optional capabilities, which only drivers implement and
+// only the Engine looks for, it does not.
 //
 // The contract is stateless by design: a Ref is the engine's own identifier and nothing else, and
 // every call is answered by asking the engine. A driver may cache what can never change (the
@@ -22,42 +23,31 @@ import (
 // The contract of package adapters/driver, under the names the users of engines know: each is
 // the driver package's own (see its documentation there).
 type (
-	Target           = driver.Target
-	StartRequest     = driver.StartRequest
-	Ref              = driver.Ref
-	ExecKey          = driver.ExecKey
-	State            = driver.State
-	Status           = driver.Status
-	Question         = driver.Question
-	Answer           = driver.Answer
-	AnswerLimit      = driver.AnswerLimit
-	Outcome          = driver.Outcome
-	Listed           = driver.Listed
-	TargetInfo       = driver.TargetInfo
-	Conn             = driver.Conn
-	Runner           = driver.Runner
-	Sweeper          = driver.Sweeper
-	EndSweeper       = driver.EndSweeper
-	OutcomeCoster    = driver.OutcomeCoster
-	VisibilityLagger = driver.VisibilityLagger
-	EventSource      = driver.EventSource
-	Sampler          = driver.Sampler
-	Accounted        = driver.Accounted
-	Refusal          = driver.Refusal
-	Throttle         = driver.Throttle
-	ListOptions      = driver.ListOptions
-	SweepOptions     = driver.SweepOptions
-	Driver           = driver.Driver
-	DriverInfo       = driver.DriverInfo
-	Budget           = driver.Budget
-	Block            = driver.Block
-	Discoverer       = driver.Discoverer
-	EngineConfig     = driver.EngineConfig
-	OpenOptions      = driver.OpenOptions
-	Env              = driver.Env
-	Permissioner     = driver.Permissioner
-	Policy           = driver.Policy
-	EngineUse        = driver.EngineUse
+	Target       = driver.Target
+	StartRequest = driver.StartRequest
+	Ref          = driver.Ref
+	ExecKey      = driver.ExecKey
+	State        = driver.State
+	Status       = driver.Status
+	Question     = driver.Question
+	Answer       = driver.Answer
+	AnswerLimit  = driver.AnswerLimit
+	Outcome      = driver.Outcome
+	Listed       = driver.Listed
+	TargetInfo   = driver.TargetInfo
+	Conn         = driver.Conn
+	Throttle     = driver.Throttle
+	ListOptions  = driver.ListOptions
+	SweepOptions = driver.SweepOptions
+	Driver       = driver.Driver
+	DriverInfo   = driver.DriverInfo
+	Budget       = driver.Budget
+	Block        = driver.Block
+	EngineConfig = driver.EngineConfig
+	OpenOptions  = driver.OpenOptions
+	Env          = driver.Env
+	Policy       = driver.Policy
+	EngineUse    = driver.EngineUse
 )
 
 // The states of an execution, the actions of an Answer, and the other constants of package
@@ -74,9 +64,7 @@ const (
 	ActionCancel       = driver.ActionCancel
 	DeclinedError      = driver.DeclinedError
 	DismissedError     = driver.DismissedError
-	SweepIDs           = driver.SweepIDs
 	InvalidOutputError = driver.InvalidOutputError
-	OwnIdentity        = driver.OwnIdentity
 )
 
 // The errors of package adapters/driver, the same values, so that errors.Is tells them apart

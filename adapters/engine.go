@@ -45,7 +45,7 @@ func NewEngine(c Conn, o EngineOptions) *Engine {
 // VisibilityLagOf is the visibility lag c declares (VisibilityLagger), DefaultVisibilityLag when
 // it declares none: what the Engine over c and the Readings of its engine read.
 func VisibilityLagOf(c Conn) time.Duration {
-	if l, ok := c.(VisibilityLagger); ok {
+	if l, ok := c.(driver.VisibilityLagger); ok {
 		return max(l.VisibilityLag(), 0)
 	}
 	return DefaultVisibilityLag
@@ -160,7 +160,7 @@ func (e *Engine) readCalls(t Target) int {
 }
 
 func (e *Engine) outcomeCalls(t Target, r Ref) int {
-	if c, ok := e.conn.(OutcomeCoster); ok {
+	if c, ok := e.conn.(driver.OutcomeCoster); ok {
 		if n := c.OutcomeCalls(t, r); n > 0 {
 			return n
 		}
@@ -312,7 +312,7 @@ func pacedAt(p pace.Pace, st Status) time.Duration {
 // like any other, or, for a target whose TargetInfo.SyncOnly is set, the Conn's Runner (a target
 // not checked yet is checked first, when the Conn is a Runner).
 func (e *Engine) Run(ctx context.Context, t Target, req StartRequest, p pace.Pace) (Ref, Outcome, error) {
-	runner, ok := e.conn.(Runner)
+	runner, ok := e.conn.(driver.Runner)
 	if ok {
 		sync, err := e.syncOnly(ctx, t)
 		if err != nil {
@@ -363,13 +363,13 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (l []Listed, next stri
 func (e *Engine) Supports(op Op) bool {
 	switch op {
 	case OpSweep:
-		_, ok := e.conn.(Sweeper)
+		_, ok := e.conn.(driver.Sweeper)
 		return ok
 	case OpSample:
-		_, ok := e.conn.(Sampler)
+		_, ok := e.conn.(driver.Sampler)
 		return ok
 	case OpRun:
-		_, ok := e.conn.(Runner)
+		_, ok := e.conn.(driver.Runner)
 		return ok
 	}
 	return int(op) < NumOps
@@ -378,7 +378,7 @@ func (e *Engine) Supports(op Op) bool {
 // SweepGroup names the targets that one Sweep lists together (Sweeper.SweepGroup); t's own Name
 // when the Conn is no Sweeper.
 func (e *Engine) SweepGroup(t Target) string {
-	if sw, ok := e.conn.(Sweeper); ok {
+	if sw, ok := e.conn.(driver.Sweeper); ok {
 		return sw.SweepGroup(t)
 	}
 	return t.Name
@@ -387,7 +387,7 @@ func (e *Engine) SweepGroup(t Target) string {
 // Sweep reads one page of the listing of o.Refs of o.Targets (Sweeper.Sweep); an error wrapping
 // ErrUnsupported when the Conn is no Sweeper.
 func (e *Engine) Sweep(ctx context.Context, o SweepOptions) (l []Listed, next string, err error) {
-	sw, ok := e.conn.(Sweeper)
+	sw, ok := e.conn.(driver.Sweeper)
 	if !ok {
 		return nil, "", fmt.Errorf("sweep of %s: %w", sweepCall(e, o.Targets).Target.Name, ErrUnsupported)
 	}
@@ -402,7 +402,7 @@ func (e *Engine) Sweep(ctx context.Context, o SweepOptions) (l []Listed, next st
 // (EndSweeper.SweepEnded), as a sweep for the hooks; an error wrapping ErrUnsupported when the
 // Conn is no EndSweeper.
 func (e *Engine) SweepEnded(ctx context.Context, o SweepOptions) (l []Listed, next string, err error) {
-	sw, ok := e.conn.(EndSweeper)
+	sw, ok := e.conn.(driver.EndSweeper)
 	if !ok {
 		return nil, "", fmt.Errorf("sweep of the ends of %s: %w", sweepCall(e, o.Targets).Target.Name, ErrUnsupported)
 	}
@@ -431,7 +431,7 @@ func sweepCall(e *Engine, ts []Target) *Call {
 // wrapping ErrUnsupported when the Conn is no EventSource. They make no call that hooks see: an
 // event source spends no read quota.
 func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed []Listed)) error {
-	n, ok := e.conn.(EventSource)
+	n, ok := e.conn.(driver.EventSource)
 	if !ok {
 		return fmt.Errorf("notices: %w", ErrUnsupported)
 	}
@@ -441,7 +441,7 @@ func (e *Engine) Notices(ctx context.Context, heard func(at time.Time, changed [
 // Samples reads the inputs of at most n of the latest executions of t (Sampler.Samples); an error
 // wrapping ErrUnsupported when the Conn is no Sampler.
 func (e *Engine) Samples(ctx context.Context, t Target, n int) (inputs []json.RawMessage, err error) {
-	sa, ok := e.conn.(Sampler)
+	sa, ok := e.conn.(driver.Sampler)
 	if !ok {
 		return nil, fmt.Errorf("samples of %s: %w", t.Name, ErrUnsupported)
 	}

@@ -128,7 +128,7 @@ func TestRunUsesTheRunnerOnlyForSyncOnlyTargets(t *testing.T) {
 	e := adapters.NewEngine(conn, adapters.EngineOptions{})
 	express := adapters.Target{Name: "express", Spec: memengine.Job(memengine.Echo, 0).Spec}
 	if r, o, err := e.Run(t.Context(), express, adapters.StartRequest{Input: echoInput}, pace.Pace{}); err != nil || r.ID != "ran" || o.State != adapters.Succeeded || conn.runs != 1 {
-		t.Errorf("Run of an unchecked sync-only target: %v %+v %v after %d runs, want the Runner's", r, o, err, conn.runs)
+		t.Errorf("Run of an unchecked sync-only target: %v %+v %v after %d runs, want the driver.Runner's", r, o, err, conn.runs)
 	}
 	echo := memengine.Job(memengine.Echo, 0)
 	if r, o, err := e.Run(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{}); err != nil || r.ID == "ran" || string(o.Output) != `{"text":"hooked"}` || conn.runs != 1 {
@@ -136,10 +136,10 @@ func TestRunUsesTheRunnerOnlyForSyncOnlyTargets(t *testing.T) {
 	}
 	plain := adapters.NewEngine(mem, adapters.EngineOptions{})
 	if _, o, err := plain.Run(t.Context(), echo, adapters.StartRequest{Input: echoInput}, pace.Pace{}); err != nil || string(o.Output) != `{"text":"hooked"}` {
-		t.Errorf("Run on a Conn that is no Runner: %+v %v, want a start and a wait", o, err)
+		t.Errorf("Run on a Conn that is no driver.Runner: %+v %v, want a start and a wait", o, err)
 	}
 	if !e.Supports(adapters.OpRun) || plain.Supports(adapters.OpRun) {
-		t.Errorf("Supports(OpRun) = %v of a Runner, %v of a Conn that is not, want true and false", e.Supports(adapters.OpRun), plain.Supports(adapters.OpRun))
+		t.Errorf("Supports(OpRun) = %v of a driver.Runner, %v of a Conn that is not, want true and false", e.Supports(adapters.OpRun), plain.Supports(adapters.OpRun))
 	}
 }
 

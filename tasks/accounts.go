@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/budget"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // accountWait bounds how long the start waits for an engine to say which account it reads (one STS
@@ -22,7 +23,7 @@ type blockBudget struct {
 }
 
 // readBudgets gives each block of want its read budget, by block name: blocks whose engines name
-// the same account (adapters.Accounted: an AWS account and region, a namespace of one Temporal
+// the same account (driver.Accounted: an AWS account and region, a namespace of one Temporal
 // frontend) share one, since the quota it keeps them within is the account's, and it is the
 // smallest of the budgeted ones'. An unlimited block shares it too (it reads the same quota), and
 // has none only when every block of its account is unlimited. A block whose engine names no
@@ -59,7 +60,7 @@ func accountsOf(want map[string]blockBudget, kinds map[string]string, conns map[
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for name := range want {
-		a, ok := conns[name].(adapters.Accounted)
+		a, ok := conns[name].(driver.Accounted)
 		if !ok || perKind[kinds[name]] < 2 || !budgeted[kinds[name]] {
 			accounts[name] = "block " + name
 			continue
@@ -106,7 +107,7 @@ func unlimited(want map[string]blockBudget, names []string) []string {
 
 // accountOf asks the engine of block name which account it reads; the block itself when it cannot
 // tell.
-func accountOf(name string, a adapters.Accounted, log *slog.Logger) string {
+func accountOf(name string, a driver.Accounted, log *slog.Logger) string {
 	ctx, cancel := context.WithTimeout(context.Background(), accountWait)
 	defer cancel()
 	account, err := a.Account(ctx)

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNoSamples: the tool's engine cannot read the inputs of recent executions (its driver is no
-// adapters.Sampler).
+// driver.Sampler).
 var ErrNoSamples = errors.New("the engine cannot read the inputs of recent executions")
 
 // Samples reads the inputs of at most n of the latest executions of the tool's target, whoever

@@ -22,7 +22,7 @@ func (unseen) Describe(context.Context, adapters.Target, adapters.Ref) (adapters
 }
 
 // A task whose engine does not find it is still starting for as long as its engine's driver
-// declares (adapters.VisibilityLagger), and not found past that: a second-old task on an engine
+// declares (driver.VisibilityLagger), and not found past that: a second-old task on an engine
 // that declares no lag is an error at once, on one that declares 10 s it reads as starting.
 func TestNotFoundReadsByTheEnginesDeclaredLag(t *testing.T) {
 	set, err := mapping.Parse("tools.yaml", []byte(`

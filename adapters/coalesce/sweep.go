@@ -469,7 +469,7 @@ func (e *Readings) sweepGroup(ctx context.Context, f followed) (swept, error) {
 	at := time.Now()
 	if !e.sweeps.noEnds.Load() && !f.endsFrom.IsZero() {
 		newcomers := e.newcomers(f, f.endsFrom)
-		if n := len(newcomers.refs); n == 0 || n <= adapters.SweepIDs && n < len(f.refs) {
+		if n := len(newcomers.refs); n == 0 || n <= driver.SweepIDs && n < len(f.refs) {
 			err := e.sweepEnds(ctx, f, ts, refsOf(f), at, newcomers.refs)
 			if err == nil && n > 0 {
 				_, err = e.sweepRunning(ctx, newcomers, ts, refsOf(newcomers), at)

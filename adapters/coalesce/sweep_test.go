@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/adapters/memengine"
 	"github.com/taskgate/taskgate/adapters/pace"
 )
@@ -282,7 +283,7 @@ func (l *listings) SweepEnded(ctx context.Context, o adapters.SweepOptions) ([]a
 // runningOnly is an engine that lists running executions, not ends.
 type runningOnly struct {
 	adapters.Conn
-	sweeper adapters.Sweeper
+	sweeper driver.Sweeper
 }
 
 func (r runningOnly) SweepGroup(t adapters.Target) string { return r.sweeper.SweepGroup(t) }

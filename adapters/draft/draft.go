@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/internal/schemainfer"
 )
 
@@ -80,12 +81,12 @@ func InferFlags(fs *flag.FlagSet) *Inference {
 }
 
 // Sample reads the inputs of n of t's latest executions, through e when it is an
-// adapters.Sampler; none when n is 0.
+// driver.Sampler; none when n is 0.
 func Sample(ctx context.Context, e adapters.Conn, t adapters.Target, n int) ([]json.RawMessage, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	s, ok := e.(adapters.Sampler)
+	s, ok := e.(driver.Sampler)
 	if !ok {
 		return nil, errors.New("this engine cannot read the inputs of its executions")
 	}

@@ -145,12 +145,12 @@ func testStartDescribeWait(t *testing.T, h *suite) {
 }
 
 // testVisibilityLag: the driver declares how long after a start its engine may not find the
-// execution (adapters.VisibilityLagger), which the Engine over it reads. (StartDescribeWait checks
+// execution (driver.VisibilityLagger), which the Engine over it reads. (StartDescribeWait checks
 // that a start is found at once on the test's engine, which every engine here does.)
 func testVisibilityLag(t *testing.T, h *suite) {
-	l, ok := h.Conn().(adapters.VisibilityLagger)
+	l, ok := h.Conn().(driver.VisibilityLagger)
 	if !ok {
-		t.Fatalf("the Conn (%T) declares no visibility lag: implement adapters.VisibilityLagger (zero when a start is found at once)", h.Conn())
+		t.Fatalf("the Conn (%T) declares no visibility lag: implement driver.VisibilityLagger (zero when a start is found at once)", h.Conn())
 	}
 	lag := l.VisibilityLag()
 	if lag < 0 || lag > time.Minute {
@@ -779,7 +779,7 @@ func listAll(ctx context.Context, t *testing.T, e adapters.Conn, tg adapters.Tar
 func testSweep(t *testing.T, h *suite) {
 	sw := h.Engine()
 	if !sw.Supports(adapters.OpSweep) {
-		t.Skip("the engine reads its executions one at a time: its Conn is no adapters.Sweeper")
+		t.Skip("the engine reads its executions one at a time: its Conn is no driver.Sweeper")
 	}
 	ctx := testContext(t)
 	tg := h.Target("echo")
@@ -791,7 +791,7 @@ func testSweep(t *testing.T, h *suite) {
 	ended, unasked := begin(0), begin(60)
 	awaitTerminal(ctx, t, unpaced{h.Engine()}, tg, ended)
 	refs = append(refs, ended)
-	for len(refs) < adapters.SweepIDs+50 { // the last real ones on the second page by id
+	for len(refs) < driver.SweepIDs+50 { // the last real ones on the second page by id
 		refs = append([]adapters.Ref{h.Missing()}, refs...)
 	}
 	real := refs[len(refs)-4:]
@@ -835,7 +835,7 @@ func testSweep(t *testing.T, h *suite) {
 func testSweepGroup(t *testing.T, h *suite) {
 	sw := h.Engine()
 	if !sw.Supports(adapters.OpSweep) {
-		t.Skip("the engine reads its executions one at a time: its Conn is no adapters.Sweeper")
+		t.Skip("the engine reads its executions one at a time: its Conn is no driver.Sweeper")
 	}
 	ctx := testContext(t)
 	echo, fail := h.Target("echo"), h.Target("fail")
@@ -867,8 +867,8 @@ func testSweepGroup(t *testing.T, h *suite) {
 // the time asked, as ended, once its listing has caught up; never a running one, one that ended
 // before, or one it was not given; and it refuses a page it did not give.
 func testSweepEnded(t *testing.T, h *suite) {
-	if _, ok := h.Engine().Conn().(adapters.EndSweeper); !ok {
-		t.Skip("the engine does not list ends: its Conn is no adapters.EndSweeper")
+	if _, ok := h.Engine().Conn().(driver.EndSweeper); !ok {
+		t.Skip("the engine does not list ends: its Conn is no driver.EndSweeper")
 	}
 	e := h.Engine()
 	ctx := testContext(t)
@@ -924,7 +924,7 @@ func echoes(ctx context.Context, t *testing.T, h *suite, caller, text string) fu
 }
 
 // sweepAll sweeps refs through all of their pages.
-func sweepAll(ctx context.Context, t *testing.T, sw adapters.Sweeper, tg []adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
+func sweepAll(ctx context.Context, t *testing.T, sw driver.Sweeper, tg []adapters.Target, refs []adapters.Ref) map[adapters.Ref]adapters.Status {
 	t.Helper()
 	return allPages(t, "Sweep", func(page string) ([]adapters.Listed, string, error) {
 		return sw.Sweep(ctx, adapters.SweepOptions{Targets: tg, Refs: refs, Page: page})

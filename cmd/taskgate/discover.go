@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 )
 
 // newDiscoverCmd has a subcommand for every engine driver that drafts mapping files.
@@ -21,14 +22,14 @@ func newDiscoverCmd() *cobra.Command {
 	}
 	for _, name := range adapters.Drivers() {
 		d, _ := adapters.Lookup(name)
-		if dd, ok := d.(adapters.Discoverer); ok {
+		if dd, ok := d.(driver.Discoverer); ok {
 			cmd.AddCommand(newDiscoverEngineCmd(name, d.Info().Title, dd))
 		}
 	}
 	return cmd
 }
 
-func newDiscoverEngineCmd(name, title string, d adapters.Discoverer) *cobra.Command {
+func newDiscoverEngineCmd(name, title string, d driver.Discoverer) *cobra.Command {
 	fs := flag.NewFlagSet("discover "+name, flag.ContinueOnError)
 	draft := d.Discover(fs)
 	var out string

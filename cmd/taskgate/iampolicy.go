@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/taskgate/taskgate/adapters"
+	"github.com/taskgate/taskgate/adapters/driver"
 	"github.com/taskgate/taskgate/mapping"
 )
 
@@ -28,7 +29,7 @@ func newIAMPolicyCmd() *cobra.Command {
 	var drivers []permissioner
 	for _, kind := range adapters.Drivers() {
 		d, _ := adapters.Lookup(kind)
-		p, ok := d.(adapters.Permissioner)
+		p, ok := d.(driver.Permissioner)
 		if !ok {
 			continue
 		}

@@ -103,7 +103,7 @@ type blockCounts struct {
 // childCounts is what GET /debug/bench answers.
 type childCounts struct {
 	Describe, Outcome, Start, Cancel int64
-	// Sweep counts the listing pages read for many executions at once (adapters.Sweeper).
+	// Sweep counts the listing pages read for many executions at once (driver.Sweeper).
 	Sweep int64
 	// MaxInFlight is the most engine reads ever in flight at once for one execution, since the
 	// last ?reset=1.
