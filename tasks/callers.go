@@ -5,6 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
+	"sync"
 
 	"github.com/taskgate/taskgate/mapping"
 )
@@ -24,7 +26,21 @@ const callerDomain = "taskgate caller tag v1"
 type callers struct {
 	// keys are the MAC keys by generation; the first one records new executions.
 	keys [][]byte
+	// tags are a pool of *tagging for each key: every read of a task computes its caller again.
+	tags []*sync.Pool
 }
+
+// tagging computes caller tags under one key without allocating: its MAC, and the bytes it is
+// fed and writes.
+type tagging struct {
+	mac hash.Hash
+	in  []byte
+	sum [sha256.Size]byte
+	tag [callerLen]byte
+}
+
+// callerLen is the length of a caller: 16 bytes of MAC in unpadded base64url.
+const callerLen = 22
 
 // newCallers derives the callers' keys from the deployment's secrets; with none (a deployment
 // that serves only the local principal), one key that is no secret: it still binds the tool.
@@ -36,7 +52,9 @@ func newCallers(secrets [][]byte) callers {
 	for _, s := range secrets {
 		m := hmac.New(sha256.New, s)
 		m.Write([]byte(callerDomain))
-		c.keys = append(c.keys, m.Sum(nil))
+		key := m.Sum(nil)
+		c.keys = append(c.keys, key)
+		c.tags = append(c.tags, &sync.Pool{New: func() any { return &tagging{mac: hmac.New(sha256.New, key)} }})
 	}
 	return c
 }
@@ -46,11 +64,28 @@ func (c callers) generations() int { return len(c.keys) }
 
 // of is the caller that principal's executions of tool are recorded under in generation gen.
 func (c callers) of(principal, tool string, gen int) string {
-	m := hmac.New(sha256.New, c.keys[gen])
-	m.Write([]byte(principal))
-	m.Write([]byte{0})
-	m.Write([]byte(tool))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+	t := c.tagged(principal, tool, gen)
+	defer c.tags[gen].Put(t)
+	return string(t.tag[:])
+}
+
+// is reports whether caller is the one principal's executions of tool are recorded under in
+// generation gen, computing it with no allocation.
+func (c callers) is(caller, principal, tool string, gen int) bool {
+	t := c.tagged(principal, tool, gen)
+	defer c.tags[gen].Put(t)
+	return caller == string(t.tag[:])
+}
+
+// tagged computes the caller of principal and tool in generation gen into a tagging of the pool,
+// which the caller puts back.
+func (c callers) tagged(principal, tool string, gen int) *tagging {
+	t := c.tags[gen].Get().(*tagging)
+	t.in = append(append(append(t.in[:0], principal...), 0), tool...)
+	t.mac.Reset()
+	t.mac.Write(t.in)
+	base64.RawURLEncoding.Encode(t.tag[:], t.mac.Sum(t.sum[:0])[:16])
+	return t
 }
 
 // current is the caller a request's new executions of tool are recorded under.

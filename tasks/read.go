@@ -64,7 +64,7 @@ func (s *Service) sealedTool(ctx context.Context, c token.Claims) *mapping.Tool 
 func (s *Service) callerOf(ctx context.Context, tool *mapping.Tool, caller string) bool {
 	principal := Principal(ctx)
 	for gen := range s.callers.generations() {
-		if caller == s.callers.of(principal, tool.Name, gen) {
+		if s.callers.is(caller, principal, tool.Name, gen) {
 			return true
 		}
 	}
