@@ -37,6 +37,16 @@ func (c chain) continued() bool {
 	return c.first.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
 }
 
+// waitingFor is the message of a run that no worker has picked up from queue yet: one string a
+// queue, which the reading of every task waiting there keeps (the queues are the mapping's).
+func (e *conn) waitingFor(queue string) string {
+	if m, ok := e.waiting.Load(queue); ok {
+		return m.(string)
+	}
+	m, _ := e.waiting.LoadOrStore(queue, fmt.Sprintf("waiting for a worker on task queue %q", queue))
+	return m.(string)
+}
+
 // Describe reads the execution's state: one DescribeWorkflowExecution, two when it continued as
 // new (the first run, then the latest one). A running workflow's open questions and progress
 // come from the same answer: its memo (package taskgateflow) and its pending activities.
@@ -50,7 +60,7 @@ func (e *conn) Describe(ctx context.Context, t driver.Target, r driver.Ref) (dri
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		if !c.continued() && submitted(c.latest) {
 			st.State = driver.Submitted
-			st.Message = fmt.Sprintf("waiting for a worker on task queue %q", c.latest.GetWorkflowExecutionInfo().GetTaskQueue())
+			st.Message = e.waitingFor(c.latest.GetWorkflowExecutionInfo().GetTaskQueue())
 		} else {
 			e.running(&st, c.latest)
 		}

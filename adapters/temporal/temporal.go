@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,8 @@ type conn struct {
 	namespaceSeen atomic.Bool
 	// closes are the runs that listings lately showed closed (remember).
 	closes *lru.Cache[string, closedRun]
+	// waiting holds the message of a run no worker picked up yet, by task queue (waitingFor).
+	waiting sync.Map
 }
 
 var (

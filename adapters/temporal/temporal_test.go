@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -362,6 +363,11 @@ func TestSubmittedSurvivesACancelRequest(t *testing.T) {
 	want := driver.Status{State: driver.Submitted, Native: "RUNNING", Message: fmt.Sprintf("waiting for a worker on task queue %q", v.unpolled), Started: st.Started, Updated: st.Started}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("Describe: %+v, want %+v", st, want)
+	}
+	// Every task waiting on the queue keeps this message in its reading: one copy serves them all.
+	other, err := e.Describe(ctx, tg, start(ctx, t, e, tg, map[string]any{"seconds": 0, "text": "y"}, ""))
+	if err != nil || unsafe.StringData(other.Message) != unsafe.StringData(st.Message) {
+		t.Errorf("Describe of a second run waiting on the queue: %+v, %v; want its message the first one's, not a copy", other, err)
 	}
 	if err := e.Cancel(ctx, tg, r, "never mind"); err != nil {
 		t.Fatalf("Cancel: %v", err)
