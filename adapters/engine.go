@@ -119,7 +119,9 @@ type Hook func(ctx context.Context, c *Call) (_ context.Context, done func(err e
 // hooks. It is told what changes an execution, so that it never answers with what is no longer
 // true.
 type Readings interface {
-	Describe(ctx context.Context, t Target, r Ref, p pace.Pace, read func(context.Context) (Status, error)) (Status, error)
+	// Describe answers a Describe of r for a task of pace p, or calls read, which makes the
+	// engine call for the Ref it is given: r, or the copy of its id the Readings keep.
+	Describe(ctx context.Context, t Target, r Ref, p pace.Pace, read func(context.Context, Ref) (Status, error)) (Status, error)
 	Outcome(ctx context.Context, t Target, r Ref, read func(context.Context) (Outcome, error)) (Outcome, error)
 	// Started is told of an execution that Start just started for req, for a task of pace p,
 	// under each Ref that names it (a keyed start's Ref, and its KeyRef).
@@ -217,7 +219,7 @@ func (e *Engine) Describe(ctx context.Context, t Target, r Ref, p pace.Pace) (St
 	if e.readings == nil {
 		return e.describe(ctx, t, r, p)
 	}
-	return e.readings.Describe(ctx, t, r, p, func(ctx context.Context) (Status, error) { return e.describe(ctx, t, r, p) })
+	return e.readings.Describe(ctx, t, r, p, func(ctx context.Context, r Ref) (Status, error) { return e.describe(ctx, t, r, p) })
 }
 
 func (e *Engine) describe(ctx context.Context, t Target, r Ref, p pace.Pace) (Status, error) {

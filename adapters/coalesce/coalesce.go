@@ -232,9 +232,12 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
 // others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
 // read, and NextReadAt when the engine will next be read for it.
-func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, describe func(context.Context) (adapters.Status, error)) (adapters.Status, error) {
+func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, describe func(context.Context, adapters.Ref) (adapters.Status, error)) (adapters.Status, error) {
 	paced := p.Paced()
 	k := driver.KeyOf(t, r)
+	if kept, ok := e.cache.Key(k); ok { // its first reading's copy of the id: the one kept by all
+		k, r.ID = kept, kept.ID
+	}
 	deadline := time.Now().Add(e.opts.Wait)
 	for {
 		now := time.Now()
@@ -327,12 +330,12 @@ func (e *Readings) answer(v entry, now time.Time, left time.Duration, p pace.Pac
 
 // read makes (or joins) the engine call of a Describe and records what it tells. answered is
 // false when ctx ended first.
-func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, k adapters.ExecKey, p pace.Pace, paced bool, describe func(context.Context) (adapters.Status, error)) (st adapters.Status, err error, answered bool) {
+func (e *Readings) read(ctx context.Context, t adapters.Target, r adapters.Ref, k adapters.ExecKey, p pace.Pace, paced bool, describe func(context.Context, adapters.Ref) (adapters.Status, error)) (st adapters.Status, err error, answered bool) {
 	st, err, own, answered := e.describing.do(ctx, k, func() (adapters.Status, error) {
 		at := time.Now()
 		callCtx, cancel := detached(ctx)
 		defer cancel()
-		st, err := describe(callCtx)
+		st, err := describe(callCtx, r)
 		switch {
 		case err == nil && st.State.Terminal():
 			e.learn(ctx, t, r, k, st.State, func(v *entry) { v.status = st })

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/taskgate/taskgate/adapters"
 	"github.com/taskgate/taskgate/adapters/pace"
@@ -515,5 +517,40 @@ func TestASharedCallEndsWithinItsBound(t *testing.T) {
 	e.Describe(context.Background(), tg, r, pace.Pace{})
 	if n := inner.calls.Load(); n != 2 {
 		t.Errorf("the read after a call that ended at its bound made %d engine calls in all, want 2", n)
+	}
+}
+
+// idsSeen is scripted that remembers the id strings its reads were made with.
+type idsSeen struct {
+	*scripted
+	mu  sync.Mutex
+	ids []*byte
+}
+
+func (s *idsSeen) Describe(ctx context.Context, t adapters.Target, r adapters.Ref) (adapters.Status, error) {
+	s.mu.Lock()
+	s.ids = append(s.ids, unsafe.StringData(r.ID))
+	s.mu.Unlock()
+	return s.scripted.Describe(ctx, t, r)
+}
+
+// A task's id is kept once: every read of it, each with its own copy of the id (from its token),
+// is made with the copy its first reading kept.
+func TestReadsKeepTheFirstCopyOfAnID(t *testing.T) {
+	inner := &idsSeen{scripted: &scripted{state: adapters.Working}}
+	e := newStack(inner, Options{Size: 10, Fresh: -1})
+	var copies []string
+	for range 3 {
+		r := adapters.Ref{ID: strings.Clone("exec-1")}
+		copies = append(copies, r.ID)
+		if _, err := e.Describe(t.Context(), tg, r, pace.Pace{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inner.mu.Lock()
+	defer inner.mu.Unlock()
+	kept := unsafe.StringData(copies[0])
+	if len(inner.ids) != 3 || slices.ContainsFunc(inner.ids, func(id *byte) bool { return id != kept }) {
+		t.Errorf("three reads with three copies of an id were made with %v, want each with the first's, %p", inner.ids, kept)
 	}
 }

@@ -60,6 +60,18 @@ func (c *Cache[K, V]) Get(k K) (V, bool) {
 	return e.val, true
 }
 
+// Key returns k as the cache holds it, and whether it does, without marking it used: a key equal
+// to k whose strings may be other copies, which a caller that keeps k beside the cache can keep
+// instead, so that the two share them.
+func (c *Cache[K, V]) Key(k K) (K, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		return e.key, true
+	}
+	return k, false
+}
+
 // Update changes k's value in place, creating it (from the zero value) when absent. When the
 // value has grown heavier than the whole cache may weigh, it is dropped.
 func (c *Cache[K, V]) Update(k K, change func(*V)) {

@@ -4,8 +4,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestCache(t *testing.T) {
@@ -69,6 +71,24 @@ func BenchmarkCache(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// Key answers the key as first stored, and does not count as a use.
+func TestKeyIsTheStoredCopy(t *testing.T) {
+	c := New[string, int](2)
+	first := strings.Clone("a")
+	c.Update(first, func(v *int) { *v = 1 })
+	c.Update("b", func(v *int) { *v = 2 })
+	if k, ok := c.Key(strings.Clone("a")); !ok || unsafe.StringData(k) != unsafe.StringData(first) {
+		t.Errorf("Key(a) = %q, %v; want the copy stored first", k, ok)
+	}
+	if k, ok := c.Key("z"); ok || k != "z" {
+		t.Errorf("Key(z) = %q, %v; want z, false", k, ok)
+	}
+	c.Update("c", func(v *int) { *v = 3 }) // a, not used by Key, is the least recently used
+	if _, ok := c.Get("a"); ok {
+		t.Error("a was kept: Key marked it used")
 	}
 }
 
