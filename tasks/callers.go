@@ -24,9 +24,8 @@ import (
 const callerDomain = "taskgate caller tag v1"
 
 type callers struct {
-	// keys are the MAC keys by generation; the first one records new executions.
-	keys [][]byte
-	// tags are a pool of *tagging for each key: every read of a task computes its caller again.
+	// tags are a pool of *tagging for each MAC key, by generation: the first one records new
+	// executions. Every read of a task computes its caller again.
 	tags []*sync.Pool
 }
 
@@ -53,14 +52,13 @@ func newCallers(secrets [][]byte) callers {
 		m := hmac.New(sha256.New, s)
 		m.Write([]byte(callerDomain))
 		key := m.Sum(nil)
-		c.keys = append(c.keys, key)
 		c.tags = append(c.tags, &sync.Pool{New: func() any { return &tagging{mac: hmac.New(sha256.New, key)} }})
 	}
 	return c
 }
 
 // generations is how many keys recognise executions.
-func (c callers) generations() int { return len(c.keys) }
+func (c callers) generations() int { return len(c.tags) }
 
 // of is the caller that principal's executions of tool are recorded under in generation gen.
 func (c callers) of(principal, tool string, gen int) string {

@@ -141,8 +141,7 @@ func (x execution) key() adapters.ExecKey { return adapters.ExecKey{Target: x.ta
 // interest is since when an execution is swept and until when, when the task that the read that
 // asked for it last was created (its pace's Created; all unix nanoseconds, zero: unknown), the
 // rest of that pace (its tool's curve, shared by the tool's tasks), and what its context carries
-// (Options.Carry). seen says
-// whether a read or a listing ever found it running. One never seen running (a read the budget
+// (Options.Carry). seen says whether a read or a listing ever found it running. One never seen running (a read the budget
 // refused before it was made) may name nothing at all: a listing that does not show it running
 // ends its sweeping, and its reader's own read tells whether it ended; no outcome is read for it.
 type interest struct {
