@@ -49,7 +49,7 @@ func TestProbesFairness(t *testing.T) {
 	d := start(ops)
 	normal := bobsEnds(t, d, 5, 0)
 	if len(normal.seen) < 5 {
-		t.Fatalf("bob's tasks, with no flood: %s", normal)
+		t.Fatalf("bob's tasks, with no flood: %s; %s", normal, strings.Join(normal.missedBy, "; "))
 	}
 	madeUpFlood(t, r, d, ops, normal)
 
@@ -77,6 +77,8 @@ type ends struct {
 	wait   time.Duration
 	seen   []time.Duration
 	missed int
+	// missedBy says, for each missed task, what the engine held of it when its wait ended.
+	missedBy []string
 }
 
 // median is the middle of the ends, a missed one counting as wait.
@@ -112,18 +114,19 @@ func bound(normal ends) time.Duration { return 2*normal.median() + slack }
 func bobsEnds(t *testing.T, d *dev, n int, span time.Duration) ends {
 	e := ends{wait: patience}
 	for began := time.Now(); len(e.seen)+e.missed < n || time.Since(began) < span; {
-		if took, ok := endSeen(t, d, e.wait); ok {
+		if took, id, ok := endSeen(t, d, e.wait); ok {
 			e.seen = append(e.seen, took)
 		} else {
 			e.missed++
+			e.missedBy = append(e.missedBy, engineHeld(t, id))
 		}
 	}
 	return e
 }
 
 // endSeen starts bob's 1 s task and listens on it: how long from the start's answer until a
-// notification shows it completed, within wait.
-func endSeen(t *testing.T, d *dev, wait time.Duration) (time.Duration, bool) {
+// notification shows it completed, within wait, and the task's id.
+func endSeen(t *testing.T, d *dev, wait time.Duration) (time.Duration, string, bool) {
 	id := modernStart(t, d, bobKey, "wait_and_echo", map[string]any{"seconds": 1, "text": "bob's"})
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), started.Add(wait))
@@ -135,10 +138,10 @@ func endSeen(t *testing.T, d *dev, wait time.Duration) (time.Duration, bool) {
 			Params struct{ Status string }
 		}
 		if json.Unmarshal([]byte(e.msg), &m); m.Method == "notifications/tasks" && m.Params.Status == "completed" {
-			return e.at.Sub(started), true
+			return e.at.Sub(started), id, true
 		}
 	}
-	return wait, false
+	return wait, id, false
 }
 
 // madeUpFlood: alice makes up ids of her own shape and, for floodFor, polls them at her rate limit
@@ -191,7 +194,7 @@ func recovery(t *testing.T, d *dev, within time.Duration, stopped time.Time) (ti
 	tries := ends{wait: within}
 	for time.Since(stopped) < recoveryWindow {
 		began := time.Since(stopped)
-		if took, ok := endSeen(t, d, within); ok {
+		if took, _, ok := endSeen(t, d, within); ok {
 			tries.seen = append(tries.seen, took)
 			return began, tries
 		}
