@@ -172,19 +172,50 @@ func TestThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 }
 
 // A task with no reading in this process (started through another replica) and no token left
-// waits a little, then gets a retryable error that says when to come back.
-func TestNoReadingAndNoTokenIsRetryable(t *testing.T) {
+// waits a little, then is answered as its id says it started: working as of its creation, with a
+// message that says why and a poll interval that says when to come back. Nothing else is known of
+// it for sure, and an error would have every client retry.
+func TestNoReadingAndNoTokenAnswersAsStarted(t *testing.T) {
 	e := newBudgetEnv(t, "{readsPerSecond: 0.1, burst: 1}")
+	_, starter := e.serve(t)
+	_, c := e.serve(t)
+	ids := e.held(t, starter, 2)
+	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": ids[0]}); got["status"] != "working" {
+		t.Fatalf("the first read, with the budget's one token: %v", got)
+	}
+	t0 := time.Now()
+	var got struct {
+		Status, StatusMessage string
+		CreatedAt             time.Time
+		LastUpdatedAt         time.Time
+		PollIntervalMs        int64
+	}
+	raw, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": ids[1]})
+	if rerr != nil {
+		t.Fatalf("a read with no reading and no token: %v", rerr)
+	}
+	mustUnmarshal(t, raw, &got)
+	if got.Status != "working" || !got.LastUpdatedAt.Equal(got.CreatedAt) || got.PollIntervalMs < 2000 {
+		t.Errorf("a read with no reading and no token: %+v, want working as of its creation, polled again in 2 s or more", got)
+	}
+	if want := regexp.MustCompile(`^Started; not read since, as the engine is being read as fast as taskgate may: poll again in [0-9.]+s\.$`); !want.MatchString(got.StatusMessage) {
+		t.Errorf("statusMessage %q, want it to match %s", got.StatusMessage, want)
+	}
+	if took := time.Since(t0); took > 3*time.Second {
+		t.Errorf("the read took %s: a token further than the 2s a read may wait should be answered at once", took)
+	}
+}
+
+// With native ids, which do not say when their task was created, a task with no reading and no
+// token left waits a little, then gets a retryable error that says when to come back.
+func TestNoReadingAndNoTokenIsRetryableByNativeID(t *testing.T) {
+	e := newBudgetEnv(t, "{readsPerSecond: 0.1, burst: 1}")
+	e.tokens = token.Native{Refs: e.set}
 	var logged syncBuffer
 	e.log = slog.New(slog.NewTextHandler(&logged, nil))
 	_, starter := e.serve(t)
 	_, c := e.serve(t)
-	var ids []string
-	for range 2 {
-		id := call(t, starter, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
-		defer e.engine.Cancel(context.WithoutCancel(t.Context()), e.set.Tools[0].Target, e.ref(t, id), "test over")
-		ids = append(ids, id)
-	}
+	ids := e.held(t, starter, 2)
 	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": ids[0]}); got["status"] != "working" {
 		t.Fatalf("the first read, with the budget's one token: %v", got)
 	}
@@ -211,8 +242,29 @@ func TestNoReadingAndNoTokenIsRetryable(t *testing.T) {
 	}
 }
 
+// held starts n tasks of the tool that stays in flight through c, cancelled when the test ends.
+func (e *budgetEnv) held(t *testing.T, c *rpctest.Client, n int) []string {
+	t.Helper()
+	var ids []string
+	for range n {
+		id := call(t, c, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
+		t.Cleanup(func() {
+			e.engine.Cancel(context.WithoutCancel(t.Context()), e.set.Tools[0].Target, e.ref(t, id), "test over")
+		})
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 func (e *budgetEnv) ref(t *testing.T, id string) adapters.Ref {
 	t.Helper()
+	if _, native := e.tokens.(token.Native); native {
+		r, err := e.set.Tools[0].ParseRef(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
 	c, err := e.tokens.Open(id, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -92,16 +93,36 @@ func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, ada
 	return nil, adapters.Ref{}, ""
 }
 
-// Read opens a task id and reads the task: its status and, once it has ended, its result.
+// Read opens a task id and reads the task: its status and, once it has ended, its result. A
+// task whose status cannot be read yet, because its engine is read as fast as taskgate may and
+// this process holds no reading of it (a replica that never read it), is answered as its id says
+// it started, as of then (Task.asStarted), rather than with an error every client must retry.
 func (s *Service) Read(ctx context.Context, id string) (*Task, error) {
 	t, err := s.Open(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refresh(ctx, t); err != nil {
+	if err := s.refresh(ctx, t); err != nil && !t.asStarted(err) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// asStarted answers t as its sealed id says it started, when err says that its status could not
+// be read before the read budget or the engine lets it be (retry-after): submitted, as of its
+// creation, which is all that is known of it for sure, and to be polled again when it may be read.
+// It reports whether it did; an id that does not say when it was created (native) keeps the error.
+func (t *Task) asStarted(err error) bool {
+	var te *Error
+	if t.Status.State != 0 || t.claims.Created.IsZero() || !errors.As(err, &te) || te.Kind != Unavailable || te.RetryAfter <= 0 {
+		return false
+	}
+	created := t.claims.Created
+	t.Status = adapters.Status{
+		State: adapters.Submitted, Native: "STARTED", Started: created, Updated: created, ReadAt: created, NextReadAt: time.Now().Add(te.RetryAfter),
+		Message: fmt.Sprintf("Started; not read since, as the engine is being read as fast as taskgate may: poll again in %s.", te.RetryAfter.Round(100*time.Millisecond)),
+	}
+	return true
 }
 
 // refresh reads an opened task again: its status and, once it has ended, its result.
