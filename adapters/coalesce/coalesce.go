@@ -234,18 +234,18 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // read, and NextReadAt when the engine will next be read for it.
 func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.Ref, p pace.Pace, describe func(context.Context, adapters.Ref) (adapters.Status, error)) (adapters.Status, error) {
 	paced := p.Paced()
-	k := driver.KeyOf(t, r)
-	if kept, ok := e.cache.Key(k); ok { // its first reading's copy of the id: the one kept by all
-		k, r.ID = kept, kept.ID
-	}
+	k, v, cached := e.cache.Lookup(driver.KeyOf(t, r))
+	r.ID = k.ID // its first reading's copy of the id: the one kept by all
 	deadline := time.Now().Add(e.opts.Wait)
-	for {
+	for again := false; ; again = true {
 		now := time.Now()
 		if until, ok := e.missing.Get(k); ok && now.Before(until) {
 			e.describes.cached.Add(1)
 			return adapters.Status{}, fmt.Errorf("%w: %s was not found when last read, at most %s ago", adapters.ErrNotFound, r.ID, e.opts.notFoundFor(p, paced))
 		}
-		v, cached := e.cache.Get(k)
+		if again {
+			v, cached = e.cache.Get(k)
+		}
 		if cached && v.endListed && !endKnown(v) && e.sweeps != nil && e.confirmListed(ctx, t, r, k) {
 			continue
 		}

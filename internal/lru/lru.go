@@ -60,16 +60,19 @@ func (c *Cache[K, V]) Get(k K) (V, bool) {
 	return e.val, true
 }
 
-// Key returns k as the cache holds it, and whether it does, without marking it used: a key equal
-// to k whose strings may be other copies, which a caller that keeps k beside the cache can keep
+// Lookup is Get that also returns k as the cache holds it (k itself when absent): a key equal to
+// k whose strings may be other copies, which a caller that keeps k beside the cache can keep
 // instead, so that the two share them.
-func (c *Cache[K, V]) Key(k K) (K, bool) {
+func (c *Cache[K, V]) Lookup(k K) (K, V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		return e.key, true
+	e, ok := c.items[k]
+	if !ok {
+		var zero V
+		return k, zero, false
 	}
-	return k, false
+	c.toFront(e)
+	return e.key, e.val, true
 }
 
 // Update changes k's value in place, creating it (from the zero value) when absent. When the

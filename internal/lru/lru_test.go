@@ -75,20 +75,20 @@ func BenchmarkCache(b *testing.B) {
 }
 
 // Key answers the key as first stored, and does not count as a use.
-func TestKeyIsTheStoredCopy(t *testing.T) {
+func TestLookupGivesTheStoredCopy(t *testing.T) {
 	c := New[string, int](2)
 	first := strings.Clone("a")
 	c.Update(first, func(v *int) { *v = 1 })
 	c.Update("b", func(v *int) { *v = 2 })
-	if k, ok := c.Key(strings.Clone("a")); !ok || unsafe.StringData(k) != unsafe.StringData(first) {
-		t.Errorf("Key(a) = %q, %v; want the copy stored first", k, ok)
+	if k, v, ok := c.Lookup(strings.Clone("a")); !ok || v != 1 || unsafe.StringData(k) != unsafe.StringData(first) {
+		t.Errorf("Lookup(a) = %q, %d, %v; want the copy stored first, 1", k, v, ok)
 	}
-	if k, ok := c.Key("z"); ok || k != "z" {
-		t.Errorf("Key(z) = %q, %v; want z, false", k, ok)
+	if k, v, ok := c.Lookup("z"); ok || k != "z" || v != 0 {
+		t.Errorf("Lookup(z) = %q, %d, %v; want z, 0, false", k, v, ok)
 	}
-	c.Update("c", func(v *int) { *v = 3 }) // a, not used by Key, is the least recently used
-	if _, ok := c.Get("a"); ok {
-		t.Error("a was kept: Key marked it used")
+	c.Update("c", func(v *int) { *v = 3 }) // b is the least recently used: Lookup marked a used
+	if _, ok := c.Get("a"); !ok {
+		t.Error("a was dropped: Lookup did not mark it used")
 	}
 }
 
