@@ -177,12 +177,7 @@ func TestThrottlingIsAnsweredFromTheNewestReading(t *testing.T) {
 // sure, and an error would have every client retry.
 func TestNoReadingAndNoTokenAnswersAsStarted(t *testing.T) {
 	e := newBudgetEnv(t, "{readsPerSecond: 0.1, burst: 1}")
-	_, starter := e.serve(t)
-	_, c := e.serve(t)
-	ids := e.held(t, starter, 2)
-	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": ids[0]}); got["status"] != "working" {
-		t.Fatalf("the first read, with the budget's one token: %v", got)
-	}
+	c, unread := e.unreadSecond(t)
 	t0 := time.Now()
 	var got struct {
 		Status, StatusMessage string
@@ -190,7 +185,7 @@ func TestNoReadingAndNoTokenAnswersAsStarted(t *testing.T) {
 		LastUpdatedAt         time.Time
 		PollIntervalMs        int64
 	}
-	raw, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": ids[1]})
+	raw, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": unread})
 	if rerr != nil {
 		t.Fatalf("a read with no reading and no token: %v", rerr)
 	}
@@ -213,14 +208,9 @@ func TestNoReadingAndNoTokenIsRetryableByNativeID(t *testing.T) {
 	e.tokens = token.Native{Refs: e.set}
 	var logged syncBuffer
 	e.log = slog.New(slog.NewTextHandler(&logged, nil))
-	_, starter := e.serve(t)
-	_, c := e.serve(t)
-	ids := e.held(t, starter, 2)
-	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": ids[0]}); got["status"] != "working" {
-		t.Fatalf("the first read, with the budget's one token: %v", got)
-	}
+	c, unread := e.unreadSecond(t)
 	t0 := time.Now()
-	_, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": ids[1]})
+	_, rerr := c.Call(t, "tasks/get", map[string]any{"taskId": unread})
 	var data struct {
 		Retryable    bool
 		RetryAfterMs int64
@@ -242,18 +232,25 @@ func TestNoReadingAndNoTokenIsRetryableByNativeID(t *testing.T) {
 	}
 }
 
-// held starts n tasks of the tool that stays in flight through c, cancelled when the test ends.
-func (e *budgetEnv) held(t *testing.T, c *rpctest.Client, n int) []string {
+// unreadSecond starts two tasks that stay in flight through one replica (cancelled when the test
+// ends) and reads the first through another, with the budget's one token: that replica's client,
+// and the second task, which it never read.
+func (e *budgetEnv) unreadSecond(t *testing.T) (*rpctest.Client, string) {
 	t.Helper()
+	_, starter := e.serve(t)
+	_, c := e.serve(t)
 	var ids []string
-	for range n {
-		id := call(t, c, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
+	for range 2 {
+		id := call(t, starter, "hold", map[string]any{"seconds": 3600, "text": "x"})["taskId"].(string)
 		t.Cleanup(func() {
 			e.engine.Cancel(context.WithoutCancel(t.Context()), e.set.Tools[0].Target, e.ref(t, id), "test over")
 		})
 		ids = append(ids, id)
 	}
-	return ids
+	if got := c.Decode(t, "tasks/get", map[string]any{"taskId": ids[0]}); got["status"] != "working" {
+		t.Fatalf("the first read, with the budget's one token: %v", got)
+	}
+	return c, ids[1]
 }
 
 func (e *budgetEnv) ref(t *testing.T, id string) adapters.Ref {
