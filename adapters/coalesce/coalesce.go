@@ -57,9 +57,8 @@ type Options struct {
 	// Stretch, when set, multiplies how long a reading is reused: the load of a read budget
 	// (adapters/budget), so that each running task's readings last its fair share of the budget.
 	Stretch func() float64
-	// Wait bounds how long a read that has no reading to fall back on, nor the task's creation
-	// (pace.Pace.Created), waits for a throttled engine or a spent budget, before it fails with
-	// the throttle's error. Default 2s.
+	// Wait bounds how long a read that has no reading to fall back on waits for a throttled
+	// engine or a spent budget, before it fails with the throttle's error. Default 2s.
 	Wait time.Duration
 	// Ended, when set, is told the first time a read tells that an execution ended; an execution
 	// that has dropped out of the cache may be told again.
@@ -229,9 +228,7 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Describe answers from what the cache holds while it is good, else shares one engine call among
-// all concurrent callers; a throttled call is answered from the newest reading. With none, it
-// waits for a token up to Options.Wait, or answers the throttle at once when p says when the
-// task was created: its caller knows that it started then, and answers from that. The shared call
+// all concurrent callers; a throttled call is answered from the newest reading. The shared call
 // runs detached from any one caller's cancellation, so one impatient client cannot fail the
 // others (its first caller waits for it to end, however). Status.ReadAt is when the answer was
 // read, and NextReadAt when the engine will next be read for it.
@@ -276,21 +273,18 @@ func (e *Readings) Describe(ctx context.Context, t adapters.Target, r adapters.R
 			e.follow(ctx, t, r, p, paced, true)
 			return v.status, nil
 		}
-		if e.sweeps != nil { // the next round lists it; if it ended, the read is made again after
-			e.follow(ctx, t, r, p, paced, false)
-			e.hurry(t)
-		}
 		after := driver.RetryAfter(err)
-		switch {
-		case !p.Created.IsZero(): // the start is a reading its caller answers from
-			return adapters.Status{}, err
-		case e.sweeps != nil:
+		if e.sweeps != nil {
 			after = min(after, time.Until(deadline))
-		case time.Now().Add(after).After(deadline):
+		} else if time.Now().Add(after).After(deadline) {
 			return adapters.Status{}, err
 		}
 		if after <= 0 {
 			return adapters.Status{}, err
+		}
+		if e.sweeps != nil { // the next round lists it; if it ended, the read is made again after
+			e.follow(ctx, t, r, p, paced, false)
+			e.hurry(t)
 		}
 		if driver.SleepUntil(ctx, after, e.Changes(t, r)) != nil { // or a sweep records it
 			return adapters.Status{}, ctx.Err()
