@@ -37,14 +37,24 @@ func Check(data []byte) error {
 // Members checks data as Check does and, when it is an object, returns its members by their
 // unescaped names, each value a slice of data (nothing is copied); nil when it is no object.
 func Members(data []byte) (map[string]json.RawMessage, error) {
-	s := &scanner{data: data, members: map[string]json.RawMessage{}}
-	if err := s.text(); err != nil {
+	members := map[string]json.RawMessage{}
+	isObject, err := EachMember(data, func(name []byte, value json.RawMessage) { members[string(name)] = value })
+	if err != nil || !isObject {
 		return nil, err
 	}
-	if !s.isObject {
-		return nil, nil
+	return members, nil
+}
+
+// EachMember checks data as Check does and, when it is an object, hands each of its members to
+// member as it reads them: the unescaped name and the value, slices that member may not keep
+// (the value's is of data). It reports whether data is an object; member is called before data
+// is found strict or not, so that a caller uses what it was handed only when the error is nil.
+func EachMember(data []byte, member func(name []byte, value json.RawMessage)) (isObject bool, err error) {
+	s := &scanner{data: data, member: member}
+	if err := s.text(); err != nil {
+		return false, err
 	}
-	return s.members, nil
+	return s.isObject, nil
 }
 
 func (s *scanner) text() error {
@@ -78,8 +88,8 @@ func invalidUTF8At(data []byte) int {
 type scanner struct {
 	data []byte
 	i    int
-	// members, when not nil, gets the members of the text's outermost value, if an object.
-	members  map[string]json.RawMessage
+	// member, when not nil, is handed the members of the text's outermost value, if an object.
+	member   func(name []byte, value json.RawMessage)
 	isObject bool
 }
 
@@ -324,8 +334,8 @@ func (s *scanner) object(depth int) error {
 		if err := s.value(depth); err != nil {
 			return err
 		}
-		if depth == 1 && s.members != nil {
-			s.members[string(name)] = s.data[start:s.i]
+		if depth == 1 && s.member != nil {
+			s.member(name, s.data[start:s.i])
 		}
 		s.space()
 		if s.i >= len(s.data) {

@@ -3,6 +3,7 @@ package strictjson
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,6 +134,20 @@ func TestMembers(t *testing.T) {
 	}
 	if _, err := Members([]byte(`{"a":1,"A":2}`)); err == nil {
 		t.Error("a repeated name passed")
+	}
+}
+
+// EachMember hands the outermost object's members in their order, and only those.
+func TestEachMember(t *testing.T) {
+	var got []string
+	isObject, err := EachMember([]byte(`{"b": {"x": 1}, "\u0061": [2]}`), func(name []byte, value json.RawMessage) {
+		got = append(got, string(name)+"="+string(value))
+	})
+	if want := []string{`b={"x": 1}`, `a=[2]`}; !isObject || err != nil || !slices.Equal(got, want) {
+		t.Errorf("members %q, object %v, %v; want %q", got, isObject, err, want)
+	}
+	if isObject, err := EachMember([]byte(`[{"a":1}]`), func([]byte, json.RawMessage) { t.Error("a member of an array's object") }); isObject || err != nil {
+		t.Errorf("an array: object %v, %v", isObject, err)
 	}
 }
 

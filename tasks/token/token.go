@@ -13,6 +13,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -168,23 +169,22 @@ type sealedClaims struct {
 }
 
 // readClaims reads the claims Issue wrote (with their exact names), as json.Unmarshal would, without
-// its reflection: a fifth of the CPU of opening an id.
+// its reflection or a map of the members: a fifth of the CPU of opening an id.
 func readClaims(plain []byte) (sc sealedClaims, ok bool) {
-	v, ok := strictjson.Value(plain)
-	members, isObject := v.(map[string]any)
-	if !ok || !isObject {
-		return sc, false
-	}
-	for name, v := range members {
-		switch name {
+	ok = true
+	isObject, err := strictjson.EachMember(plain, func(name []byte, v json.RawMessage) {
+		if !ok {
+			return
+		}
+		switch string(name) {
 		case "t":
-			sc.Tool, ok = v.(string)
+			sc.Tool, ok = strictjson.String(v)
 		case "i":
-			sc.ID, ok = v.(string)
+			sc.ID, ok = strictjson.String(v)
 		case "r":
-			sc.Run, ok = v.(string)
+			sc.Run, ok = strictjson.String(v)
 		case "c":
-			sc.Caller, ok = v.(string)
+			sc.Caller, ok = strictjson.String(v)
 		case "a":
 			sc.Created, ok = integer(v)
 		case "l":
@@ -192,17 +192,17 @@ func readClaims(plain []byte) (sc sealedClaims, ok bool) {
 		case "k":
 			sc.Keep, ok = integer(v)
 		}
-		if !ok {
-			return sc, false
-		}
-	}
-	return sc, true
+	})
+	return sc, ok && isObject && err == nil
 }
 
-// integer is a JSON number that is an integer a float64 holds exactly.
-func integer(v any) (int64, bool) {
-	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+// integer reads raw, a JSON value, as a number that is an integer a float64 holds exactly.
+func integer(raw []byte) (int64, bool) {
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
 	return int64(f), true

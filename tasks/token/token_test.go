@@ -12,7 +12,7 @@ import (
 	"github.com/taskgate/taskgate/adapters"
 )
 
-func mustSealed(t *testing.T, spec string) *Sealed {
+func mustSealed(t testing.TB, spec string) *Sealed {
 	t.Helper()
 	keys, err := ParseKeys(spec)
 	if err != nil {
@@ -243,3 +243,16 @@ func TestOneSpelling(t *testing.T) {
 }
 
 const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// BenchmarkOpen opens a sealed id as a poll does.
+func BenchmarkOpen(b *testing.B) {
+	s, now := mustSealed(b, NewKey("k1")), time.Now()
+	id := s.Issue(Claims{Tool: "analyze_dataset", Ref: adapters.Ref{ID: "taskgate/WaitAndEcho/xOm6C6dIBRXYpmuh/f0cb2fa9-f479-8447-2042-34055be284e5/01a252a2-8544-79e1-b781-03dbdc3d63fe"},
+		Caller: "u1.Q0Z3dGvR4mPk9sXa", Created: now, TTL: time.Hour})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Open(id, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
