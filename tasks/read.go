@@ -93,13 +93,17 @@ func (s *Service) nativeTool(ctx context.Context, id string) (*mapping.Tool, ada
 	return nil, adapters.Ref{}, ""
 }
 
-// Read opens a task id and reads the task: its status and, once it has ended, its result.
+// Read opens a task id and reads the task: its status and, once it has ended, its result. A
+// task whose status cannot be read yet, because its engine is read as fast as taskgate may and
+// this process holds no reading of it (a replica that never read it), is answered as its id says
+// it started, as of then (Task.asStarted), rather than with an error every client must retry.
+// A listener is not told this: its follow reads again, and waits for the read (watch.go).
 func (s *Service) Read(ctx context.Context, id string) (*Task, error) {
 	t, err := s.Open(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refresh(ctx, t); err != nil {
+	if err := s.refresh(ctx, t); err != nil && !t.asStarted(err) {
 		return nil, err
 	}
 	return t, nil
@@ -111,7 +115,7 @@ func (s *Service) Read(ctx context.Context, id string) (*Task, error) {
 // It reports whether it did; an id that does not say when it was created (native) keeps the error.
 func (t *Task) asStarted(err error) bool {
 	var te *Error
-	if t.claims.Created.IsZero() || !errors.As(err, &te) || te.Kind != Unavailable || te.RetryAfter <= 0 {
+	if t.Status.State != 0 || t.claims.Created.IsZero() || !errors.As(err, &te) || te.Kind != Unavailable || te.RetryAfter <= 0 {
 		return false
 	}
 	created := t.claims.Created
@@ -122,15 +126,9 @@ func (t *Task) asStarted(err error) bool {
 	return true
 }
 
-// refresh reads an opened task again: its status and, once it has ended, its result. A task
-// whose status cannot be read yet, because its engine is read as fast as taskgate may and this
-// process holds no reading of it (a replica that never read it), is read as its id says it
-// started, as of then (Task.asStarted), rather than failing every client, who must retry.
+// refresh reads an opened task again: its status and, once it has ended, its result.
 func (s *Service) refresh(ctx context.Context, t *Task) error {
 	if err := s.Describe(ctx, t); err != nil {
-		if t.asStarted(err) {
-			return nil
-		}
 		return err
 	}
 	return s.fetchResult(ctx, t)
