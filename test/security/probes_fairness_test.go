@@ -59,13 +59,13 @@ func TestProbesFairness(t *testing.T) {
 }
 
 // writeBudgeted writes the mapping of these probes: the local Temporal server at a small read
-// budget, and a tool anyone may call.
+// budget, and a tool anyone may call, on a task queue the test serves.
 func writeBudgeted(t *testing.T) string {
 	t.Helper()
 	return writeTools(t, budgetYAML, "", `  - name: wait_and_echo
     description: Waits, then echoes the text.
     engine: local-temporal
-    workflow: {type: WaitAndEcho, taskQueue: taskgate-examples}
+    workflow: {type: WaitAndEcho, taskQueue: `+ownQueue(t)+`}
     pollInterval: 500ms
     inputSchema: {type: object, properties: {seconds: {type: number}, text: {type: string}}, required: [seconds, text]}
 `)

@@ -7,11 +7,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 
+	temporalexamples "github.com/taskgate/taskgate/examples/temporal"
 	"github.com/taskgate/taskgate/internal/testenv"
 )
+
+// ownQueue runs the example workflows on a task queue of the test's own, in the test's process,
+// until the test ends, and names the queue. A probe that times its tasks needs its own worker: on
+// the examples' queue, which the Temporal server's other test binaries poll too, a workflow task
+// may go to a worker whose binary is exiting, and wait for a worker for longer than the probe.
+// (TestProbesFairness once saw four workflows in a row wait 10 s with no workflow task taken.)
+func ownQueue(t *testing.T) string {
+	c, err := client.Dial(client.Options{HostPort: testenv.TemporalAddress(t), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	queue := "taskgate-probes-" + uuid.NewString()
+	w := worker.New(c, queue, worker.Options{})
+	temporalexamples.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return queue
+}
 
 // engineHeld says what the Temporal server holds of the workflow behind a native task id of the
 // probes' Temporal tool (WORKFLOW-ID/RUN-ID): its status, when it started and closed, and which
